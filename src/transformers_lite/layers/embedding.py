@@ -1,0 +1,106 @@
+"""Token embedding and position encodings.
+
+Shapes: B batch, T time, C channels (model dimension), V vocabulary, L maximum length.
+The seeds' ``Embed`` stores a ``(C, V)`` table and indexes columns; ours is ``(V, C)`` and indexes
+rows, so a batch of ids ``(B, T)`` becomes ``(B, T, C)``.
+"""
+
+from __future__ import annotations
+
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+class TokenEmbedding(nn.Module):
+    """A lookup table ``(V, C)``. Its gradient is a scatter-add into the rows of the ids used, so a
+    token appearing several times in a batch accumulates the gradients of all its occurrences."""
+
+    def __init__(self, vocab_size: int, dim: int) -> None:
+        super().__init__()
+        if vocab_size < 1 or dim < 1:
+            raise ValueError(f"vocab_size and dim must be >= 1, got vocab_size={vocab_size}, dim={dim}")
+        self.vocab_size, self.dim = vocab_size, dim
+        self.weight = nn.Parameter(torch.randn(vocab_size, dim) * 0.02)  # (V, C)
+
+    def extra_repr(self) -> str:
+        return f"{self.vocab_size} => {self.dim}"
+
+    def forward(self, ids: Tensor, check: bool = True) -> Tensor:
+        """``ids (B, T)`` -> ``(B, T, C)``. ``check`` validates the id range with a clear error."""
+        if check and ids.numel():
+            lo, hi = int(ids.min()), int(ids.max())
+            if lo < 0 or hi >= self.vocab_size:
+                bad = lo if lo < 0 else hi
+                raise ValueError(f"token id {bad} is out of range for a vocabulary of {self.vocab_size}")
+        return F.embedding(ids, self.weight)  # (B, T) -> (B, T, C)
+
+
+def sinusoid_table(dim: int, max_length: int, base: float = 10000.0) -> Tensor:
+    """The seed's table, row-major: ``PE[j, 2i] = sin(j / base^(2i/C))``, ``PE[j, 2i+1] = cos(...)``.
+
+    Positions ``j`` run from 1 to ``max_length`` exactly as in seed 000 (Julia counts from 1), so
+    row 0 of our ``(L, C)`` table equals column 1 of the seed's ``(C, L)`` matrix.
+    """
+    if dim % 2 != 0:
+        raise ValueError(f"sinusoidal position encoding needs an even dim, got {dim}")
+    pos = torch.arange(1, max_length + 1, dtype=torch.float64)[:, None]  # (L, 1)
+    rows = torch.arange(0, dim, 2, dtype=torch.float64)[None, :]  # (1, C/2): the even rows 2i
+    angle = pos / base ** (rows / dim)  # (L, C/2)
+    table = torch.empty(max_length, dim, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angle)
+    table[:, 1::2] = torch.cos(angle)
+    return table.float()  # (L, C)
+
+
+class SinusoidalPositionEncoding(nn.Module):
+    """Fixed sine/cosine encoding precomputed up to ``max_length`` as a non-trainable buffer.
+
+    ``forward(T)`` returns the first ``T`` rows ``(T, C)``; adding them is the caller's job, as in
+    the seed. The buffer is not saved with the weights (it is rebuilt from the config).
+    """
+
+    def __init__(self, dim: int, max_length: int = 1000) -> None:
+        super().__init__()
+        self.dim, self.max_length = dim, max_length
+        self.register_buffer("weight", sinusoid_table(dim, max_length), persistent=False)  # (L, C)
+
+    def extra_repr(self) -> str:
+        return f"{self.dim}, max_length={self.max_length}"
+
+    def forward(self, seq_length: int, offset: int = 0) -> Tensor:
+        if offset + seq_length > self.max_length:
+            raise ValueError(
+                f"sequence length {offset + seq_length} exceeds the maximum position encoding length "
+                f"{self.max_length}; truncate the input or raise max_length"
+            )
+        return self.weight[offset : offset + seq_length]  # (T, C)
+
+
+class LearnedPositionEmbedding(nn.Module):
+    """A trainable ``(L, C)`` table of positions (seed 004); ``L`` is the context length."""
+
+    def __init__(self, max_length: int, dim: int) -> None:
+        super().__init__()
+        self.max_length, self.dim = max_length, dim
+        self.weight = nn.Parameter(torch.randn(max_length, dim) * 0.02)  # (L, C)
+
+    def extra_repr(self) -> str:
+        return f"{self.max_length} => {self.dim}"
+
+    def forward(self, seq_length: int, offset: int = 0) -> Tensor:
+        if offset + seq_length > self.max_length:
+            raise ValueError(
+                f"sequence length {offset + seq_length} exceeds the context length {self.max_length}; "
+                "crop the input to the last context tokens"
+            )
+        return self.weight[offset : offset + seq_length]  # (T, C)
+
+
+__all__ = [
+    "TokenEmbedding",
+    "SinusoidalPositionEncoding",
+    "LearnedPositionEmbedding",
+    "sinusoid_table",
+]

@@ -1,0 +1,28 @@
+"""Position-wise feed-forward network: Dense(C -> F) -> activation -> Dense(F -> C).
+
+Shapes: B batch, T time, C channels, F hidden size (conventionally 4C).
+"""
+
+from __future__ import annotations
+
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
+
+
+class FeedForward(nn.Module):
+    def __init__(self, dim: int, dim_hidden: int, activation: str = "relu") -> None:
+        super().__init__()
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}")
+        self.activation = activation
+        self.act = ACTIVATIONS[activation]
+        self.dense1 = nn.Linear(dim, dim_hidden)
+        self.dense2 = nn.Linear(dim_hidden, dim)
+
+    def extra_repr(self) -> str:
+        return f"activation={self.activation}"
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.dense2(self.act(self.dense1(x)))  # (B, T, C) -> (B, T, F) -> (B, T, C)

@@ -1,0 +1,24 @@
+"""The three model families and ``build_model``."""
+
+from __future__ import annotations
+
+from torch import nn
+
+from ..config import ClassifierConfig, Config, GeneratorConfig, Seq2SeqConfig
+from .classifier import TransformerClassifier
+from .generator import TransformerGenerator
+from .seq2seq import Seq2SeqTransformer
+
+
+def build_model(config: Config) -> nn.Module:
+    """Instantiate the model family that ``config`` describes."""
+    if isinstance(config, ClassifierConfig):
+        return TransformerClassifier(config)
+    if isinstance(config, GeneratorConfig):
+        return TransformerGenerator(config)
+    if isinstance(config, Seq2SeqConfig):
+        return Seq2SeqTransformer(config)
+    raise ValueError(f"not a model config: {type(config).__name__}")
+
+
+__all__ = ["build_model", "TransformerClassifier", "TransformerGenerator", "Seq2SeqTransformer"]

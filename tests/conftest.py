@@ -1,0 +1,25 @@
+"""Shared fixtures: deterministic seeds and the location of the shared real data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+DATA_DIR = Path(os.environ.get("TLITE_DATA_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    torch.manual_seed(0)
+    yield
+
+
+def shared_data(*parts: str) -> Path:
+    """Path into ../shared/data, or skip the test with a clear reason when it is absent."""
+    path = DATA_DIR.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real data not available: {path} is absent (set TLITE_DATA_DIR or place ../shared/data)")
+    return path

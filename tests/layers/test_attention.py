@@ -1,0 +1,149 @@
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transformers_lite.layers import KVCache, MultiHeadAttention, RotaryEmbedding, scaled_dot_attention
+from transformers_lite.layers.masks import attention_mask, causal_mask
+
+
+def test_scaled_dot_attention_matches_hand_computation():
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    k = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
+    v = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    out, w = scaled_dot_attention(q, k, v)
+    s = torch.tensor([[1.0, 0.0], [0.0, 2.0]]) / math.sqrt(2)
+    expected_w = torch.softmax(s, dim=-1)
+    assert torch.allclose(w, expected_w)
+    assert torch.allclose(out, expected_w @ v)
+
+
+def test_weights_rows_sum_to_one_and_masked_cells_are_zero():
+    q, k, v = torch.randn(2, 3, 5, 4), torch.randn(2, 3, 5, 4), torch.randn(2, 3, 5, 4)
+    mask = causal_mask(5)
+    _, w = scaled_dot_attention(q, k, v, mask)
+    assert torch.allclose(w.sum(-1), torch.ones(2, 3, 5))
+    assert (w[..., ~mask] == 0).all()
+
+
+def test_fully_masked_rows_give_zeros_not_nan_in_both_paths():
+    mha = MultiHeadAttention(2, 8)
+    x = torch.randn(2, 4, 8, requires_grad=True)
+    mask = torch.ones(2, 1, 4, 4, dtype=torch.bool)
+    mask[0, 0, 2] = False  # query 2 of sample 0 may attend to nothing
+    for scores in (True, False):
+        out, _ = mha(x, mask=mask, return_scores=scores)
+        assert not torch.isnan(out).any()
+        out.sum().backward()
+        assert not torch.isnan(x.grad).any()
+        x.grad = None
+    _, w = scaled_dot_attention(torch.randn(1, 2, 4), torch.randn(1, 3, 4), torch.randn(1, 3, 4),
+                                torch.zeros(1, 2, 3, dtype=torch.bool))
+    assert torch.equal(w, torch.zeros(1, 2, 3))
+
+
+@settings(max_examples=25, deadline=None)
+@given(b=st.integers(1, 3), t=st.integers(1, 6), s=st.integers(1, 6), h=st.sampled_from([1, 2, 4]),
+       pad=st.integers(0, 5), bias=st.booleans())
+def test_fused_equals_explicit_with_masks_and_cross_attention(b, t, s, h, pad, bias):
+    torch.manual_seed(b * 100 + t * 10 + s)
+    mha = MultiHeadAttention(h, 8, bias=bias).eval()
+    x, mem = torch.randn(b, t, 8), torch.randn(b, s, 8)
+    lengths = torch.tensor([max(1, s - pad)] * b)
+    valid = torch.arange(s)[None, :] < lengths[:, None]
+    mask = attention_mask(valid)
+    explicit, scores = mha(x, mem, mask, return_scores=True)
+    fused, none = mha(x, mem, mask)
+    assert none is None and scores.shape == (b, h, t, s)
+    assert torch.allclose(explicit, fused, atol=1e-5)
+    # self-attention with the look-ahead mask, explicit vs is_causal
+    a, _ = mha(x, return_scores=True, is_causal=True)
+    f, _ = mha(x, is_causal=True)
+    assert torch.allclose(a, f, atol=1e-5)
+
+
+def test_fused_path_applies_dropout_in_training_only():
+    mha = MultiHeadAttention(2, 8, dropout=0.5)
+    x = torch.randn(1, 6, 8)
+    mha.eval()
+    assert torch.equal(mha(x)[0], mha(x)[0])
+    mha.train()
+    assert not torch.allclose(mha(x)[0], mha(x)[0])
+
+
+def test_heads_are_independent():
+    """Changing the Q/K/V weights of head 1 leaves head 0's output slice unchanged."""
+    mha = MultiHeadAttention(2, 8)
+    x = torch.randn(1, 5, 8)
+    inner = 8
+    captured = {}
+
+    def before_out_proj(module, inputs):  # noqa: ANN001
+        captured["heads"] = inputs[0].detach().clone()
+
+    hook = mha.out_proj.register_forward_pre_hook(before_out_proj)
+    mha(x)
+    first = captured["heads"]
+    with torch.no_grad():
+        for part in range(3):  # Q, K, V rows of head 1 are rows 4..8 of each part
+            mha.in_proj.weight[part * inner + 4 : part * inner + 8] += torch.randn(4, 8)
+    mha(x)
+    hook.remove()
+    second = captured["heads"]
+    assert torch.allclose(first[..., :4], second[..., :4])
+    assert not torch.allclose(first[..., 4:], second[..., 4:])
+
+
+def test_non_divisible_heads_error_names_both_numbers():
+    with pytest.raises(ValueError, match=r"dim_in=10 .* nhead=4"):
+        MultiHeadAttention(4, 10)
+    assert MultiHeadAttention(4, 10, dim_head=3).dim_head == 3
+
+
+def test_wrong_mask_shape_and_dtype_are_rejected():
+    mha = MultiHeadAttention(2, 8)
+    x = torch.randn(2, 4, 8)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        mha(x, mask=torch.ones(2, 1, 4, 5, dtype=torch.bool))
+    with pytest.raises(ValueError, match="bool"):
+        mha(x, mask=torch.ones(4, 4))
+
+
+def test_dim_head_and_dim_out_shapes():
+    mha = MultiHeadAttention(3, 8, dim_head=5, dim_out=6)
+    out, w = mha(torch.randn(2, 4, 8), torch.randn(2, 7, 8), return_scores=True)
+    assert out.shape == (2, 4, 6) and w.shape == (2, 3, 4, 7)
+
+
+def test_kv_cache_incremental_equals_full_causal():
+    mha = MultiHeadAttention(2, 8).eval()
+    x = torch.randn(2, 6, 8)
+    full, _ = mha(x, is_causal=True)
+    cache = KVCache(2, 2, 6, 4)
+    prefix, _ = mha(x[:, :3], is_causal=True, cache=cache)  # prefill 3 then one at a time
+    steps = [prefix] + [mha(x[:, i : i + 1], is_causal=True, cache=cache)[0] for i in range(3, 6)]
+    assert torch.allclose(torch.cat(steps, 1), full, atol=1e-6)
+    with pytest.raises(ValueError, match="overflow"):
+        mha(x[:, :1], is_causal=True, cache=cache)
+
+
+def test_rope_makes_scores_depend_on_relative_position_only():
+    rope = RotaryEmbedding(8, 64)
+    q, k = torch.randn(1, 1, 1, 8), torch.randn(1, 1, 1, 8)
+    s1 = (rope(q, 3) * rope(k, 1)).sum()
+    s2 = (rope(q, 10) * rope(k, 8)).sum()
+    assert torch.allclose(s1, s2, atol=1e-5)
+    assert torch.allclose(rope(q, 0), q)  # position 0 is the identity rotation
+    with pytest.raises(ValueError, match="max_length=64"):
+        rope(q, 64)
+
+
+def test_gradcheck_attention_float64():
+    mha = MultiHeadAttention(2, 4).double()
+    x = torch.randn(1, 3, 4, dtype=torch.float64, requires_grad=True)
+    mem = torch.randn(1, 2, 4, dtype=torch.float64, requires_grad=True)
+    mask = torch.tensor([[[[True, False]]]])
+    assert torch.autograd.gradcheck(lambda a, b: mha(a, b, mask, return_scores=True)[0], (x, mem))
+    assert torch.autograd.gradcheck(lambda a: mha(a, is_causal=True)[0], (x,))

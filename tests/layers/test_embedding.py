@@ -1,0 +1,62 @@
+import math
+
+import pytest
+import torch
+
+from transformers_lite.layers import LearnedPositionEmbedding, SinusoidalPositionEncoding, TokenEmbedding
+
+
+def test_lookup_returns_rows_and_batches():
+    emb = TokenEmbedding(10, 4)
+    ids = torch.tensor([[1, 2, 1], [0, 9, 3]])
+    out = emb(ids)
+    assert out.shape == (2, 3, 4)
+    assert torch.equal(out[0, 0], emb.weight[1]) and torch.equal(out[1, 1], emb.weight[9])
+    assert emb(torch.tensor([3])).shape == (1, 4)
+
+
+def test_gradient_is_scatter_add_with_repeats_accumulating():
+    emb = TokenEmbedding(5, 3)
+    ids = torch.tensor([[2, 2, 4, 2]])
+    g = torch.randn(1, 4, 3)
+    (emb(ids) * g).sum().backward()
+    expected = torch.zeros(5, 3)
+    expected.index_add_(0, ids[0], g[0])
+    assert torch.allclose(emb.weight.grad, expected)
+    assert torch.allclose(emb.weight.grad[2], g[0, 0] + g[0, 1] + g[0, 3])
+    assert (emb.weight.grad[[0, 1, 3]] == 0).all()
+
+
+def test_out_of_range_ids_are_named():
+    emb = TokenEmbedding(5, 3)
+    with pytest.raises(ValueError, match="token id 5 .* vocabulary of 5"):
+        emb(torch.tensor([[0, 5]]))
+    with pytest.raises(ValueError, match="token id -1"):
+        emb(torch.tensor([[-1]]))
+
+
+def test_sinusoidal_values_follow_seed_formula_with_one_based_positions():
+    pe = SinusoidalPositionEncoding(6, 20)
+    table = pe(20)
+    for j in (1, 7, 20):  # seed positions count from 1
+        for i in range(3):
+            angle = j / 10000 ** (2 * i / 6)
+            assert math.isclose(table[j - 1, 2 * i].item(), math.sin(angle), abs_tol=1e-6)
+            assert math.isclose(table[j - 1, 2 * i + 1].item(), math.cos(angle), abs_tol=1e-6)
+    assert not any(p.requires_grad for p in pe.parameters())
+    assert pe.weight.shape == (20, 6)
+
+
+def test_sinusoidal_error_beyond_max_length():
+    pe = SinusoidalPositionEncoding(4)
+    assert pe.max_length == 1000
+    with pytest.raises(ValueError, match="1001 exceeds the maximum position encoding length 1000"):
+        pe(1001)
+
+
+def test_learned_position_embedding_is_trainable_and_bounded():
+    pe = LearnedPositionEmbedding(8, 4)
+    assert pe(8).shape == (8, 4) and pe.weight.requires_grad
+    assert torch.equal(pe(2, offset=3), pe.weight[3:5])
+    with pytest.raises(ValueError, match="context length 8"):
+        pe(9)

@@ -1,0 +1,49 @@
+import json
+
+import pytest
+
+from transformers_lite import (PRESETS, ClassifierConfig, GeneratorConfig, apply_overrides, build_model,
+                               config_from_dict, get_preset, load_config)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_json_round_trip_for_every_preset(name, tmp_path):
+    cfg = get_preset(name)
+    path = tmp_path / "config.json"
+    cfg.to_json(path)
+    assert load_config(path) == cfg
+    assert config_from_dict(json.loads(cfg.to_json())) == cfg
+    build_model(cfg)
+
+
+def test_configs_are_frozen_and_validated():
+    cfg = GeneratorConfig()
+    with pytest.raises(Exception):
+        cfg.dim = 64  # type: ignore[misc]
+    with pytest.raises(ValueError, match="dim=30 is not divisible by n_heads=4"):
+        GeneratorConfig(dim=30)
+    with pytest.raises(ValueError, match="dropout"):
+        ClassifierConfig(dropout=1.5)
+    with pytest.raises(ValueError, match="head must be"):
+        ClassifierConfig(head="max")
+
+
+def test_overrides_parse_types_and_reject_unknown_keys():
+    cfg = apply_overrides(get_preset("seed-gpt"), ["n_blocks=6", "dropout=0.2", "tie_weights=true"])
+    assert (cfg.n_blocks, cfg.dropout, cfg.tie_weights) == (6, 0.2, True)
+    with pytest.raises(ValueError, match="unknown generator config key 'layers'"):
+        apply_overrides(cfg, ["layers=2"])
+    with pytest.raises(ValueError, match="n_blocks='two' is not a valid int"):
+        apply_overrides(cfg, ["n_blocks=two"])
+    with pytest.raises(ValueError, match="key=value"):
+        apply_overrides(cfg, ["n_blocks"])
+    assert apply_overrides(ClassifierConfig(), ["pad_id=3"]).pad_id == 3
+
+
+def test_unknown_preset_and_family_and_field():
+    with pytest.raises(ValueError, match="unknown preset 'gpt-5'.*seed-gpt"):
+        get_preset("gpt-5")
+    with pytest.raises(ValueError, match="unknown model family"):
+        config_from_dict({"family": "rnn"})
+    with pytest.raises(ValueError, match="unknown generator config field"):
+        config_from_dict({"family": "generator", "bogus": 1})
