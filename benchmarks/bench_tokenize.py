@@ -1,0 +1,49 @@
+"""Tokenize + index 100,000 reviews (simplify -> words -> truncate to 50 -> ids).
+
+Target (issue 3): <= 0.5 s on the 2-core CPU. Uses the real MARC train reviews (repeated to
+100,000) and the seeds' 6,653-word vocabulary from ../shared/data (or $TLITE_DATA_DIR).
+
+    .venv/bin/python benchmarks/bench_tokenize.py [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+from transformers_lite.data.reviews import encode_reviews, load_reviews
+from transformers_lite.tokenizers import IndexTokenizer, load_vocabulary
+
+DATA = Path(os.environ.get("TLITE_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    reviews = load_reviews(DATA / "amazon_reviews_multi_en" / "train.jsonl")
+    texts = (reviews.texts * (args.n // len(reviews) + 1))[: args.n]
+    tok = IndexTokenizer(load_vocabulary(DATA / "amazon_reviews_vocab" / "amazon_reviews_train_en.txt"), "[UNK]",
+                         pad="[PAD]")
+    times = []
+    for _ in range(args.repeats + 1):
+        t0 = time.perf_counter()
+        encode_reviews(texts, tok, max_length=50, pad_to=50)
+        times.append(time.perf_counter() - t0)
+    result = {"benchmark": "tokenize+index", "reviews": args.n, "first_s": round(times[0], 3),
+              "median_s": round(statistics.median(times[1:]), 3), "best_s": round(min(times[1:]), 3),
+              "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"}
+    print(json.dumps(result) if args.json else
+          f"{args.n:,} reviews: median {result['median_s']} s (best {result['best_s']} s, first call "
+          f"{result['first_s']} s) on {result['machine']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+"""``tlite data``: corpus statistics, Shakespeare preparation, and downloads."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..data.shakespeare import prepare_gutenberg, text_stats
+from ..data.sources import DATASETS, NO_PUBLIC_SOURCE, download, read_text_file
+from ..training.atomic import atomic_write_text
+
+
+def add_parser(sub, name: str) -> None:  # noqa: ANN001
+    p = sub.add_parser(name, help="corpus statistics, preparation and downloads",
+                       description="Work with the corpora: statistics, Gutenberg preparation, downloads.",
+                       epilog="examples:\n  tlite data stats input.txt --json\n  tlite data download tinyshakespeare\n"
+                              "  tlite data prepare-shakespeare pg100.txt shakespeare.txt",
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    dsub = p.add_subparsers(dest="data_command", metavar="ACTION")
+    s = dsub.add_parser("stats", help="lines, passages, words, characters of a text file")
+    s.add_argument("file")
+    s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.set_defaults(func=run_stats)
+    d = dsub.add_parser("download", help="fetch a public corpus into the cache (sha256-verified)")
+    d.add_argument("dataset", choices=sorted(DATASETS) + sorted(NO_PUBLIC_SOURCE))
+    d.add_argument("--to", type=Path, default=None, help="root folder instead of the user cache")
+    d.set_defaults(func=run_download)
+    g = dsub.add_parser("prepare-shakespeare", help="keep only the plays from a Gutenberg Complete Works file")
+    g.add_argument("raw")
+    g.add_argument("out")
+    g.add_argument("--keep-non-ascii", action="store_true", help="keep letters such as œ, Æ, æ")
+    g.set_defaults(func=run_prepare)
+    p.set_defaults(func=lambda args: p.print_help() or 2)
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    stats = text_stats(read_text_file(args.file))
+    if args.json:
+        print(json.dumps(stats))
+    else:
+        for key, value in stats.items():
+            print(f"{key:>18}: {value:,}")
+    return 0
+
+
+def run_download(args: argparse.Namespace) -> int:
+    for path in download(args.dataset, args.to):
+        print(path)
+    return 0
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    text = prepare_gutenberg(read_text_file(args.raw), ascii_only=not args.keep_non_ascii)
+    atomic_write_text(args.out, text)
+    stats = text_stats(text)
+    print(f"wrote {args.out}: {stats['characters']:,} characters, {stats['passages']:,} passages, "
+          f"{stats['unique_characters']} unique characters")
+    return 0

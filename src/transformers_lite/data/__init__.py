@@ -1,0 +1,1 @@
+"""Data loaders for the three corpora and where to find them."""

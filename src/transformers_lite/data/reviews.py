@@ -1,0 +1,138 @@
+"""Amazon review corpus (MARC) for the star classifier of seed 000.
+
+Loads JSON Lines (full MARC records; ``stars`` as "1".."5" or ints) and CSV (configurable columns,
+with or without a header); maps stars to the 5-class (0..4) or binary task (1-2 -> 0, 4-5 -> 1,
+3 dropped); splits off a seeded validation set; and turns texts into padded id matrices fast.
+
+Shapes: N reviews, T = max_length tokens.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from ..tokenizers.index import IndexTokenizer
+from .fast_index import encode_corpus
+from .sources import read_text_file
+
+
+@dataclass(frozen=True)
+class Reviews:
+    texts: list[str]
+    stars: list[int]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def _parse_stars(value: object, where: str) -> int:
+    try:
+        stars = int(str(value).strip())
+    except ValueError:
+        raise ValueError(f"{where}: stars value {value!r} is not an integer 1..5") from None
+    if not 1 <= stars <= 5:
+        raise ValueError(f"{where}: stars value {stars} is outside 1..5")
+    return stars
+
+
+def load_reviews(path: str | Path, *, text_field: str = "review_body", label_field: str = "stars",
+                 header: bool = True) -> Reviews:
+    """Read reviews from ``.jsonl`` (one JSON object per line) or ``.csv``.
+
+    For CSV without a header, ``text_field``/``label_field`` are column indices ("0", "1", ...).
+    Every problem (missing field, bad stars, empty text, bad bytes) is a ``ValueError`` naming the
+    file and line.
+    """
+    path = Path(path)
+    text = read_text_file(path)
+    texts: list[str] = []
+    stars: list[int] = []
+    if path.suffix.lower() == ".csv":
+        rows = csv.reader(text.splitlines())
+        names: list[str] | None = next(rows, None) if header else None
+        if header and names is None:
+            raise ValueError(f"{path}: the file is empty")
+
+        def column(field: str) -> int:
+            if names is None:
+                if not field.isdigit():
+                    raise ValueError(f"{path}: without a header, columns are indices; got {field!r}")
+                return int(field)
+            if field not in names:
+                raise ValueError(f"{path}: no column {field!r}; columns are {names}")
+            return names.index(field)
+
+        ti, li = column(text_field), column(label_field)
+        for lineno, row in enumerate(rows, 2 if header else 1):
+            where = f"{path}:{lineno}"
+            if max(ti, li) >= len(row):
+                raise ValueError(f"{where}: row has {len(row)} columns, needs column {max(ti, li)}")
+            _append(texts, stars, row[ti], row[li], where)
+    else:
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(f"{where}: invalid JSON ({err.msg})") from None
+            for field in (text_field, label_field):
+                if field not in record:
+                    raise ValueError(f"{where}: missing field {field!r}")
+            _append(texts, stars, record[text_field], record[label_field], where)
+    if not texts:
+        raise ValueError(f"{path}: no reviews found")
+    return Reviews(texts, stars)
+
+
+def _append(texts: list[str], stars: list[int], text: object, label: object, where: str) -> None:
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{where}: empty review text")
+    texts.append(text)
+    stars.append(_parse_stars(label, where))
+
+
+def task_labels(stars: list[int], n_labels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Labels for the 5-class (stars - 1) or binary task; returns ``(labels, kept_indices)``.
+
+    Binary (``n_labels`` 1 or 2) maps 1-2 stars to 0 and 4-5 to 1 and drops 3 stars, as in seed 000.
+    """
+    s = np.asarray(stars)
+    if n_labels == 5:
+        return s - 1, np.arange(len(s))
+    if n_labels in (1, 2):
+        keep = np.flatnonzero(s != 3)
+        return (s[keep] >= 4).astype(np.int64), keep
+    raise ValueError(f"n_labels must be 5 (stars) or 2 (binary sentiment), got {n_labels}")
+
+
+def split_validation(n: int, frac: float = 0.1, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded random split of ``range(n)`` into ``(train_indices, val_indices)``; val gets floor(frac·n)."""
+    if not 0.0 <= frac < 1.0:
+        raise ValueError(f"validation fraction must be in [0, 1), got {frac}")
+    order = np.random.default_rng(seed).permutation(n)
+    n_val = int(np.floor(frac * n))
+    return order[: n - n_val], order[n - n_val :]
+
+
+def encode_reviews(texts: list[str], tokenizer: IndexTokenizer, max_length: int = 50,
+                   pad_to: int | None = None) -> tuple[Tensor, Tensor]:
+    """simplify -> words -> truncate to ``max_length`` -> ids, for a whole corpus at once.
+
+    Returns ``ids (N, T)`` padded with the pad id and ``valid (N, T)``; ``T`` is ``pad_to`` if given
+    (the seed head needs exactly ``max_length``), else the longest row. Vectorised (see
+    ``fast_index``): 100,000 reviews take well under a second.
+    """
+    if pad_to is not None and pad_to < max_length:
+        raise ValueError(f"pad_to={pad_to} is shorter than max_length={max_length}")
+    ids, lengths = encode_corpus(texts, tokenizer, max_length, pad_to)
+    valid = np.arange(ids.shape[1])[None, :] < lengths[:, None]  # (N, T)
+    return torch.from_numpy(ids), torch.from_numpy(valid)

@@ -1,0 +1,119 @@
+"""Where datasets come from: an explicit path, ``TLITE_DATA_DIR``, or the user cache.
+
+``TLITE_DATA_DIR`` is a folder laid out like the project's ``../shared/data``. ``download``
+fetches the public corpora into the cache with sha256 verification and an atomic rename. The
+review corpus (MARC) was withdrawn by Amazon and has no public source: provide the files yourself.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.request
+from pathlib import Path
+
+DATASETS: dict[str, dict[str, tuple[str, str]]] = {
+    # file -> (url, sha256)
+    "tinyshakespeare": {
+        "input.txt": ("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",
+                      "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"),
+    },
+    "multi30k": {
+        name: (f"https://github.com/multi30k/dataset/raw/master/data/task1/raw/{name}", digest)
+        for name, digest in (
+            ("train.de.gz", "726e39b2fa9eb9ffb6dc763fb35a179f80fae06ffc5d28b6ace5faa883de28a6"),
+            ("train.en.gz", "d79cfa999dd4c51d2cb42499b6796d5a882c3a8a961923c25a898c90f8bbd56f"),
+            ("val.de.gz", "f0cba2f995189cf5770f29a8a9a537a3ad3f51657ad873405082ff6863a5e75a"),
+            ("val.en.gz", "14f7d25ddd868909a9213e361768460edcacdd6ab9d1e77b92560dc10c10dc28"),
+        )
+    },
+}
+NO_PUBLIC_SOURCE = {
+    "amazon_reviews_multi_en": "MARC was withdrawn by Amazon in 2023; provide train/dev JSON Lines files with "
+                               "'review_body' and 'stars' fields (e.g. --train train.jsonl --val dev.jsonl)",
+}
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "transformers-lite" / "data"
+
+
+def data_roots() -> list[Path]:
+    roots = []
+    if os.environ.get("TLITE_DATA_DIR"):
+        roots.append(Path(os.environ["TLITE_DATA_DIR"]))
+    roots.append(cache_dir())
+    return roots
+
+
+def resolve(dataset: str, filename: str, explicit: str | Path | None = None) -> Path:
+    """Find ``filename`` of ``dataset``: explicit path, else ``$TLITE_DATA_DIR/dataset``, else the cache."""
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise FileNotFoundError(f"file not found: {path}")
+        return path
+    tried = []
+    for root in data_roots():
+        path = root / dataset / filename
+        tried.append(str(path))
+        if path.is_file():
+            return path
+    hint = NO_PUBLIC_SOURCE.get(dataset) or f"run `tlite data download {dataset}`"
+    raise FileNotFoundError(f"{dataset}/{filename} not found (looked in {', '.join(tried)}); {hint}")
+
+
+def sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def download(dataset: str, root: Path | None = None, timeout: float = 60.0) -> list[Path]:
+    """Fetch every file of ``dataset`` into ``root/dataset`` (default: the cache); skip files already there."""
+    if dataset in NO_PUBLIC_SOURCE:
+        raise ValueError(f"{dataset} cannot be downloaded: {NO_PUBLIC_SOURCE[dataset]}")
+    if dataset not in DATASETS:
+        raise ValueError(f"unknown dataset {dataset!r}; downloadable: {', '.join(sorted(DATASETS))}")
+    target = (root or cache_dir()) / dataset
+    target.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, (url, digest) in DATASETS[dataset].items():
+        path = target / name
+        if not path.is_file():
+            fd, tmp = tempfile.mkstemp(dir=target, prefix=f".{name}.", suffix=".part")
+            try:
+                with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
+                    shutil.copyfileobj(resp, out)
+                got = sha256(tmp)
+                if digest is not None and got != digest:
+                    raise ValueError(f"{url}: sha256 {got} does not match the expected {digest}")
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+        paths.append(path)
+    return paths
+
+
+def read_text_file(path: str | Path) -> str:
+    """Read UTF-8 text (``.gz`` transparently) with one-line errors naming the file and line."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"file not found: {path}")
+    if not path.is_file():
+        raise ValueError(f"{path} is not a file")
+    raw = gzip.open(path, "rb").read() if path.suffix == ".gz" else path.read_bytes()
+    if not raw.strip():
+        raise ValueError(f"{path}: the file is empty")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise ValueError(f"{path}:{line}: bytes that are not UTF-8 ({raw[err.start:err.start + 1]!r})") from None

@@ -1,0 +1,104 @@
+"""Text normalisation, word splitting and vocabulary selection (seed 000).
+
+``simplify`` lowercases, decomposes letters (Unicode NFD) and drops the combining marks, so
+"Crème" becomes "creme"; it also drops the apostrophes ' ` ’ (so "don't" -> "dont") and the
+zero-width joiner, and turns newlines into spaces. Words are matches of ``\\w\\w+\\b`` (two or more
+word characters), so single letters and punctuation disappear.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Iterable
+
+WORD_PATTERN = re.compile(r"\w\w+\b")
+
+_ASCII_TABLE = str.maketrans({"'": None, "`": None, "\n": " "})
+
+
+@functools.lru_cache(maxsize=None)
+def _dropped(char: str) -> bool:
+    return char in "'`\u2019\u200d" or unicodedata.category(char)[0] == "M"
+
+
+def char_class(chars: Iterable[str]) -> str:
+    """A regex character class matching exactly ``chars``."""
+    return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]"
+
+
+def simplify(text: str) -> str:
+    """Lowercase, NFD, drop combining marks / apostrophes / zero-width joiner, newlines to spaces."""
+    text = text.lower()
+    if text.isascii():  # fast path: NFD and mark removal change nothing in ASCII
+        return text.translate(_ASCII_TABLE)
+    text = unicodedata.normalize("NFD", text)
+    drop = [c for c in set(text) if _dropped(c)]  # a small class of the characters present is fast
+    if drop:
+        text = re.sub(char_class(drop), "", text)
+    return text.replace("\n", " ")
+
+
+def words(text: str, transform: Callable[[str], str] | None = simplify, pattern: re.Pattern = WORD_PATTERN) -> list[str]:
+    """Split ``text`` into words after ``transform`` (``simplify`` by default)."""
+    if transform is not None:
+        text = transform(text)
+    return pattern.findall(text)
+
+
+def document_frequencies(corpus: Iterable[str], transform: Callable[[str], str] | None = simplify,
+                         pattern: re.Pattern = WORD_PATTERN) -> Counter:
+    """How many documents contain each word (a word counts once per document)."""
+    counts: Counter = Counter()
+    for document in corpus:
+        counts.update(set(words(document, transform, pattern)))
+    return counts
+
+
+def select_vocabulary(
+    corpus: Iterable[str],
+    min_document_frequency: int = 10,
+    max_size: int | None = None,
+    transform: Callable[[str], str] | None = simplify,
+    pattern: re.Pattern = WORD_PATTERN,
+) -> list[str]:
+    """Words found in at least ``min_document_frequency`` documents, most frequent first.
+
+    Ties are broken alphabetically so the result does not depend on the corpus order.
+    """
+    if min_document_frequency < 1:
+        raise ValueError(f"min_document_frequency must be >= 1, got {min_document_frequency}")
+    counts = document_frequencies(corpus, transform, pattern)
+    vocab = sorted((w for w, n in counts.items() if n >= min_document_frequency), key=lambda w: (-counts[w], w))
+    return vocab if max_size is None else vocab[:max_size]
+
+
+def load_vocabulary(path: str | Path) -> list[str]:
+    """One token per line (the seeds' format); blank trailing lines are ignored; duplicates are errors."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"vocabulary file not found: {path}")
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    while lines and lines[-1] == "":
+        lines.pop()
+    seen: dict[str, int] = {}
+    for lineno, token in enumerate(lines, 1):
+        token = token.rstrip("\r")
+        if token in seen:
+            raise ValueError(f"{path}:{lineno}: duplicate token {token!r} (first on line {seen[token]})")
+        seen[token] = lineno
+    if not seen:
+        raise ValueError(f"{path}: the vocabulary file is empty")
+    return list(seen)
+
+
+def save_vocabulary(vocab: list[str], path: str | Path) -> None:
+    from ..training.atomic import atomic_write_text
+
+    atomic_write_text(path, "".join(t + "\n" for t in vocab))

@@ -1,0 +1,94 @@
+import json
+
+import numpy as np
+import pytest
+
+from transformers_lite.data.reviews import encode_reviews, load_reviews, split_validation, task_labels
+from transformers_lite.tokenizers import IndexTokenizer, load_vocabulary, words
+
+from ..conftest import shared_data
+
+
+def write_jsonl(path, records):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_jsonl_with_string_and_int_stars(tmp_path):
+    path = write_jsonl(tmp_path / "r.jsonl", [{"review_body": "good", "stars": "5", "x": 1},
+                                              {"review_body": "bad", "stars": 1}])
+    r = load_reviews(path)
+    assert r.texts == ["good", "bad"] and r.stars == [5, 1]
+
+
+def test_csv_with_and_without_header(tmp_path):
+    (tmp_path / "a.csv").write_text("text,label\n\"nice, really\",4\nawful,2\n")
+    r = load_reviews(tmp_path / "a.csv", text_field="text", label_field="label")
+    assert r.texts == ["nice, really", "awful"] and r.stars == [4, 2]
+    (tmp_path / "b.csv").write_text("3,meh\n")
+    r = load_reviews(tmp_path / "b.csv", text_field="1", label_field="0", header=False)
+    assert r.texts == ["meh"] and r.stars == [3]
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"review_body": "x", "stars": "6"}\n', r"r.jsonl:1: stars value 6 is outside 1..5"),
+    ('{"review_body": "x"}\n', r"r.jsonl:1: missing field 'stars'"),
+    ('{"review_body": "ok", "stars": 2}\n{"review_body": "  ", "stars": 2}\n', r"r.jsonl:2: empty review text"),
+    ('{"review_body": "x", "stars": "five"}\n', r"r.jsonl:1: stars value 'five' is not an integer"),
+    ("{not json\n", r"r.jsonl:1: invalid JSON"),
+    ("", r"r.jsonl: the file is empty"),
+])
+def test_bad_input_names_file_and_line(tmp_path, content, message):
+    (tmp_path / "r.jsonl").write_text(content)
+    with pytest.raises(ValueError, match=message):
+        load_reviews(tmp_path / "r.jsonl")
+
+
+def test_undecodable_bytes_and_missing_file(tmp_path):
+    (tmp_path / "r.jsonl").write_bytes(b'{"review_body": "ok", "stars": 1}\n{"review_body": "\xff", "stars": 1}\n')
+    with pytest.raises(ValueError, match=r"r.jsonl:2: bytes that are not UTF-8"):
+        load_reviews(tmp_path / "r.jsonl")
+    with pytest.raises(FileNotFoundError, match="nope.jsonl"):
+        load_reviews(tmp_path / "nope.jsonl")
+    (tmp_path / "c.csv").write_text("body,stars\nx,1\n")
+    with pytest.raises(ValueError, match="no column 'text'"):
+        load_reviews(tmp_path / "c.csv", text_field="text")
+
+
+def test_task_labels_five_class_and_binary_drops_three_stars():
+    labels, kept = task_labels([1, 2, 3, 4, 5], 5)
+    assert labels.tolist() == [0, 1, 2, 3, 4] and kept.tolist() == [0, 1, 2, 3, 4]
+    labels, kept = task_labels([1, 2, 3, 4, 5, 3], 2)
+    assert labels.tolist() == [0, 0, 1, 1] and kept.tolist() == [0, 1, 3, 4]
+    with pytest.raises(ValueError, match="got 3"):
+        task_labels([1], 3)
+
+
+def test_split_validation_is_seeded_and_disjoint():
+    train, val = split_validation(100, 0.1, seed=7)
+    assert len(val) == 10 and len(train) == 90
+    assert sorted(np.concatenate([train, val]).tolist()) == list(range(100))
+    again, _ = split_validation(100, 0.1, seed=7)
+    other, _ = split_validation(100, 0.1, seed=8)
+    assert np.array_equal(train, again) and not np.array_equal(train, other)
+
+
+def test_fast_encoding_equals_the_plain_pipeline():
+    tok = IndexTokenizer(["good", "coffee", "creme", "dont", "its", "日本語"], "[UNK]", pad="[PAD]")
+    texts = ["Good COFFEE, good!", "Crème brûlée — don't “stop” it’s", "a b c", "日本語 x ßß", "\n\n", "good " * 80]
+    ids, valid = encode_reviews(texts, tok, max_length=50, pad_to=60)
+    plain, mask = tok.encode_batch([words(t) for t in texts], 50, pad_to=60)
+    assert ids.equal(plain) and valid.equal(mask)
+    assert ids[0].tolist()[:4] == [2, 3, 2, 1] and valid[4].sum() == 0 and valid[5].sum() == 50
+
+
+def test_real_reviews_counts_and_fast_path_parity():
+    train = load_reviews(shared_data("amazon_reviews_multi_en", "train.jsonl"))
+    dev = load_reviews(shared_data("amazon_reviews_multi_en", "dev.jsonl"))
+    assert len(train) == 12_456 and len(dev) == 5_000
+    assert np.bincount(dev.stars, minlength=6)[1:].tolist() == [1000] * 5
+    tok = IndexTokenizer(load_vocabulary(shared_data("amazon_reviews_vocab", "amazon_reviews_train_en.txt")),
+                         "[UNK]", pad="[PAD]")
+    ids, valid = encode_reviews(dev.texts, tok, 50, pad_to=50)
+    plain, mask = tok.encode_batch([words(t) for t in dev.texts], 50, pad_to=50)
+    assert ids.equal(plain) and valid.equal(mask)

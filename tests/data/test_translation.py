@@ -1,0 +1,54 @@
+import gzip
+
+import pytest
+
+from transformers_lite.data.translation import (bucket_batches, build_word_tokenizer, filter_by_length,
+                                                iterate_batches, load_parallel, make_batch, word_tokenize)
+
+from ..conftest import shared_data
+
+
+def test_load_plain_and_gzip_and_mismatch(tmp_path):
+    (tmp_path / "a.de").write_text("Ein Hund.\nZwei Katzen.\n")
+    with gzip.open(tmp_path / "a.en.gz", "wt") as fh:
+        fh.write("A dog.\nTwo cats.\n")
+    src, tgt = load_parallel(tmp_path / "a.de", tmp_path / "a.en.gz")
+    assert src == ["Ein Hund.", "Zwei Katzen."] and tgt == ["A dog.", "Two cats."]
+    (tmp_path / "b.en").write_text("A dog.\n")
+    with pytest.raises(ValueError, match=r"a.de has 2 lines, .*b.en has 1 lines"):
+        load_parallel(tmp_path / "a.de", tmp_path / "b.en")
+
+
+def test_word_tokenizer_has_the_four_specials():
+    tok = build_word_tokenizer(["a dog runs .", "a cat runs ."], min_frequency=1)
+    assert tok.vocabulary[:4] == ["<unk>", "<pad>", "<bos>", "<eos>"]
+    assert word_tokenize("A dog, running.") == ["a", "dog", ",", "running", "."]
+
+
+def test_batches_shift_target_and_mask_padding():
+    b = make_batch([[5, 6, 7], [8]], [[9, 10], [11, 12, 13]], pad_id=1, bos_id=2, eos_id=3)
+    assert b.src.tolist() == [[5, 6, 7], [8, 1, 1]] and b.src_valid.tolist()[1] == [True, False, False]
+    assert b.tgt_in.tolist() == [[2, 9, 10, 1], [2, 11, 12, 13]]
+    assert b.tgt_out.tolist() == [[9, 10, 3, 1], [11, 12, 13, 3]]
+    assert b.tgt_valid.tolist()[0] == [True, True, True, False]
+
+
+def test_bucketing_respects_token_budget_and_covers_everything():
+    src = [[1] * n for n in (3, 10, 4, 9, 2, 11, 5)]
+    tgt = [[1] * n for n in (3, 9, 4, 10, 2, 12, 5)]
+    batches = bucket_batches(src, tgt, max_tokens=30, seed=0)
+    assert sorted(i for b in batches for i in b) == list(range(7))
+    for b in batches:
+        longest = max(max(len(src[i]), len(tgt[i])) + 1 for i in b)
+        assert longest * len(b) <= 30 or len(b) == 1
+    assert bucket_batches(src, tgt, 30, seed=0) == batches
+    s, t = filter_by_length(src, tgt, max_length=9)
+    assert all(len(x) <= 9 for x in s + t) and len(s) == 4
+    assert len(list(iterate_batches(src, tgt, batches, 0, 2, 3))) == len(batches)
+
+
+def test_real_multi30k_sizes():
+    src, tgt = load_parallel(shared_data("multi30k", "train.de.gz"), shared_data("multi30k", "train.en.gz"))
+    assert len(src) == len(tgt) == 29_000
+    src, tgt = load_parallel(shared_data("multi30k", "val.de.gz"), shared_data("multi30k", "val.en.gz"))
+    assert len(src) == 1_014

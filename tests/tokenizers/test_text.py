@@ -1,0 +1,52 @@
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from transformers_lite.tokenizers import load_vocabulary, save_vocabulary, select_vocabulary, simplify, words
+from transformers_lite.tokenizers.text import document_frequencies
+
+from ..conftest import shared_data
+
+
+def test_simplify_follows_the_seed():
+    assert simplify("Crème Brûlée") == "creme brulee"
+    assert simplify("Don't `quote` it’s\nfine") == "dont quote its fine"
+    assert simplify("a\u200db") == "ab"
+    assert words("This coffee from Kenya is really good.") == ["this", "coffee", "from", "kenya", "is", "really",
+                                                               "good"]
+    assert words("I a x1 ab") == ["x1", "ab"]  # single characters are not words
+
+
+@given(st.text())
+def test_simplify_is_idempotent_and_has_no_marks_or_apostrophes(text):
+    once = simplify(text)
+    assert simplify(once) == once
+    assert not any(c in once for c in "'`’\n\u200d")
+
+
+def test_select_vocabulary_counts_documents_not_occurrences():
+    corpus = ["the cat the cat the cat", "the dog", "a dog and the cat", "bird"]
+    counts = document_frequencies(corpus)
+    assert counts["the"] == 3 and counts["cat"] == 2 and counts["dog"] == 2 and counts["bird"] == 1
+    # ties (cat, dog: 2 documents) are broken alphabetically
+    assert select_vocabulary(corpus, min_document_frequency=2) == ["the", "cat", "dog"]
+    assert select_vocabulary(corpus, min_document_frequency=1, max_size=2) == ["the", "cat"]
+    assert select_vocabulary(list(reversed(corpus)), 1) == select_vocabulary(corpus, 1)
+    with pytest.raises(ValueError, match="min_document_frequency"):
+        select_vocabulary(corpus, 0)
+
+
+def test_vocabulary_file_round_trip_and_errors(tmp_path):
+    path = tmp_path / "vocab.txt"
+    save_vocabulary(["the", "cat"], path)
+    assert load_vocabulary(path) == ["the", "cat"]
+    path.write_text("the\ncat\nthe\n")
+    with pytest.raises(ValueError, match=r"vocab.txt:3: duplicate token 'the' \(first on line 1\)"):
+        load_vocabulary(path)
+    with pytest.raises(FileNotFoundError, match="missing.txt"):
+        load_vocabulary(tmp_path / "missing.txt")
+
+
+def test_loads_the_seeds_vocabulary():
+    vocab = load_vocabulary(shared_data("amazon_reviews_vocab", "amazon_reviews_train_en.txt"))
+    assert len(vocab) == 6653 and vocab[:3] == ["the", "it", "and"]
