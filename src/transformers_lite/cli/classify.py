@@ -1,0 +1,41 @@
+"""``tlite classify RUN_DIR "text" ...``: predicted stars (or sentiment) with class probabilities."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..evaluation.evaluate import classify_texts
+from ..training.checkpoint import load
+from .common import add_device, print_json, resolve_device
+
+
+def class_names(n_labels: int) -> list[str]:
+    return [f"{k} star{'s' if k > 1 else ''}" for k in range(1, 6)] if n_labels == 5 else ["negative", "positive"]
+
+
+def add_parser(sub, name: str) -> None:  # noqa: ANN001
+    p = sub.add_parser(name, help="classify review texts with a trained classifier",
+                       description="Print the predicted class and the probability of every class.",
+                       epilog='example: tlite classify RUN "Great coffee, fast delivery." "Broke after a day." --json')
+    p.add_argument("run", help="run directory")
+    p.add_argument("texts", nargs="+", help="review texts")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_device(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    loaded = load(args.run, resolve_device(args.device))
+    if loaded.config.family != "classifier":
+        raise ValueError(f"{args.run} holds a {loaded.config.family}, not a classifier")
+    probs = classify_texts(loaded, args.texts)
+    names = class_names(loaded.config.n_labels)
+    results = [{"text": t, "prediction": names[int(p.argmax())],
+                "probabilities": {n: round(float(x), 4) for n, x in zip(names, p)}} for t, p in zip(args.texts, probs)]
+    if args.json:
+        print_json({"task": "classifier", "labels": loaded.config.n_labels, "results": results})
+    else:
+        for r in results:
+            shown = "  ".join(f"{n}: {x:.2f}" for n, x in r["probabilities"].items())
+            print(f"{r['prediction']:>9} | {shown} | {r['text'][:60]}")
+    return 0

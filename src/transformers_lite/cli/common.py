@@ -1,0 +1,26 @@
+"""Options and helpers shared by the subcommands."""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+
+def add_device(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                        help="where to run (auto: cuda when available)")
+
+
+def resolve_device(name: str) -> str:
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda was asked for but torch sees no CUDA device; use --device cpu")
+    return name
+
+
+def print_json(data: object) -> None:
+    import json
+
+    print(json.dumps(data))

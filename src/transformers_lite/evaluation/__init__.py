@@ -1,0 +1,1 @@
+"""Metrics: accuracy, F1, confusion matrix, perplexity, BLEU."""

@@ -1,0 +1,73 @@
+"""Classification and language-model metrics, checked against hand computations in the tests.
+
+Confusion matrix rows are the true labels and columns the predictions (K x K).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+def confusion_matrix(y_true, y_pred, n_labels: int) -> np.ndarray:  # noqa: ANN001
+    """``m[i, j]`` = how many samples of true label ``i`` were predicted as ``j``."""
+    t, p = np.asarray(y_true, dtype=np.int64), np.asarray(y_pred, dtype=np.int64)
+    if t.shape != p.shape:
+        raise ValueError(f"y_true and y_pred differ in length: {t.shape} vs {p.shape}")
+    return np.bincount(t * n_labels + p, minlength=n_labels * n_labels).reshape(n_labels, n_labels)
+
+
+def accuracy(y_true, y_pred) -> float:  # noqa: ANN001
+    t, p = np.asarray(y_true), np.asarray(y_pred)
+    return float((t == p).mean()) if len(t) else float("nan")
+
+
+def per_class_f1(matrix: np.ndarray) -> np.ndarray:
+    tp = np.diag(matrix).astype(float)
+    predicted, actual = matrix.sum(0), matrix.sum(1)
+    denom = predicted + actual
+    return np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
+
+
+def macro_f1(matrix: np.ndarray) -> float:
+    """Unweighted mean of the per-class F1 scores (classes with no samples and no predictions score 0)."""
+    return float(per_class_f1(matrix).mean())
+
+
+def perplexity(mean_cross_entropy: float) -> float:
+    return math.exp(mean_cross_entropy)
+
+
+@torch.no_grad()
+def language_model_loss(model: nn.Module, ids: Tensor, context: int, batch_size: int = 64,
+                        max_tokens: int | None = None) -> tuple[float, int]:
+    """Mean next-token cross-entropy over ``ids`` in non-overlapping windows of ``context`` tokens.
+
+    Window ``k`` predicts ``ids[k·T + 1 : (k+1)·T + 1]`` from ``ids[k·T : (k+1)·T]``; the last partial
+    window is included. Returns ``(mean loss, number of predicted tokens)``.
+    """
+    if ids.dim() != 1 or len(ids) < 2:
+        raise ValueError(f"need a 1-D sequence of at least 2 ids, got shape {tuple(ids.shape)}")
+    n = len(ids) - 1 if max_tokens is None else min(len(ids) - 1, max_tokens)
+    device = next(model.parameters()).device
+    total, count = 0.0, 0
+    full = n // context
+    starts = torch.arange(full) * context
+    offsets = torch.arange(context)
+    for i in range(0, full, batch_size):
+        idx = starts[i : i + batch_size, None] + offsets[None, :]  # (B, T)
+        x, y = ids[idx].to(device), ids[idx + 1].to(device)
+        logits = model(x)  # (B, T, V)
+        total += F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), reduction="sum").item()
+        count += y.numel()
+    rest = n - full * context
+    if rest:
+        x = ids[full * context : full * context + rest][None].to(device)
+        y = ids[full * context + 1 : full * context + rest + 1][None].to(device)
+        total += F.cross_entropy(model(x).flatten(0, 1).float(), y.flatten(), reduction="sum").item()
+        count += rest
+    return total / count, count

@@ -1,0 +1,1 @@
+"""Generation on token ids: sampling, KV-cached decoding, beam search."""

@@ -1,0 +1,1 @@
+"""Inspection: the numbers behind the plots (``scores``) and the PNGs themselves (``plots``)."""

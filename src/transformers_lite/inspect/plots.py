@@ -1,0 +1,116 @@
+"""PNG plots with matplotlib (Agg backend, no display needed). Each function writes one file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+
+def _pyplot():  # noqa: ANN202 - imported lazily: no import-time side effects
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _label(token: str) -> str:
+    return {"\n": "\\n", " ": "␣", "\t": "\\t"}.get(token, token)
+
+
+def heatmap(matrix, row_labels: Sequence[str], col_labels: Sequence[str], path: str | Path, title: str,  # noqa: ANN001
+            xlabel: str = "key", ylabel: str = "query", cmap: str = "viridis", vmin=None, vmax=None) -> Path:  # noqa: ANN001
+    """A heatmap where NaN cells (masked positions) are left blank."""
+    plt = _pyplot()
+    data = np.ma.masked_invalid(np.asarray(matrix, dtype=float))
+    n_rows, n_cols = data.shape
+    size = max(4.0, min(18.0, 0.28 * max(n_rows, n_cols) + 2))
+    fig, ax = plt.subplots(figsize=(size, size * n_rows / max(n_cols, 1) + 0.8))
+    colormap = plt.get_cmap(cmap).copy()
+    colormap.set_bad("white")
+    im = ax.imshow(data, cmap=colormap, vmin=vmin, vmax=vmax, aspect="auto")
+    if n_cols <= 80:
+        ax.set_xticks(range(n_cols), [_label(t) for t in col_labels], rotation=90, fontsize=8)
+    if n_rows <= 80:
+        ax.set_yticks(range(n_rows), [_label(t) for t in row_labels], fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return _save(fig, path)
+
+
+def bars(labels: Sequence[str], values, path: str | Path, title: str, ylabel: str = "probability") -> Path:  # noqa: ANN001
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.35 * len(labels) + 2), 4))
+    ax.bar(range(len(labels)), values, color="tab:blue")
+    ax.set_xticks(range(len(labels)), [_label(t) for t in labels], fontsize=9)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return _save(fig, path)
+
+
+def scatter_labels(points, labels: Sequence[str], path: str | Path, title: str) -> Path:  # noqa: ANN001
+    """2-D points drawn as their labels (characters), as in seed 004's embedding plots."""
+    plt = _pyplot()
+    pts = np.asarray(points, dtype=float)
+    fig, ax = plt.subplots(figsize=(7, 7))
+    ax.scatter(pts[:, 0], pts[:, 1], s=4, alpha=0.2)
+    for (x, y), label in zip(pts, labels):
+        ax.annotate(_label(label), (x, y), fontsize=10, ha="center", va="center")
+    ax.set_title(title)
+    return _save(fig, path)
+
+
+def curves(series: dict[str, tuple[list[float], list[float]]], path: str | Path, title: str,
+           xlabel: str = "step") -> Path:
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, (x, y) in series.items():
+        ax.plot(x, y, marker="o", markersize=3, label=name)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def grouped_bars(groups: Sequence[str], series: Sequence[str], values, path: str | Path, title: str,  # noqa: ANN001
+                 xlabel: str, ylabel: str) -> Path:
+    """``values[g][s]``: one cluster of bars per group (e.g. per true star), one bar per series."""
+    plt = _pyplot()
+    vals = np.asarray(values, dtype=float)
+    fig, ax = plt.subplots(figsize=(8, 4))
+    width = 0.8 / len(series)
+    for j, name in enumerate(series):
+        ax.bar(np.arange(len(groups)) + (j - (len(series) - 1) / 2) * width, vals[:, j], width, label=name)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return _save(fig, path)
+
+
+def histogram(values, path: str | Path, title: str, xlabel: str, bins: int = 20) -> Path:  # noqa: ANN001
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.hist(np.asarray(values, dtype=float), bins=bins, range=(0, 1), color="tab:purple")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("reviews")
+    ax.set_title(title)
+    return _save(fig, path)
+
+
+def _save(fig, path: str | Path) -> Path:  # noqa: ANN001
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path

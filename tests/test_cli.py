@@ -1,0 +1,64 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 30
+TINY = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set",
+        "context=16", "--batch-size", "4"]
+
+
+def tlite(*args, check=False, env=None):
+    return subprocess.run([sys.executable, "-m", "transformers_lite", *map(str, args)], capture_output=True,
+                          text=True, env=env)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("cli")
+    text = tmp / "t.txt"
+    text.write_text(TEXT)
+    out = tmp / "run"
+    result = tlite("train", "generator", "--text", text, *TINY, "--max-steps", "6", "--eval-every", "3", "--out", out)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_every_subcommand_has_help_with_an_example():
+    for cmd in (["train", "generator"], ["train", "classifier"], ["summary"], ["data"], ["evaluate"], ["generate"],
+                ["classify"], ["inspect"]):
+        result = tlite(*cmd, "--help")
+        assert result.returncode == 0, (cmd, result.stderr)
+        assert "example" in result.stdout.lower(), cmd
+
+
+def test_train_writes_a_run_and_logs_one_line_per_evaluation(run_dir):
+    history = json.loads((run_dir / "history.json").read_text())
+    assert [h["step"] for h in history] == [3, 6]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["train", "generator", "--preset", "gpt9"], "unknown preset 'gpt9'"),
+    (["train", "generator", "--set", "layers=3"], "unknown generator config key 'layers'"),
+    (["train", "generator", "--set", "n_blocks=three"], "n_blocks='three' is not a valid int"),
+    (["train", "generator", "--preset", "seed-classifier"], "is a classifier model, not a generator"),
+    (["train", "generator", "--resume", "/nonexistent/run"], "not a run directory"),
+])
+def test_bad_input_is_one_line(args, message):
+    result = tlite(*args)
+    assert result.returncode == 1
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_resume_rejects_another_task_and_unwritable_out(run_dir, tmp_path):
+    result = tlite("train", "classifier", "--resume", run_dir)
+    assert result.returncode == 1 and "trained a generator, not a classifier" in result.stderr
+    if os.geteuid() != 0:  # root can write anywhere
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        result = tlite("train", "generator", "--text", run_dir / "tokenizer.json", "--out", locked / "x")
+        assert result.returncode == 1 and "permission denied" in result.stderr
+    result = tlite("train", "generator", "--text", run_dir / "tokenizer.json", *TINY, "--out", run_dir)
+    assert result.returncode == 1 and "already holds a run" in result.stderr

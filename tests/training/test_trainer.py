@@ -1,0 +1,138 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from transformers_lite import GeneratorConfig, build_model
+from transformers_lite.tasks.generator import GeneratorTask
+from transformers_lite.training.checkpoint import latest_checkpoint
+from transformers_lite.training.trainer import NonFiniteLoss, TrainConfig, Trainer
+
+TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n" * 40
+TINY = GeneratorConfig(vocab_size=1, context=16, dim=16, n_heads=2, dim_hidden=32, n_blocks=1, dropout=0.1)
+
+
+@pytest.fixture
+def text_file(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_text(TEXT)
+    return path
+
+
+def train(run_dir, text_file, resume=False, **kw):
+    task = GeneratorTask(text_file, context=16, batch_size=4, seed=3)
+    config = task.adapt_config(TINY)
+    torch.manual_seed(3)
+    model = build_model(config)
+    settings = dict(max_steps=12, eval_every=4, warmup_steps=2, seed=3, lr=3e-3)
+    settings.update(kw)
+    trainer = Trainer(model, task, TrainConfig(**settings), run_dir, config, resume=resume, log=lambda *_: None)
+    trainer.fit()
+    return model
+
+
+def weights(run_dir):
+    return load_file(Path(run_dir) / "model.safetensors")
+
+
+def same(a, b):
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_straight_equals_pause_and_resume_bitwise(tmp_path, text_file):
+    train(tmp_path / "a", text_file)
+    train(tmp_path / "b", text_file, stop_at=6)
+    assert latest_checkpoint(tmp_path / "b").name == "step-00000006"
+    train(tmp_path / "b", text_file, resume=True)
+    assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))
+    ha = json.loads((tmp_path / "a" / "history.json").read_text())
+    hb = json.loads((tmp_path / "b" / "history.json").read_text())
+    by_step = {h["step"]: h["val_loss"] for h in hb}  # b also evaluated at the pause
+    assert [h["val_loss"] for h in ha] == [by_step[h["step"]] for h in ha]
+
+
+def test_resume_after_sigkill_between_checkpoints(tmp_path, text_file):
+    common = ["--text", str(text_file), "--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32",
+              "--set", "n_blocks=1", "--set", "context=16", "--batch-size", "4", "--max-steps", "12",
+              "--eval-every", "4", "--warmup-steps", "2", "--seed", "5"]
+    cmd = [sys.executable, "-m", "transformers_lite", "train", "generator"]
+    subprocess.run(cmd + common + ["--out", str(tmp_path / "a")], check=True, capture_output=True)
+    env = {**os.environ, "TLITE_DEBUG_SIGKILL_AT_STEP": "7"}  # checkpoints at 4 and 8: killed in between
+    killed = subprocess.run(cmd + common + ["--out", str(tmp_path / "b")], env=env, capture_output=True)
+    assert killed.returncode == -signal.SIGKILL
+    assert latest_checkpoint(tmp_path / "b").name == "step-00000004"
+    subprocess.run(cmd + ["--resume", str(tmp_path / "b")], check=True, capture_output=True)
+    assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))
+
+
+def test_run_directory_files_and_documented_keys(tmp_path, text_file):
+    train(tmp_path / "r", text_file, max_steps=4)
+    run = tmp_path / "r"
+    for name in ("config.json", "hyperparameters.json", "history.json", "model.safetensors", "tokenizer.json"):
+        assert (run / name).is_file(), name
+    hyper = json.loads((run / "hyperparameters.json").read_text())
+    for key in ("task", "seed", "train", "model", "data", "parameters", "versions"):
+        assert key in hyper
+    assert hyper["data"]["text_sha256"] and hyper["versions"]["torch"] == torch.__version__
+    assert hyper["parameters"]["trainable"] > 0
+    [record] = json.loads((run / "history.json").read_text())
+    assert {"step", "epoch", "wall_s", "train_loss", "val_loss", "val_perplexity"} <= record.keys()
+    folder = latest_checkpoint(run)
+    assert {p.name for p in folder.iterdir()} == {"model.safetensors", "optimizer.safetensors", "state.json"}
+    state = json.loads((folder / "state.json").read_text())
+    assert state["step"] == 4 and {"python", "numpy"} <= state["rng"].keys()
+
+
+def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, text_file):
+    class Exploding(GeneratorTask):
+        def loss(self, model, batch):
+            loss = super().loss(model, batch)
+            self.calls = getattr(self, "calls", 0) + 1
+            return loss * float("nan") if self.calls == 6 else loss
+
+    task = Exploding(text_file, context=16, batch_size=4)
+    config = task.adapt_config(TINY)
+    trainer = Trainer(build_model(config), task, TrainConfig(max_steps=10, eval_every=4), tmp_path / "n", config,
+                      log=lambda *_: None)
+    with pytest.raises(NonFiniteLoss, match="loss became nan at step 6.*step-00000004"):
+        trainer.fit()
+    assert latest_checkpoint(tmp_path / "n").name == "step-00000004"
+
+
+def test_early_stopping_and_time_budget(tmp_path, text_file):
+    task = GeneratorTask(text_file, context=16, batch_size=4)
+    config = task.adapt_config(TINY)
+    t = Trainer(build_model(config), task, TrainConfig(max_steps=50, eval_every=1, patience=1, lr=1e-9,
+                                                       warmup_steps=0), tmp_path / "e", config, log=lambda *_: None)
+    state = t.fit()
+    assert state["stop_reason"].startswith("early stopping") and state["step"] < 50
+    t = Trainer(build_model(config), task, TrainConfig(max_minutes=0.0), tmp_path / "m", config, log=lambda *_: None)
+    state = t.fit()
+    assert state["step"] == 1 and "time budget" in state["stop_reason"]
+    assert latest_checkpoint(tmp_path / "m") is not None
+
+
+def test_gradient_accumulation_matches_a_larger_batch(tmp_path, text_file):
+    """Two micro-batches of 4 with accumulate=2 give the same first update as their mean loss."""
+    task = GeneratorTask(text_file, context=16, batch_size=4, seed=1)
+    config = task.adapt_config(TINY.replace(dropout=0.0))
+    torch.manual_seed(0)
+    model = build_model(config)
+    reference = build_model(config)
+    reference.load_state_dict(model.state_dict())
+    Trainer(model, task, TrainConfig(max_steps=1, accumulate=2, warmup_steps=0, grad_clip=0), tmp_path / "g",
+            config, log=lambda *_: None).fit()
+    from transformers_lite.training.optim import make_optimizer
+
+    opt = make_optimizer(reference, 1e-3, 0.01, (0.9, 0.99))
+    loss = (task.loss(reference, task.batch(0)) + task.loss(reference, task.batch(1))) / 2
+    loss.backward()
+    opt.step()
+    for (n, a), b in zip(model.state_dict().items(), reference.state_dict().values()):
+        assert torch.allclose(a, b, atol=1e-6), n
