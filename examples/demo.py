@@ -1,8 +1,56 @@
-"""The `make demo` job (placeholder until the use-case issues land): build both seed presets and
-print their parameter tables."""
+"""`make demo`: train a character GPT on tiny Shakespeare for about two minutes, then show what it
+learned: validation perplexity, a generated sample, and inspection plots.
 
-from transformers_lite import build_model, get_preset, summary
+Each step is a `tlite` command, printed before it runs, so you can re-run or vary any of them.
+Data: $TLITE_DATA_DIR (a folder laid out like ../shared/data), else ../shared/data next to the
+repository, else the user cache (downloaded on first use).
+"""
 
-for name in ("seed-classifier", "seed-gpt"):
-    print(f"== {name}")
-    print(summary(build_model(get_preset(name))))
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from transformers_lite.cli.main import main as tlite
+from transformers_lite.data import sources
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def text_path() -> Path:
+    shared = ROOT.parent / "shared" / "data"
+    if "TLITE_DATA_DIR" not in os.environ and shared.is_dir():
+        os.environ["TLITE_DATA_DIR"] = str(shared)
+    try:
+        return sources.resolve("tinyshakespeare", "input.txt")
+    except FileNotFoundError:
+        print("tiny Shakespeare not found locally; downloading it (1.1 MB)...")
+        return sources.download("tinyshakespeare")[0]
+
+
+def step(*args: str) -> None:
+    print(f"\n$ tlite {shlex.join(args)}", flush=True)
+    code = tlite(list(args))
+    if code:
+        sys.exit(code)
+
+
+def main() -> None:
+    minutes = os.environ.get("DEMO_MINUTES", "2")
+    run = ROOT / "outputs" / f"demo_{time.strftime('%Y%m%d_%H%M%S')}"
+    step("train", "generator", "--text", str(text_path()), "--preset", "baby-gpt", "--batch-size", "12",
+         "--max-minutes", minutes, "--max-steps", "4000", "--lr", "1e-3", "--weight-decay", "0.1",
+         "--eval-every", "1000", "--out", str(run))
+    step("evaluate", str(run))
+    step("generate", str(run), "--prompt", "ROMEO:", "--max-new-tokens", "400", "--temperature", "0.8",
+         "--top-k", "40", "--seed", "1")
+    step("inspect", "all", str(run), "--block", "3", "--head", "0")
+    print(f"\nThe run (weights, history.json, hyperparameters.json) is in {run}\n"
+          f"Plots: {run / 'plots'} (attention map, next-character bars, position similarity, embeddings)")
+
+
+if __name__ == "__main__":
+    main()

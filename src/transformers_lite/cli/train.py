@@ -49,6 +49,8 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         t.add_argument("--out", help="run directory (default outputs/YYYYmmdd_HHMM)")
         t.add_argument("--resume", metavar="RUN_DIR", help="continue a run from its last checkpoint")
         add_device(t)
+        t.add_argument("--dist-timeout", type=float, default=300.0,
+                       help="torchrun: seconds before a rank that stopped answering ends the job")
         t.add_argument("--batch-size", type=int, default=None)
         t.add_argument("--val-fraction", type=float, default=None, help="validation split when no validation file")
         g = t.add_argument_group("training")
@@ -91,10 +93,19 @@ def _train_config(args: argparse.Namespace, base: dict, seed: int, device: str, 
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..tokenizers.index import load_tokenizer
+    from ..training.distributed import broadcast, cleanup, setup
 
     module = task_module(args.task_name)
-    device = resolve_device(args.device)
+    ctx, device = setup(resolve_device(args.device), args.dist_timeout)
+    try:
+        return _run(args, module, ctx, device, broadcast)
+    finally:
+        cleanup(ctx)
+
+
+def _run(args: argparse.Namespace, module, ctx, device: str, broadcast) -> int:  # noqa: ANN001
+    from ..tokenizers.index import load_tokenizer
+
     if args.resume:
         run_dir = Path(args.resume)
         hyper_path = run_dir / "hyperparameters.json"
@@ -125,11 +136,11 @@ def run(args: argparse.Namespace) -> int:
         task = module.build(args, config, seed)
         config = task.adapt_config(config)
         train_cfg = _train_config(args, {}, seed, device, getattr(module, "TRAIN_DEFAULTS", {}))
-        run_dir = new_run_dir(args.out)
+        run_dir = broadcast(new_run_dir(args.out) if ctx.is_main else None, ctx)  # rank 0 names the run
         extra = {"preset": preset}
     torch.manual_seed(seed)  # weight initialisation (a resumed run loads its weights instead)
     model = build_model(config)
-    trainer = Trainer(model, task, train_cfg, run_dir, config, resume=bool(args.resume), extra=extra)
+    trainer = Trainer(model, task, train_cfg, run_dir, config, resume=bool(args.resume), extra=extra, dist_ctx=ctx)
     trainer.fit()
     return 0
 

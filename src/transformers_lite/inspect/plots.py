@@ -29,8 +29,7 @@ def heatmap(matrix, row_labels: Sequence[str], col_labels: Sequence[str], path: 
     n_rows, n_cols = data.shape
     size = max(4.0, min(18.0, 0.28 * max(n_rows, n_cols) + 2))
     fig, ax = plt.subplots(figsize=(size, size * n_rows / max(n_cols, 1) + 0.8))
-    colormap = plt.get_cmap(cmap).copy()
-    colormap.set_bad("white")
+    colormap = plt.get_cmap(cmap).with_extremes(bad="white")
     im = ax.imshow(data, cmap=colormap, vmin=vmin, vmax=vmax, aspect="auto")
     if n_cols <= 80:
         ax.set_xticks(range(n_cols), [_label(t) for t in col_labels], rotation=90, fontsize=8)

@@ -26,7 +26,8 @@ from .rotary import RotaryEmbedding
 
 
 def scaled_dot_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout: float = 0.0, training: bool = False
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout: float = 0.0, training: bool = False,
+    matmul=torch.matmul,  # noqa: ANN001 - e.g. backprop.autograd_fn.mul4d, the hand-derived backward
 ) -> tuple[Tensor, Tensor]:
     """``softmax(Q Kᵀ / sqrt(D)) V`` with an optional bool mask (True = may attend).
 
@@ -38,7 +39,7 @@ def scaled_dot_attention(
     of ``exp(-inf - -inf) = NaN`` poisoning the forward and the backward pass.
     """
     scale = 1.0 / math.sqrt(q.shape[-1])
-    scores = torch.matmul(q, k.transpose(-2, -1)) * scale  # (..., T, D) @ (..., D, S) -> (..., T, S)
+    scores = matmul(q, k.transpose(-2, -1)) * scale  # (..., T, D) @ (..., D, S) -> (..., T, S)
     if mask is not None:
         scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
     weights = torch.softmax(scores, dim=-1)  # (..., T, S)
@@ -46,7 +47,7 @@ def scaled_dot_attention(
         weights = weights.masked_fill(~mask, 0.0)  # fully masked rows become all zeros, not uniform
     if dropout > 0.0 and training:
         weights = F.dropout(weights, p=dropout)
-    return torch.matmul(weights, v), weights  # (..., T, S) @ (..., S, Dv) -> (..., T, Dv)
+    return matmul(weights, v), weights  # (..., T, S) @ (..., S, Dv) -> (..., T, Dv)
 
 
 class MultiHeadAttention(nn.Module):

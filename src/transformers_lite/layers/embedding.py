@@ -17,12 +17,14 @@ class TokenEmbedding(nn.Module):
     """A lookup table ``(V, C)``. Its gradient is a scatter-add into the rows of the ids used, so a
     token appearing several times in a batch accumulates the gradients of all its occurrences."""
 
-    def __init__(self, vocab_size: int, dim: int) -> None:
+    def __init__(self, vocab_size: int, dim: int, init_std: float = 0.02) -> None:
         super().__init__()
         if vocab_size < 1 or dim < 1:
             raise ValueError(f"vocab_size and dim must be >= 1, got vocab_size={vocab_size}, dim={dim}")
         self.vocab_size, self.dim = vocab_size, dim
-        self.weight = nn.Parameter(torch.randn(vocab_size, dim) * 0.02)  # (V, C)
+        # init_std: 0.02 for the GPT (GPT-2's choice); 1 for the classifier, whose embeddings are added to a
+        # unit-amplitude sinusoidal table (the seed's Embed starts from a unit normal too)
+        self.weight = nn.Parameter(torch.randn(vocab_size, dim) * init_std)  # (V, C)
 
     def extra_repr(self) -> str:
         return f"{self.vocab_size} => {self.dim}"

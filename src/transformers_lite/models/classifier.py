@@ -17,7 +17,7 @@ class TransformerClassifier(nn.Module):
         super().__init__()
         self.config = config
         c = config
-        self.embedding = TokenEmbedding(c.vocab_size, c.dim)
+        self.embedding = TokenEmbedding(c.vocab_size, c.dim, init_std=1.0)
         self.position_encoding = SinusoidalPositionEncoding(c.dim, c.position_encoding_length)
         self.blocks = nn.ModuleList(
             EncoderBlock(c.n_heads, c.dim, c.dim_hidden, dropout=c.dropout, activation=c.activation,

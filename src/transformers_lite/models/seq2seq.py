@@ -20,8 +20,9 @@ class Seq2SeqTransformer(nn.Module):
     def __init__(self, config: Seq2SeqConfig) -> None:
         super().__init__()
         self.config = c = config
-        self.src_embedding = TokenEmbedding(c.src_vocab_size, c.dim)
-        self.tgt_embedding = self.src_embedding if c.share_embeddings else TokenEmbedding(c.tgt_vocab_size, c.dim)
+        std = c.dim**-0.5  # times the sqrt(C) scale below: unit-size inputs, as in the paper
+        self.src_embedding = TokenEmbedding(c.src_vocab_size, c.dim, std)
+        self.tgt_embedding = self.src_embedding if c.share_embeddings else TokenEmbedding(c.tgt_vocab_size, c.dim, std)
         self.position_encoding = SinusoidalPositionEncoding(c.dim, c.max_length)
         self.dropout = nn.Dropout(c.dropout)
         common = dict(dropout=c.dropout, activation=c.activation, norm_first=c.norm_first, qkv_bias=c.qkv_bias)

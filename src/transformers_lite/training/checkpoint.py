@@ -104,7 +104,7 @@ def set_rng_state(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> Non
 
 
 def save_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer,
-                    state: dict[str, Any]) -> Path:
+                    state: dict[str, Any], rank_rng: list[torch.Tensor] | None = None) -> Path:
     """Write ``checkpoint/step-N`` (weights, optimizer, RNG, ``state``) and publish it via ``LATEST``."""
     root = Path(run_dir) / "checkpoint"
     name = f"step-{int(state['step']):08d}"
@@ -115,6 +115,8 @@ def save_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.opti
     save_weights(model, folder / "model.safetensors")
     opt_tensors, opt_meta = _optimizer_to_files(optimizer)
     rng_tensors, rng_meta = rng_state()
+    for r, s in enumerate(rank_rng or []):  # data-parallel ranks each have their own dropout stream
+        rng_tensors[f"rng.torch.rank{r}"] = s
     atomic_write(folder / "optimizer.safetensors", lambda tmp: save_file({**opt_tensors, **rng_tensors}, tmp))
     atomic_write_json(folder / "state.json", {**state, "optimizer": opt_meta, "rng": rng_meta})
     atomic_write_text(root / "LATEST", name + "\n")
@@ -131,7 +133,8 @@ def latest_checkpoint(run_dir: str | Path) -> Path | None:
     return folder if (folder / "state.json").is_file() else None
 
 
-def load_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None) -> dict[str, Any]:
+def load_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None,
+                    rank: int = 0) -> dict[str, Any]:
     """Restore weights, optimizer and RNG states from the latest checkpoint; return its ``state``."""
     folder = latest_checkpoint(run_dir)
     if folder is None:
@@ -142,7 +145,10 @@ def load_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.opti
     if optimizer is not None:
         _optimizer_from_files(optimizer, {k: v for k, v in tensors.items() if k.startswith("state.")},
                               state["optimizer"])
-    set_rng_state({k: v for k, v in tensors.items() if k.startswith("rng.")}, state["rng"])
+    rng = {k: v for k, v in tensors.items() if k.startswith("rng.")}
+    if f"rng.torch.rank{rank}" in rng:
+        rng["rng.torch"] = rng[f"rng.torch.rank{rank}"]
+    set_rng_state(rng, state["rng"])
     return state
 
 

@@ -28,6 +28,7 @@ from ..config import Config
 from ..summary import count_parameters
 from .atomic import atomic_write_json
 from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_weights
+from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, gather_rng, same_weights_everywhere
 from .optim import SCHEDULES, Schedule, make_optimizer, set_lr
 
 
@@ -95,21 +96,31 @@ def _to(batch: Any, device: torch.device) -> Any:
 
 class Trainer:
     def __init__(self, model: nn.Module, task: Task, config: TrainConfig, run_dir: str | Path, model_config: Config,
-                 *, resume: bool = False, extra: dict[str, Any] | None = None, log=print) -> None:  # noqa: ANN001
+                 *, resume: bool = False, extra: dict[str, Any] | None = None, log=print,  # noqa: ANN001
+                 dist_ctx: DistContext = SINGLE) -> None:
         self.model, self.task, self.config = model, task, config
         self.run_dir, self.model_config = Path(run_dir), model_config
-        self.resume, self.extra, self.log = resume, extra or {}, log
+        self.resume, self.extra, self.dist = resume, extra or {}, dist_ctx
+        self.log = log if dist_ctx.is_main else (lambda *_: None)
         self.device = torch.device(config.device)
         self.model.to(self.device)
         self.optimizer = make_optimizer(model, config.lr, config.weight_decay, (config.beta1, config.beta2))
-        self.steps_per_epoch = max(1, task.steps_per_epoch() // config.accumulate)
+        # one optimizer step consumes accumulate x ranks micro-batches
+        self.steps_per_epoch = max(1, task.steps_per_epoch() // (config.accumulate * dist_ctx.world))
         limits = [config.max_steps] if config.max_steps is not None else []
         if config.epochs is not None:
             limits.append(math.ceil(config.epochs * self.steps_per_epoch))
         self.total_steps = min(limits) if limits else None
         horizon = self.total_steps or self.steps_per_epoch * 10  # cosine needs a horizon; a wall budget alone has none
         self.schedule = Schedule(config.schedule, config.lr, config.warmup_steps, horizon, config.min_lr_ratio)
-        self.forward_model = torch.compile(model) if config.compile else model
+        self.ddp = None
+        if dist_ctx.active:
+            from torch.nn.parallel import DistributedDataParallel
+
+            ids = [self.device.index] if self.device.type == "cuda" else None
+            self.ddp = DistributedDataParallel(model, device_ids=ids)
+        wrapped = self.ddp if self.ddp is not None else model
+        self.forward_model = torch.compile(wrapped) if config.compile else wrapped
         self._stop_requested = False
 
     # ----------------------------------------------------------------- files
@@ -130,20 +141,27 @@ class Trainer:
             "machine": {"processor": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
                         "device": str(self.device)},
             "command": sys.argv,
+            "distributed": {"world_size": self.dist.world,
+                            "global_batch": f"per-rank batch x {self.dist.world} ranks x {self.config.accumulate}"},
             **self.extra,
         })
         self.task.save(self.run_dir)
 
     def _checkpoint(self, state: dict[str, Any]) -> None:
-        save_checkpoint(self.run_dir, self.model, self.optimizer, state)
-        atomic_write_json(self.run_dir / "history.json", state["history"])
+        rank_rng = gather_rng(self.dist) if self.dist.active else None  # every rank's dropout stream
+        if self.dist.is_main:
+            save_checkpoint(self.run_dir, self.model, self.optimizer, state, rank_rng=rank_rng)
+            atomic_write_json(self.run_dir / "history.json", state["history"])
 
     # ----------------------------------------------------------------- loop
     def _evaluate(self, state: dict[str, Any], train_loss: float | None) -> dict[str, Any]:
-        self.model.eval()
-        with torch.no_grad(), self._autocast():
-            metrics = self.task.evaluate(self.forward_model)
-        self.model.train()
+        metrics: dict[str, Any] = {}
+        if self.dist.is_main:  # rank 0 scores the whole validation set; every rank gets its numbers
+            self.model.eval()
+            with torch.no_grad(), self._autocast():
+                metrics = self.task.evaluate(self.model if self.dist.active else self.forward_model)
+            self.model.train()
+        metrics = broadcast(metrics, self.dist)
         record = {"step": state["step"], "epoch": round(state["step"] / self.steps_per_epoch, 4),
                   "wall_s": round(state["elapsed"], 2), "lr": self.schedule(max(state["step"] - 1, 0)),
                   "train_loss": train_loss, **metrics}
@@ -176,12 +194,13 @@ class Trainer:
         if self.resume:
             if latest_checkpoint(self.run_dir) is None:
                 raise ValueError(f"{self.run_dir} has no complete checkpoint to resume from")
-            loaded = load_checkpoint(self.run_dir, self.model, self.optimizer)
+            loaded = load_checkpoint(self.run_dir, self.model, self.optimizer, rank=self.dist.rank)
             state.update({k: loaded[k] for k in state})
             self.log(f"resumed {self.run_dir} at step {state['step']}")
         else:
-            torch.manual_seed(cfg.seed)  # dropout stream of this run
-            self._write_metadata()
+            torch.manual_seed(cfg.seed + 7919 * self.dist.rank)  # dropout stream of this run (and rank)
+            if self.dist.is_main:
+                self._write_metadata()
         previous = signal.signal(signal.SIGINT, self._on_sigint) if _main_thread() else None
         try:
             self._loop(state)
@@ -192,9 +211,11 @@ class Trainer:
 
     def _loop(self, state: dict[str, Any]) -> None:
         cfg, model, task = self.config, self.model, self.task
-        show_bar = sys.stderr.isatty()
+        show_bar = sys.stderr.isatty() and self.dist.is_main
+        world, rank = self.dist.world, self.dist.rank
         start = time.perf_counter() - state["elapsed"]
-        kill_at = int(os.environ.get("TLITE_DEBUG_SIGKILL_AT_STEP", "0"))  # used by the resume test only
+        kill_at = int(os.environ.get("TLITE_DEBUG_SIGKILL_AT_STEP", "0"))  # used by the resume/DDP tests only
+        kill_rank = int(os.environ.get("TLITE_DEBUG_SIGKILL_RANK", str(rank)))
         model.train()
         run_sum, run_n = 0.0, 0
         bar = None
@@ -211,11 +232,24 @@ class Trainer:
             set_lr(self.optimizer, self.schedule(step))
             batch_loss = 0.0
             for micro in range(cfg.accumulate):
-                batch = _to(task.batch(step * cfg.accumulate + micro), self.device)
-                with self._autocast():
-                    loss = task.loss(self.forward_model, batch) / cfg.accumulate
-                loss.backward()
+                # rank r of W takes micro-batches g*W + r: together the ranks cover what one process
+                # with accumulate x W would see
+                batch = _to(task.batch((step * cfg.accumulate + micro) * world + rank), self.device)
+                last_micro = micro == cfg.accumulate - 1
+                sync = contextlib.nullcontext() if self.ddp is None or last_micro else self.ddp.no_sync()
+                with sync:
+                    with self._autocast():
+                        loss = task.loss(self.forward_model, batch)
+                        if cfg.accumulate > 1:
+                            loss = loss / cfg.accumulate
+                    loss.backward()
                 batch_loss += loss.item()
+            if self.dist.active:  # mean loss over ranks, and a stop vote so every rank stops together
+                over_budget = cfg.max_minutes is not None and time.perf_counter() - start >= cfg.max_minutes * 60
+                total, votes = all_reduce_sum([batch_loss, float(self._stop_requested or over_budget)], self.dist,
+                                              self.device)
+                batch_loss = total / world
+                self._stop_requested = self._stop_requested or votes > 0
             if not math.isfinite(batch_loss):
                 last = latest_checkpoint(self.run_dir)
                 where = f"the last good checkpoint is {last}" if last else "no checkpoint was written yet"
@@ -232,7 +266,9 @@ class Trainer:
                 bar.set_postfix(mean_loss=f"{run_sum / run_n:.4f}", batch_loss=f"{batch_loss:.4f}", refresh=False)
             epoch_end = step % self.steps_per_epoch == 0
             last_step = self.total_steps is not None and step >= self.total_steps
-            out_of_time = cfg.max_minutes is not None and state["elapsed"] >= cfg.max_minutes * 60
+            # under DDP the time budget was already voted on by all ranks before the optimizer step
+            out_of_time = (not self.dist.active and cfg.max_minutes is not None
+                           and state["elapsed"] >= cfg.max_minutes * 60)
             paused = cfg.stop_at is not None and step >= cfg.stop_at
             stop = self._stop_requested or out_of_time or paused
             evaluated = False
@@ -245,20 +281,28 @@ class Trainer:
                 evaluated = True
             if (evaluated and cfg.checkpoint_every is None) or (cfg.checkpoint_every and step % cfg.checkpoint_every == 0):
                 self._checkpoint(state)
-            if kill_at and step == kill_at:
+            if kill_at and step == kill_at and rank == kill_rank:
                 os.kill(os.getpid(), signal.SIGKILL)
             if cfg.patience is not None and state["bad_evals"] >= cfg.patience:
                 reason = f"early stopping: val_loss did not improve for {cfg.patience} evaluations"
                 break
             if stop:
-                reason = ("interrupted" if self._stop_requested else f"paused (--stop-at {cfg.stop_at})" if paused
+                over = cfg.max_minutes is not None and state["elapsed"] >= cfg.max_minutes * 60
+                reason = ("interrupted" if self._stop_requested and not over else f"paused (--stop-at {cfg.stop_at})" if paused
                           else f"time budget of {cfg.max_minutes} minutes used")
                 break
         if bar is not None:
             bar.close()
-        if latest_checkpoint(self.run_dir) is None or latest_checkpoint(self.run_dir).name != f"step-{state['step']:08d}":
+        last = latest_checkpoint(self.run_dir)
+        if broadcast(last is None or last.name != f"step-{state['step']:08d}", self.dist):
             self._checkpoint(state)
-        save_weights(model, self.run_dir / "model.safetensors")
+        if self.dist.active:
+            same = same_weights_everywhere(model, self.dist)
+            self.log(f"weights identical on all {world} ranks: {same}")
+            if not same:
+                raise RuntimeError("DDP ranks ended with different weights")
+        if self.dist.is_main:
+            save_weights(model, self.run_dir / "model.safetensors")
         self.log(f"{reason} at step {state['step']} ({state['elapsed']:.1f} s); run saved in {self.run_dir}")
         state["stop_reason"] = reason
 

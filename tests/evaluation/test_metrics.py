@@ -1,0 +1,22 @@
+import numpy as np
+import pytest
+
+from transformers_lite.evaluation.metrics import accuracy, confusion_matrix, macro_f1, per_class_f1
+
+
+def test_confusion_matrix_and_f1_by_hand():
+    y_true = [0, 0, 1, 1, 1, 2]
+    y_pred = [0, 1, 1, 1, 0, 2]
+    m = confusion_matrix(y_true, y_pred, 3)
+    assert m.tolist() == [[1, 1, 0], [1, 2, 0], [0, 0, 1]]
+    # class 0: tp 1, fp 1, fn 1 -> F1 0.5; class 1: tp 2, fp 1, fn 1 -> 2/3; class 2: 1
+    assert np.allclose(per_class_f1(m), [0.5, 2 / 3, 1.0])
+    assert macro_f1(m) == pytest.approx((0.5 + 2 / 3 + 1) / 3)
+    assert accuracy(y_true, y_pred) == pytest.approx(4 / 6)
+    with pytest.raises(ValueError, match="differ in length"):
+        confusion_matrix([0], [0, 1], 2)
+
+
+def test_absent_class_scores_zero():
+    m = confusion_matrix([0, 0], [0, 0], 2)
+    assert per_class_f1(m).tolist() == [1.0, 0.0]

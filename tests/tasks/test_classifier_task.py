@@ -1,0 +1,87 @@
+import json
+import random
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from transformers_lite import ClassifierConfig, build_model, get_preset
+from transformers_lite.tasks.classifier import ClassifierTask
+from transformers_lite.training.trainer import TrainConfig, Trainer
+
+from ..conftest import shared_data
+
+KEYWORDS = {1: "awful", 2: "poor", 3: "okay", 4: "good", 5: "superb"}
+FILLER = "the product arrived in a box and i used it for a week with my family at home".split()
+
+
+def synthetic_reviews(path, n, seed):
+    """Reviews whose star rating is decided by one keyword hidden among filler words."""
+    rng = random.Random(seed)
+    with open(path, "w") as fh:
+        for _ in range(n):
+            stars = rng.randint(1, 5)
+            words = rng.sample(FILLER, 8)
+            words.insert(rng.randint(0, 8), KEYWORDS[stars])
+            fh.write(json.dumps({"review_body": " ".join(words).capitalize() + ".", "stars": str(stars)}) + "\n")
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return synthetic_reviews(tmp_path / "train.jsonl", 1500, 0), synthetic_reviews(tmp_path / "dev.jsonl", 300, 1)
+
+
+@pytest.mark.parametrize("labels, head", [(5, "mean"), (2, "mean"), (5, "seed"), (1, "seed")])
+def test_tiny_model_learns_keyword_labels(tmp_path, corpus, labels, head):
+    train, dev = corpus
+    task = ClassifierTask(train, val=dev, n_labels=labels, min_document_frequency=1, max_length=16,
+                          pad_to_max=head == "seed", batch_size=32)
+    config = task.adapt_config(ClassifierConfig(dim=16, n_heads=2, dim_hidden=32, head=head, dropout=0.0))
+    torch.manual_seed(0)
+    model = build_model(config)
+    state = Trainer(model, task, TrainConfig(epochs=8, lr=5e-3, warmup_steps=20, eval_every=0), tmp_path / "r",
+                    config, log=lambda *_: None).fit()
+    assert state["history"][-1]["val_accuracy"] > 0.9
+    if labels == 2:
+        assert len(task.val_labels) < 300  # 3-star reviews dropped
+
+
+def test_classify_and_evaluate_through_the_cli(tmp_path, corpus):
+    train, dev = corpus
+    run = tmp_path / "run"
+    cmd = [sys.executable, "-m", "transformers_lite"]
+    trained = subprocess.run(cmd + ["train", "classifier", "--train", str(train), "--val", str(dev), "--labels", "5",
+                                    "--min-df", "1", "--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32",
+                                    "--set", "max_length=16", "--epochs", "8", "--lr", "5e-3", "--warmup-steps", "20",
+                                    "--out", str(run)], capture_output=True, text=True)
+    assert trained.returncode == 0, trained.stderr
+    out = subprocess.run(cmd + ["evaluate", str(run), "--data", str(dev), "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["task"] == "classifier" and result["labels"] == 5 and result["n"] == 300
+    assert result["accuracy"] > 0.9 and len(result["confusion_matrix"]) == 5
+    assert sum(map(sum, result["confusion_matrix"])) == 300
+    for name in ("confusion_matrix.png", "probabilities_by_true_class.png", "training_curves.png"):
+        assert (run / name).read_bytes()[:4] == b"\x89PNG"
+    out = subprocess.run(cmd + ["classify", str(run), "It was superb, the box too.", "Awful.", "--json"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    results = json.loads(out.stdout)["results"]
+    assert [r["prediction"] for r in results] == ["5 stars", "1 star"]
+    assert abs(sum(results[0]["probabilities"].values()) - 1) < 1e-3
+
+
+def test_seed_classifier_preset_on_real_reviews_smoke(tmp_path):
+    data = shared_data("amazon_reviews_multi_en")
+    vocab = shared_data("amazon_reviews_vocab", "amazon_reviews_train_en.txt")
+    task = ClassifierTask(data / "train.jsonl", val=data / "dev.jsonl", n_labels=5, vocab=vocab, max_length=50,
+                          pad_to_max=True)
+    config = task.adapt_config(get_preset("seed-classifier"))
+    assert config.vocab_size == 6653 + 2 and len(task.train_labels) == 12_456 and len(task.val_labels) == 5_000
+    model = build_model(config)
+    state = Trainer(model, task, TrainConfig(epochs=1, eval_every=0, lr=2e-3, schedule="constant", warmup_steps=0),
+                    tmp_path / "r", config,
+                    log=lambda *_: None).fit()
+    assert 0.3 < state["history"][-1]["val_accuracy"] < 1.0  # chance is 0.2 on the balanced dev split
