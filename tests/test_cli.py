@@ -27,8 +27,8 @@ def run_dir(tmp_path_factory):
 
 
 def test_every_subcommand_has_help_with_an_example():
-    for cmd in (["train", "generator"], ["train", "classifier"], ["summary"], ["data"], ["evaluate"], ["generate"],
-                ["classify"], ["inspect"]):
+    for cmd in (["train", "generator"], ["train", "classifier"], ["train", "seq2seq"], ["summary"], ["data"],
+                ["evaluate"], ["generate"], ["classify"], ["translate"], ["inspect"], ["baseline"], ["backprop"]):
         result = tlite(*cmd, "--help")
         assert result.returncode == 0, (cmd, result.stderr)
         assert "example" in result.stdout.lower(), cmd

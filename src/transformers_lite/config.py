@@ -38,7 +38,7 @@ class _ConfigMixin:
     def to_json(self, path: str | Path | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=2)
         if path is not None:
-            from .training.atomic import atomic_write_text
+            from .atomic import atomic_write_text
 
             atomic_write_text(path, text + "\n")
         return text
@@ -155,7 +155,7 @@ PRESETS: dict[str, Config] = {
                                 norm_first=True, final_norm=True, qkv_bias=False, vocab_size=65, activation="gelu",
                                 tie_weights=True),
     # a small Multi30k translator
-    "seq2seq-small": Seq2SeqConfig(),
+    "seq2seq-small": Seq2SeqConfig(share_embeddings=True),  # joint BPE: one table for both languages
     "seq2seq-tiny": Seq2SeqConfig(dim=64, n_heads=4, dim_hidden=128, n_encoder_blocks=2, n_decoder_blocks=2,
                                   src_vocab_size=1000, tgt_vocab_size=1000),
 }

@@ -136,3 +136,21 @@ def test_gradient_accumulation_matches_a_larger_batch(tmp_path, text_file):
     opt.step()
     for (n, a), b in zip(model.state_dict().items(), reference.state_dict().values()):
         assert torch.allclose(a, b, atol=1e-6), n
+
+
+def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path, text_file):
+    import time
+
+    cmd = [sys.executable, "-m", "transformers_lite", "train", "generator", "--text", str(text_file), "--set", "dim=16",
+           "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set", "context=16",
+           "--batch-size", "4", "--max-steps", "100000", "--eval-every", "50", "--out", str(tmp_path / "c")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while latest_checkpoint(tmp_path / "c") is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "interrupted at step" in out
+    step = int(out.split("interrupted at step ")[1].split()[0])
+    assert 0 < step < 100000 and latest_checkpoint(tmp_path / "c").name == f"step-{step:08d}"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..evaluation.evaluate import classify_texts
-from ..training.checkpoint import load
-from .common import add_device, print_json, resolve_device
+from .common import add_device, load_run, print_json
 
 
 def class_names(n_labels: int) -> list[str]:
@@ -25,9 +24,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = load(args.run, resolve_device(args.device))
-    if loaded.config.family != "classifier":
-        raise ValueError(f"{args.run} holds a {loaded.config.family}, not a classifier")
+    loaded = load_run(args, "classifier")
     probs = classify_texts(loaded, args.texts)
     names = class_names(loaded.config.n_labels)
     results = [{"text": t, "prediction": names[int(p.argmax())],

@@ -24,3 +24,13 @@ def print_json(data: object) -> None:
     import json
 
     print(json.dumps(data))
+
+
+def load_run(args: argparse.Namespace, family: str | None = None):  # noqa: ANN201 - a LoadedRun
+    """Load ``args.run`` on ``args.device``; with ``family``, insist the run holds that model family."""
+    from ..training.checkpoint import load
+
+    loaded = load(args.run, resolve_device(args.device))
+    if family is not None and loaded.config.family != family:
+        raise ValueError(f"{args.run} holds a {loaded.config.family} model, not a {family}")
+    return loaded

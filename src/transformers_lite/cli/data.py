@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..data.shakespeare import prepare_gutenberg, text_stats
 from ..data.sources import DATASETS, NO_PUBLIC_SOURCE, download, read_text_file
-from ..training.atomic import atomic_write_text
+from ..atomic import atomic_write_text
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001

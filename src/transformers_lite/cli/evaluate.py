@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..training.checkpoint import load
-from .common import add_device, print_json, resolve_device
+from .common import add_device, load_run, print_json
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
@@ -29,7 +28,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = load(args.run, resolve_device(args.device))
+    loaded = load_run(args)
     family = loaded.config.family
     if family == "generator":
         from ..evaluation.evaluate import evaluate_generator

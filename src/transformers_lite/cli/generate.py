@@ -8,8 +8,7 @@ import sys
 import torch
 
 from ..generation.generate import generate_tokens
-from ..training.checkpoint import load
-from .common import add_device, resolve_device
+from .common import add_device, load_run
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
@@ -32,9 +31,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = load(args.run, resolve_device(args.device))
-    if loaded.config.family != "generator":
-        raise ValueError(f"{args.run} holds a {loaded.config.family}, not a generator")
+    loaded = load_run(args, "generator")
     if args.max_new_tokens < 0:
         raise ValueError(f"--max-new-tokens must be >= 0, got {args.max_new_tokens}")
     tok = loaded.tokenizer

@@ -8,8 +8,7 @@ from pathlib import Path
 import torch
 
 from ..inspect import plots, scores
-from ..training.checkpoint import load
-from .common import add_device, resolve_device
+from .common import add_device, load_run
 
 KINDS = ("attention", "next-token", "positions", "embeddings", "all")
 
@@ -36,7 +35,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = load(args.run, resolve_device(args.device))
+    loaded = load_run(args)
     out = args.out or Path(args.run) / "plots"
     if loaded.config.family == "seq2seq":
         from ..generation.translate import inspect_cross_attention

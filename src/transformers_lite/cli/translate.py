@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..generation.translate import DecodeSettings, translate_texts
-from ..training.checkpoint import load
-from .common import add_device, print_json, resolve_device
+from .common import add_device, load_run, print_json
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
@@ -24,9 +23,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = load(args.run, resolve_device(args.device))
-    if loaded.config.family != "seq2seq":
-        raise ValueError(f"{args.run} holds a {loaded.config.family}, not a seq2seq model")
+    loaded = load_run(args, "seq2seq")
     if args.beam < 1:
         raise ValueError(f"--beam must be >= 1, got {args.beam}")
     settings = DecodeSettings(beam=args.beam, length_penalty=args.length_penalty, use_cache=not args.no_kv_cache)

@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 from torch import Tensor
 
-from ..training.atomic import atomic_write_json
+from ..atomic import atomic_write_json
 from .index import pad_batch
 
 SPECIALS = ("<unk>", "<pad>", "<bos>", "<eos>")

@@ -19,7 +19,7 @@ from typing import Iterable, Sequence
 import torch
 from torch import Tensor
 
-from ..training.atomic import atomic_write_json
+from ..atomic import atomic_write_json
 
 
 class IndexTokenizer:

@@ -99,6 +99,6 @@ def load_vocabulary(path: str | Path) -> list[str]:
 
 
 def save_vocabulary(vocab: list[str], path: str | Path) -> None:
-    from ..training.atomic import atomic_write_text
+    from ..atomic import atomic_write_text
 
     atomic_write_text(path, "".join(t + "\n" for t in vocab))

@@ -26,7 +26,7 @@ from safetensors.torch import load_file, load_model, save_file, save_model
 from torch import nn
 
 from ..config import Config, config_from_dict
-from .atomic import atomic_write, atomic_write_json, atomic_write_text
+from ..atomic import atomic_write, atomic_write_json, atomic_write_text
 
 KEEP_CHECKPOINTS = 2
 

@@ -26,7 +26,7 @@ from torch import Tensor, nn
 from .. import __version__
 from ..config import Config
 from ..summary import count_parameters
-from .atomic import atomic_write_json
+from ..atomic import atomic_write_json
 from .checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint, save_weights
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, gather_rng, same_weights_everywhere
 from .optim import SCHEDULES, Schedule, make_optimizer, set_lr

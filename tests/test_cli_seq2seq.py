@@ -1,0 +1,35 @@
+import json
+import subprocess
+import sys
+
+from .tasks.test_seq2seq_task import write_reverse_task
+
+
+def tlite(*args):
+    return subprocess.run([sys.executable, "-m", "transformers_lite", *map(str, args)], capture_output=True, text=True)
+
+
+def test_train_translate_evaluate_and_inspect_seq2seq(tmp_path):
+    train = write_reverse_task(tmp_path, 300, 0)
+    val = write_reverse_task(tmp_path, 20, 1)
+    run = tmp_path / "run"
+    result = tlite("train", "seq2seq", "--train-src", train[0], "--train-tgt", train[1], "--val-src", val[0],
+                   "--val-tgt", val[1], "--tokenizer", "word", "--set", "dim=32", "--set", "n_heads=2",
+                   "--set", "dim_hidden=64", "--set", "n_encoder_blocks=1", "--set", "n_decoder_blocks=1",
+                   "--set", "max_length=16", "--max-tokens", "256", "--max-steps", "20", "--bleu-sentences", "10",
+                   "--out", run)
+    assert result.returncode == 0, result.stderr
+    assert "val_bleu" in json.loads((run / "history.json").read_text())[-1]
+    for name in ("src_tokenizer.json", "tgt_tokenizer.json", "model.safetensors"):
+        assert (run / name).is_file()
+    out = tlite("translate", run, "alpha beta gamma", "delta", "--beam", "3", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["task"] == "seq2seq" and [t["source"] for t in data["translations"]] == ["alpha beta gamma", "delta"]
+    out = tlite("evaluate", run, "--src", val[0], "--ref", val[1], "--json")
+    assert out.returncode == 0, out.stderr
+    scores = json.loads(out.stdout)
+    assert scores["task"] == "seq2seq" and scores["n"] == 20 and 0 <= scores["bleu"] <= 100 and "chrf" in scores
+    out = tlite("inspect", "attention", run, "--src", "alpha beta", "--tgt", "beta alpha")
+    assert out.returncode == 0, out.stderr
+    assert (run / "plots" / "cross_attention_block0_head0.png").read_bytes()[:4] == b"\x89PNG"
