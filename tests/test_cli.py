@@ -62,3 +62,7 @@ def test_resume_rejects_another_task_and_unwritable_out(run_dir, tmp_path):
         assert result.returncode == 1 and "permission denied" in result.stderr
     result = tlite("train", "generator", "--text", run_dir / "tokenizer.json", *TINY, "--out", run_dir)
     assert result.returncode == 1 and "already holds a run" in result.stderr
+    result = tlite("train", "generator", "--text", run_dir / "tokenizer.json", *TINY, "--out",
+                   run_dir / "config.json" / "sub")  # a file in the way
+    assert result.returncode == 1 and "cannot create the output directory" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -128,7 +128,7 @@ class Seq2SeqConfig(_ConfigMixin):
     qkv_bias: bool = True
     share_embeddings: bool = False  # one table for source and target (needs a shared vocabulary)
     tie_output: bool = True  # output projection shares the target embedding
-    pad_id: int = 0
+    pad_id: int = 1  # the tokenizers' convention: <unk>=0, <pad>=1, <bos>=2, <eos>=3
 
     def __post_init__(self) -> None:
         _check_common(self)

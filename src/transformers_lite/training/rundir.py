@@ -33,7 +33,12 @@ def new_run_dir(out: str | Path | None = None, root: str | Path = "outputs") -> 
 def _make(path: Path, exist_ok: bool) -> None:
     try:
         path.mkdir(parents=True, exist_ok=exist_ok)
+    except FileExistsError:
+        if not exist_ok or not path.is_dir():
+            raise
     except PermissionError:
         raise PermissionError(f"cannot create the output directory {path}: permission denied") from None
+    except OSError as err:  # e.g. a path component is a file
+        raise ValueError(f"cannot create the output directory {path}: {err.strerror}") from None
     if not os.access(path, os.W_OK):
         raise PermissionError(f"the output directory {path} is not writable")
