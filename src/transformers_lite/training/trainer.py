@@ -288,8 +288,12 @@ class Trainer:
                 break
             if stop:
                 over = cfg.max_minutes is not None and state["elapsed"] >= cfg.max_minutes * 60
-                reason = ("interrupted" if self._stop_requested and not over else f"paused (--stop-at {cfg.stop_at})" if paused
-                          else f"time budget of {cfg.max_minutes} minutes used")
+                if paused:
+                    reason = f"paused (--stop-at {cfg.stop_at})"
+                elif over:
+                    reason = f"time budget of {cfg.max_minutes} minutes used"
+                else:
+                    reason = "interrupted"
                 break
         if bar is not None:
             bar.close()
