@@ -7,6 +7,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import settings
+
+# property tests check behaviour, not speed: no per-example deadline on a busy 2-core CI machine
+settings.register_profile("ci", deadline=None)
+settings.load_profile("ci")
 
 DATA_DIR = Path(os.environ.get("TLITE_DATA_DIR", Path(__file__).resolve().parents[1].parent / "shared" / "data"))
 
