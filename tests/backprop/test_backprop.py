@@ -37,7 +37,7 @@ def test_training_with_hand_gradients_and_hand_adam_matches_torch():
         auto_opt.zero_grad()
         auto_loss.backward()
         auto_opt.step()
-        auto_losses.append(float(auto_loss))
+        auto_losses.append(auto_loss.item())
     assert hand_losses == pytest.approx(auto_losses, abs=1e-10)
     assert hand_losses[-1] < hand_losses[0]
 
