@@ -124,7 +124,7 @@ class MultiHeadAttention(nn.Module):
         inner = self.nhead * self.dim_head
         offset = 0
         if memory is None:
-            qkv = self.in_proj(x)  # (B, T, C) -> (B, T, 3·H·D)
+            qkv = F.linear(x, self.in_proj.weight, self.in_proj.bias)  # (B, T, C) -> (B, T, 3·H·D)
             q, k, v = qkv.split(inner, dim=-1)  # 3 x (B, T, H·D)
             q, k, v = self._split(q), self._split(k), self._split(v)  # (B, H, T, D)
             if cache is not None:
@@ -164,7 +164,8 @@ class MultiHeadAttention(nn.Module):
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=is_causal)
             scores = None
         out = out.transpose(1, 2).reshape(bsz, t, inner)  # (B, H, T, D) -> (B, T, H·D)
-        return self.out_proj(out), scores  # (B, T, H·D) @ (H·D, dim_out) -> (B, T, dim_out)
+        # F.linear rather than the module call: decoding one token at a time pays per call
+        return F.linear(out, self.out_proj.weight, self.out_proj.bias), scores  # (B, T, H·D) -> (B, T, dim_out)
 
     def summary_rows(self) -> list[tuple[str, str, int]]:
         """Rows in the style of the seeds' printed models: denseQ/K/V and denseO."""

@@ -60,10 +60,12 @@ class TransformerGenerator(nn.Module):
                 f"sequence of {offset + t} tokens exceeds the context length {self.config.context}; "
                 "crop to the last context tokens"
             )
-        x = self.embedding(ids)  # (B, T, C)
+        # ids fed one at a time to a cache were sampled from this model: no range check needed
+        x = self.embedding(ids, check=cache is None or t > 1)  # (B, T, C)
         if self.position_embedding is not None:
             x = x + self.position_embedding(t, offset)  # (B, T, C) + (T, C)
-        x = self.dropout(x)
+        if self.training and self.dropout.p > 0:
+            x = self.dropout(x)
         all_scores = []
         for i, block in enumerate(self.blocks):
             x, scores = block(x, is_causal=True, return_scores=return_scores,
