@@ -11,7 +11,7 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q "$(TORCH_SPEC)"
+	$(BIN)/pip install -q $(TORCH_SPEC)
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
@@ -21,8 +21,10 @@ test: setup
 demo: setup
 	$(BIN)/python examples/demo.py
 
-bench: setup
-	$(BIN)/python benchmarks/run_all.py
+bench: setup  # needs ../shared/data (or TLITE_DATA_DIR); about 15 minutes on 2 cores
+	$(BIN)/python benchmarks/bench_tokenize.py
+	$(BIN)/python benchmarks/bench_gpt.py all
+	$(BIN)/python benchmarks/bench_classifier.py
 
 clean:
 	rm -rf $(VENV) outputs .pytest_cache
