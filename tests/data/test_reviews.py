@@ -92,3 +92,12 @@ def test_real_reviews_counts_and_fast_path_parity():
     ids, valid = encode_reviews(dev.texts, tok, 50, pad_to=50)
     plain, mask = tok.encode_batch([words(t) for t in dev.texts], 50, pad_to=50)
     assert ids.equal(plain) and valid.equal(mask)
+
+
+def test_a_new_tokenizer_of_the_same_size_gets_its_own_lookup_table():
+    first = IndexTokenizer(["good", "bad"], "[UNK]", pad="[PAD]")
+    ids, _ = encode_reviews(["good bad"], first, 5)
+    assert ids.tolist() == [[2, 3]]
+    second = IndexTokenizer(["bad", "good"], "[UNK]", pad="[PAD]")  # same length, other order
+    ids, _ = encode_reviews(["good bad"], second, 5)
+    assert ids.tolist() == [[3, 2]]

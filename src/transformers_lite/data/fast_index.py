@@ -114,17 +114,16 @@ class _VocabIndex:
         return out
 
 
-_CACHE: dict[int, tuple[int, _VocabIndex]] = {}
+_CACHE: list = []  # [(tokenizer, vocabulary length, index)]: one entry, holding the tokenizer itself
 
 
 def _vocab_index(tokenizer: IndexTokenizer) -> _VocabIndex:
-    key = id(tokenizer)
-    hit = _CACHE.get(key)
-    if hit is None or hit[0] != len(tokenizer):
-        _CACHE.clear()
-        hit = (len(tokenizer), _VocabIndex(tokenizer))
-        _CACHE[key] = hit
-    return hit[1]
+    """The hash table for ``tokenizer``, rebuilt when the tokenizer (or its size) changes. The cache
+    keeps a reference to the tokenizer: keying by ``id()`` alone could match a new tokenizer that
+    reuses a collected one's id."""
+    if not _CACHE or _CACHE[0][0] is not tokenizer or _CACHE[0][1] != len(tokenizer):
+        _CACHE[:] = [(tokenizer, len(tokenizer), _VocabIndex(tokenizer))]
+    return _CACHE[0][2]
 
 
 def _encode_buffer(buf: bytes, n_docs: int, vocab: _VocabIndex, unk: int, max_length: int):

@@ -116,9 +116,6 @@ class CharTokenizer(IndexTokenizer):
     def decode_text(self, ids: Iterable[int]) -> str:
         return "".join(self.decode(ids))
 
-    def encode_tensor(self, text: str) -> Tensor:
-        return torch.tensor(self.encode(text), dtype=torch.long)
-
 
 def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, pad_to: int | None = None) -> tuple[Tensor, Tensor]:
     """Stack id lists into ``(B, T)`` padded with ``pad_id`` and a ``(B, T)`` mask of real tokens."""
