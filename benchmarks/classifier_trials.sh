@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The classifier trials behind the README's "what helped / what did not" (MARC dev accuracy).
-# Each line prints the run name and its dev accuracy after every epoch. About 8 minutes on 2 cores.
-#   bash benchmarks/classifier_trials.sh [DATA_DIR]
+#   bash benchmarks/classifier_trials.sh [DATA_DIR] [random|ppmi|all]
+# "random" (the trials with random embeddings, before PPMI; about 8 minutes on 2 cores): each line
+# prints the run name and its dev accuracy after every epoch, one seed.
+# "ppmi" (with PPMI embeddings; about 12 minutes): each line prints the run name, the final dev
+# accuracy of seeds 0, 1, 2 and their mean.
 set -euo pipefail
 D=${1:-${TLITE_DATA_DIR:-$(dirname "$0")/../../shared/data}}
+WHICH=${2:-all}
 OUT=${OUT:-outputs/classifier_trials}
 TL=${TL:-.venv/bin/tlite}
 mkdir -p "$OUT"
 common=(train classifier --train "$D/amazon_reviews_multi_en/train.jsonl" --val "$D/amazon_reviews_multi_en/dev.jsonl"
-        --preset classifier --eval-every 0 --warmup-steps 200 --weight-decay 0.1)
+        --preset classifier --eval-every 0 --warmup-steps 200 --weight-decay 0.1 --set embedding_init=random)
 V=(--vocab "$D/amazon_reviews_vocab/amazon_reviews_train_en.txt")
 run() {
   local name=$1; shift
@@ -16,6 +20,28 @@ run() {
   "$TL" "${common[@]}" "$@" --out "$OUT/$name" > "$OUT/$name.log" 2>&1
   echo "$name $(grep -o 'val_accuracy [0-9.]*' "$OUT/$name.log" | tr '\n' ' ')"
 }
+run3() {  # the same trial with seeds 0, 1, 2 (default `classifier` preset and training settings)
+  local name=$1; shift
+  local accs=()
+  for seed in 0 1 2; do
+    rm -rf "${OUT:?}/$name-$seed"
+    "$TL" train classifier --train "$D/amazon_reviews_multi_en/train.jsonl" --val "$D/amazon_reviews_multi_en/dev.jsonl" \
+      --eval-every 0 --seed "$seed" "$@" --out "$OUT/$name-$seed" > "$OUT/$name-$seed.log" 2>&1
+    accs+=("$(grep -o 'val_accuracy [0-9.]*' "$OUT/$name-$seed.log" | tail -1 | cut -d' ' -f2)")
+  done
+  echo "$name ${accs[*]} mean $(printf '%s\n' "${accs[@]}" | awk '{s += $1} END {printf "%.4f", s / NR}')"
+}
+if [[ $WHICH == ppmi || $WHICH == all ]]; then
+  for L in 5 2; do
+    run3 "P$L-default" --labels "$L"
+    run3 "P$L-seed-vocab" --labels "$L" "${V[@]}"
+    run3 "P$L-window5" --labels "$L" --set embedding_window=5
+    run3 "P$L-6epochs" --labels "$L" --epochs 6
+    run3 "P$L-d64" --labels "$L" --set dim=64 --set dim_hidden=256
+    run3 "P$L-random-3epochs" --labels "$L" --set embedding_init=random
+  done
+fi
+[[ $WHICH == random || $WHICH == all ]] || exit 0
 drop3=(--set dropout=0.3 --set head_dropout=0.5)
 # 5 stars
 run A --labels 5 "${V[@]}" --epochs 6 --lr 2e-3 --label-smoothing 0.1 "${drop3[@]}"

@@ -67,9 +67,18 @@ class ClassifierConfig(_ConfigMixin):
     head_dropout: float = 0.0
     position_encoding_length: int = 1000
     pad_id: Union[int, None] = None
+    # how training starts the embedding table: "random" (N(0, 1), seed 000) or "ppmi" (co-occurrence
+    # vectors of the training texts, data/cooccurrence.py, counted within ``embedding_window`` tokens);
+    # the model itself ignores these, the classifier task applies them before the first step
+    embedding_init: str = "random"
+    embedding_window: int = 10
 
     def __post_init__(self) -> None:
         _check_common(self)
+        if self.embedding_init not in ("random", "ppmi"):
+            raise ValueError(f"embedding_init must be 'random' or 'ppmi', got {self.embedding_init!r}")
+        if self.embedding_window < 1:
+            raise ValueError(f"embedding_window must be >= 1, got {self.embedding_window}")
         if self.vocab_size < 1:
             raise ValueError(f"vocab_size must be >= 1, got {self.vocab_size}")
         if self.n_labels < 1:
@@ -147,7 +156,9 @@ PRESETS: dict[str, Config] = {
     # seed 000: 251,552 trainable parameters (+32,000 position-encoding values)
     "seed-classifier": ClassifierConfig(),
     # best default for reviews (tuned on MARC dev, see README): masked mean pooling, pad-aware, heavy dropout
-    "classifier": ClassifierConfig(head="mean", max_length=128, dropout=0.5, head_dropout=0.5, pad_id=1),
+    # embeddings start from PPMI co-occurrence vectors of the training reviews
+    "classifier": ClassifierConfig(head="mean", max_length=128, dropout=0.5, head_dropout=0.5, pad_id=1,
+                                   embedding_init="ppmi"),
     # seed 004: 44,487 trainable parameters
     "seed-gpt": GeneratorConfig(),
     # a widely used CPU reference configuration ("baby GPT")

@@ -85,3 +85,30 @@ def test_seed_classifier_preset_on_real_reviews_smoke(tmp_path):
                     tmp_path / "r", config,
                     log=lambda *_: None).fit()
     assert 0.3 < state["history"][-1]["val_accuracy"] < 1.0  # chance is 0.2 on the balanced dev split
+
+
+def test_ppmi_initialisation_uses_only_the_training_texts(corpus):
+    train, dev = corpus
+    task = ClassifierTask(train, val=dev, n_labels=2, min_document_frequency=1, max_length=16)
+    config = task.adapt_config(get_preset("classifier").replace(dim=16, n_heads=2, dim_hidden=32))
+    assert config.embedding_init == "ppmi" and get_preset("seed-classifier").embedding_init == "random"
+    model = build_model(config)
+    task.init_model(model)
+    from transformers_lite.data.cooccurrence import ppmi_vectors
+    from transformers_lite.data.reviews import encode_reviews
+
+    ids, valid = encode_reviews(task.train_texts, task.tokenizer, 2048)
+    assert len(task.train_texts) == 1500 > len(task.train_labels)  # 3-star reviews count, dev reviews do not
+    split = ClassifierTask(train, n_labels=5, min_document_frequency=1, max_length=16, val_fraction=0.2)
+    assert len(split.train_texts) == len(split.train_labels) == 1200  # the split-off validation is not counted
+    assert torch.equal(model.embedding.weight, ppmi_vectors(ids, valid, config.vocab_size, 16, window=10))
+    # the keywords' vectors differ: co-occurrence alone tells them apart from the filler words
+    kw = [task.tokenizer.encode(["awful"])[0], task.tokenizer.encode(["superb"])[0]]
+    assert not torch.allclose(model.embedding.weight[kw[0]], model.embedding.weight[kw[1]])
+
+    random_model = build_model(config.replace(embedding_init="random"))
+    before = random_model.embedding.weight.clone()
+    task.init_model(random_model)
+    assert torch.equal(before, random_model.embedding.weight)
+    with pytest.raises(ValueError, match="embedding_init"):
+        config.replace(embedding_init="word2vec")

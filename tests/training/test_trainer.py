@@ -154,3 +154,29 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path, text_file):
     assert "interrupted at step" in out
     step = int(out.split("interrupted at step ")[1].split()[0])
     assert 0 < step < 100000 and latest_checkpoint(tmp_path / "c").name == f"step-{step:08d}"
+
+
+def test_init_model_runs_once_for_a_new_run_and_never_on_resume(tmp_path, text_file):
+    calls = []
+
+    class Initialised(GeneratorTask):
+        def init_model(self, model):
+            calls.append(model)
+            with torch.no_grad():
+                model.embedding.weight.fill_(0.5)
+
+    def fit(run, resume=False, **kw):
+        task = Initialised(text_file, context=16, batch_size=4, seed=3)
+        config = task.adapt_config(TINY)
+        torch.manual_seed(3)
+        model = build_model(config)
+        Trainer(model, task, TrainConfig(max_steps=6, eval_every=3, warmup_steps=1, lr=3e-3, seed=3, **kw),
+                tmp_path / run, config, resume=resume, log=lambda *_: None).fit()
+
+    fit("a")
+    assert len(calls) == 1
+    fit("b", stop_at=3)
+    fit("b", resume=True)
+    assert len(calls) == 2  # once per new run, not again on resume
+    assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))
+    assert not torch.allclose(weights(tmp_path / "a")["embedding.weight"], torch.full((1,), 0.5))

@@ -18,7 +18,7 @@ from .common import add_device, resolve_device
 
 DEFAULT_PRESET = {"classifier": "classifier", "generator": "seed-gpt", "seq2seq": "seq2seq-small"}
 EXAMPLES = {
-    "classifier": "tlite train classifier --train train.jsonl --val dev.jsonl --labels 5 --epochs 10",
+    "classifier": "tlite train classifier --train train.jsonl --val dev.jsonl --labels 5",
     "generator": "tlite train generator --text input.txt --preset seed-gpt --max-minutes 4",
     "seq2seq": "tlite train seq2seq --train-src train.de.gz --train-tgt train.en.gz --val-src val.de.gz "
                "--val-tgt val.en.gz",

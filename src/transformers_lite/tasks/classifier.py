@@ -17,11 +17,15 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..config import ClassifierConfig
+from ..data.cooccurrence import ppmi_vectors
 from ..data.reviews import encode_reviews, load_reviews, split_validation, task_labels
 from ..data.sources import sha256
 from ..evaluation.metrics import accuracy, confusion_matrix, macro_f1
 from ..tokenizers.index import IndexTokenizer
 from ..tokenizers.text import load_vocabulary, select_vocabulary
+
+
+PPMI_MAX_TOKENS = 2048  # longer reviews are cut here when counting co-occurrences
 
 
 def labels_to_predictions(logits: Tensor) -> Tensor:
@@ -48,7 +52,7 @@ class ClassifierTask:
     name = "classifier"
 
     def __init__(self, train: str | Path, *, val: str | Path | None = None, n_labels: int = 5,
-                 vocab: str | Path | None = None, min_document_frequency: int = 5, max_length: int = 50,
+                 vocab: str | Path | None = None, min_document_frequency: int = 2, max_length: int = 50,
                  pad_to_max: bool = False, batch_size: int = 32, val_fraction: float = 0.1, seed: int = 0,
                  label_smoothing: float = 0.0, tokenizer: IndexTokenizer | None = None) -> None:
         if n_labels not in (1, 2, 5):
@@ -65,10 +69,15 @@ class ClassifierTask:
             val_reviews = load_reviews(self.val_path)
             val_labels, val_kept = task_labels(val_reviews.stars, n_labels)
             val_texts = [val_reviews.texts[i] for i in val_kept]
+            held_out: set[int] = set()
         else:
             tr, va = split_validation(len(texts), val_fraction, seed)
             val_texts, val_labels = [texts[i] for i in va], labels[va]
             texts, labels = [texts[i] for i in tr], labels[tr]
+            held_out = {int(kept[i]) for i in va}
+        # unlabelled text for PPMI embeddings: every training review (3-star ones too for sentiment),
+        # never the validation reviews
+        self.train_texts = [t for i, t in enumerate(reviews.texts) if i not in held_out]
         if tokenizer is None:
             words = load_vocabulary(self.vocab_path) if self.vocab_path else select_vocabulary(texts, min_document_frequency)
             tokenizer = IndexTokenizer(words, "[UNK]", pad="[PAD]")
@@ -82,6 +91,22 @@ class ClassifierTask:
     def adapt_config(self, config: ClassifierConfig) -> ClassifierConfig:
         return config.replace(vocab_size=len(self.tokenizer), n_labels=self.n_labels, max_length=self.max_length,
                               pad_id=self.tokenizer.pad_id)
+
+    def init_model(self, model: nn.Module) -> None:
+        """Start the embedding table as the config asks (called once, before the first step).
+
+        ``embedding_init="ppmi"``: co-occurrence vectors of the training reviews at full length
+        (not cut to ``max_length``; labels unused, so 3-star reviews count for sentiment too;
+        never the validation reviews), see ``data.cooccurrence``.
+        """
+        config = model.config
+        if config.embedding_init != "ppmi":
+            return
+        ids, valid = encode_reviews(self.train_texts, self.tokenizer, PPMI_MAX_TOKENS)
+        vectors = ppmi_vectors(ids, valid, config.vocab_size, config.dim, window=config.embedding_window,
+                               seed=self.seed)  # (V, C)
+        with torch.no_grad():
+            model.embedding.weight.copy_(vectors)
 
     def steps_per_epoch(self) -> int:
         return max(1, len(self.train_labels) // self.batch_size)
@@ -131,7 +156,7 @@ class ClassifierTask:
 
 
 # training defaults for `tlite train classifier` (flags override them); tuned on the MARC dev split
-TRAIN_DEFAULTS = {"epochs": 6, "lr": 4e-3, "warmup_steps": 200, "weight_decay": 0.1, "eval_every": 0}
+TRAIN_DEFAULTS = {"epochs": 3, "lr": 4e-3, "warmup_steps": 200, "weight_decay": 0.1, "eval_every": 0}
 
 
 def add_arguments(parser) -> None:  # noqa: ANN001
@@ -140,7 +165,7 @@ def add_arguments(parser) -> None:  # noqa: ANN001
     parser.add_argument("--labels", type=int, default=None, choices=(1, 2, 5),
                         help="5 = stars, 2 = sentiment (3 stars dropped), 1 = sentiment with one logit")
     parser.add_argument("--vocab", help="vocabulary file, one word per line (default: built from --train)")
-    parser.add_argument("--min-df", type=int, default=None, help="minimum document frequency for the vocabulary")
+    parser.add_argument("--min-df", type=int, default=None, help="minimum document frequency for a vocabulary built from --train (default 2)")
     parser.add_argument("--label-smoothing", type=float, default=None)
 
 
@@ -156,7 +181,7 @@ def build(args, config: ClassifierConfig, seed: int, run_tokenizer=None, recorde
 
     return ClassifierTask(
         train, val=pick("val", args.val, None), n_labels=labels, vocab=pick("vocab", args.vocab, None),
-        min_document_frequency=pick("min_document_frequency", args.min_df, 5), max_length=config.max_length,
+        min_document_frequency=pick("min_document_frequency", args.min_df, 2), max_length=config.max_length,
         pad_to_max=config.head == "seed", batch_size=pick("batch_size", args.batch_size, 32),
         val_fraction=pick("val_fraction", args.val_fraction, 0.1), seed=seed,
         label_smoothing=pick("label_smoothing", args.label_smoothing, 0.0), tokenizer=run_tokenizer)

@@ -43,6 +43,7 @@ class Task(Protocol):
     def evaluate(self, model: nn.Module) -> dict[str, float]: ...  # e.g. val_loss, val_accuracy
     def save(self, run_dir: Path) -> None: ...  # tokenizer(s)
     def describe(self) -> dict[str, Any]: ...  # data paths (with sha256) and task settings
+    # optional: ``init_model(model)``, called once before the first step of a new (not resumed) run
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,9 @@ class Trainer:
             state.update({k: loaded[k] for k in state})
             self.log(f"resumed {self.run_dir} at step {state['step']}")
         else:
+            init = getattr(self.task, "init_model", None)
+            if init is not None:  # data-dependent initialisation (e.g. PPMI embeddings), before the first step
+                init(self.model)
             torch.manual_seed(cfg.seed + 7919 * self.dist.rank)  # dropout stream of this run (and rank)
             if self.dist.is_main:
                 self._write_metadata()
