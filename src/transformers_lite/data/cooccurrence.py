@@ -2,13 +2,15 @@
 
 Twelve thousand labelled reviews are too few for a randomly initialised embedding table to learn
 which words behave alike; the co-occurrence statistics of the same reviews already say a lot
-("refund" keeps company with "broke" and "waste"). This module turns the training texts into
+(words of complaints keep company with each other). This module turns the training texts into
 starting embeddings, the classic count-based alternative to word2vec:
 
 1. ``cooccurrence_counts``: for every pair of tokens at most ``window`` positions apart in the
    same review, count (w, c) and (c, w) -> a symmetric sparse ``(V, V)`` matrix ``N``.
-2. ``ppmi``: ``PMI(w, c) = log(N(w,c) * N / (N(w) * P_alpha(c) * N))`` with the context
-   distribution smoothed by ``alpha`` (0.75, which damps rare contexts), negatives clipped to 0.
+2. ``ppmi``: ``PMI(w, c) = log(P(w, c) / (P(w) P_alpha(c)))`` with ``P(w, c) = N(w, c) / N``,
+   ``P(w) = N(w) / N`` (``N`` = all counts, ``N(w)`` = row sums) and the context distribution
+   smoothed by ``alpha``: ``P_alpha(c) ∝ N(c)^alpha`` (0.75 damps rare contexts); negatives
+   clipped to 0.
 3. ``ppmi_vectors``: the top ``dim`` singular directions, ``U sqrt(S)`` (one row per word),
    centred and scaled to unit standard deviation over the words that occur; words that never
    occur (and the pad id) get zero rows.
