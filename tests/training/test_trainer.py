@@ -179,4 +179,5 @@ def test_init_model_runs_once_for_a_new_run_and_never_on_resume(tmp_path, text_f
     fit("b", resume=True)
     assert len(calls) == 2  # once per new run, not again on resume
     assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))
-    assert not torch.allclose(weights(tmp_path / "a")["embedding.weight"], torch.full((1,), 0.5))
+    # the run started from the task's 0.5s (not the N(0, 0.02) init) and six small steps moved it a little
+    assert (weights(tmp_path / "a")["embedding.weight"] - 0.5).abs().max() < 0.1

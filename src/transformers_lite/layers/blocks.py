@@ -30,7 +30,7 @@ from .kv_cache import KVCache
 from .rotary import RotaryEmbedding
 
 
-def _drop(dropout: nn.Dropout, x: Tensor) -> Tensor:
+def maybe_dropout(dropout: nn.Dropout, x: Tensor) -> Tensor:
     """Dropout, skipped outright when it is the identity (evaluation, or p = 0): per-token decoding
     pays for every module call."""
     return dropout(x) if dropout.training and dropout.p > 0 else x
@@ -70,11 +70,11 @@ class EncoderBlock(nn.Module):
         if self.norm_first:
             a, scores = self.attention(self.norm_attention(x), mask=mask, is_causal=is_causal,
                                        return_scores=return_scores, cache=cache)
-            h = x + _drop(self.dropout, a)
-            return h + _drop(self.dropout, self.feed_forward(self.norm_feedforward(h))), scores
+            h = x + maybe_dropout(self.dropout, a)
+            return h + maybe_dropout(self.dropout, self.feed_forward(self.norm_feedforward(h))), scores
         a, scores = self.attention(x, mask=mask, is_causal=is_causal, return_scores=return_scores, cache=cache)
-        h = self.norm_attention(x + _drop(self.dropout, a))
-        return self.norm_feedforward(h + _drop(self.dropout, self.feed_forward(h))), scores
+        h = self.norm_attention(x + maybe_dropout(self.dropout, a))
+        return self.norm_feedforward(h + maybe_dropout(self.dropout, self.feed_forward(h))), scores
 
 
 class DecoderBlock(nn.Module):
@@ -117,12 +117,12 @@ class DecoderBlock(nn.Module):
         kw = dict(return_scores=return_scores)
         if self.norm_first:
             a, _ = self.self_attention(self.norm_self(x), mask=self_mask, is_causal=is_causal, cache=cache)
-            h = x + _drop(self.dropout, a)
+            h = x + maybe_dropout(self.dropout, a)
             c, scores = self.cross_attention(self.norm_cross(h), memory, memory_mask, cache=memory_cache, **kw)
-            h = h + _drop(self.dropout, c)
-            return h + _drop(self.dropout, self.feed_forward(self.norm_feedforward(h))), scores
+            h = h + maybe_dropout(self.dropout, c)
+            return h + maybe_dropout(self.dropout, self.feed_forward(self.norm_feedforward(h))), scores
         a, _ = self.self_attention(x, mask=self_mask, is_causal=is_causal, cache=cache)
-        h = self.norm_self(x + _drop(self.dropout, a))
+        h = self.norm_self(x + maybe_dropout(self.dropout, a))
         c, scores = self.cross_attention(h, memory, memory_mask, cache=memory_cache, **kw)
-        h = self.norm_cross(h + _drop(self.dropout, c))
-        return self.norm_feedforward(h + _drop(self.dropout, self.feed_forward(h))), scores
+        h = self.norm_cross(h + maybe_dropout(self.dropout, c))
+        return self.norm_feedforward(h + maybe_dropout(self.dropout, self.feed_forward(h))), scores

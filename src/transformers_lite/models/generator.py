@@ -10,6 +10,7 @@ from torch import Tensor, nn
 
 from ..config import GeneratorConfig
 from ..layers import EncoderBlock, KVCache, LearnedPositionEmbedding, RotaryEmbedding, TokenEmbedding
+from ..layers.blocks import maybe_dropout
 
 
 class TransformerGenerator(nn.Module):
@@ -64,8 +65,7 @@ class TransformerGenerator(nn.Module):
         x = self.embedding(ids, check=cache is None or t > 1)  # (B, T, C)
         if self.position_embedding is not None:
             x = x + self.position_embedding(t, offset)  # (B, T, C) + (T, C)
-        if self.training and self.dropout.p > 0:
-            x = self.dropout(x)
+        x = maybe_dropout(self.dropout, x)
         all_scores = []
         for i, block in enumerate(self.blocks):
             x, scores = block(x, is_causal=True, return_scores=return_scores,

@@ -13,6 +13,7 @@ from torch import Tensor, nn
 
 from ..config import Seq2SeqConfig
 from ..layers import DecoderBlock, EncoderBlock, KVCache, SinusoidalPositionEncoding, TokenEmbedding
+from ..layers.blocks import maybe_dropout
 from ..layers.masks import attention_mask
 
 
@@ -39,7 +40,7 @@ class Seq2SeqTransformer(nn.Module):
 
     def _embed(self, table: TokenEmbedding, ids: Tensor, offset: int = 0) -> Tensor:
         x = table(ids) * self.scale + self.position_encoding(ids.shape[1], offset)  # (B, L, C)
-        return self.dropout(x)
+        return maybe_dropout(self.dropout, x)
 
     def encode(self, src: Tensor, src_valid: Tensor | None = None) -> Tensor:
         """``src (B, S)`` -> memory ``(B, S, C)``. ``src_valid`` defaults to ``src != pad_id``."""
