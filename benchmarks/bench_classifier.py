@@ -26,7 +26,7 @@ import torch
 from transformers_lite.cli.main import main as tlite
 from transformers_lite.evaluation.baselines import tfidf_baseline
 from transformers_lite.evaluation.evaluate import evaluate_classifier
-from transformers_lite.training.checkpoint import load
+from transformers_lite.training.runs import load
 
 DATA = Path(os.environ.get("TLITE_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 TRAIN = DATA / "amazon_reviews_multi_en" / "train.jsonl"
@@ -38,7 +38,7 @@ SEED = ["--preset", "seed-classifier", "--vocab", str(VOCAB), "--epochs", "10", 
         "--schedule", "constant", "--warmup-steps", "0", "--weight-decay", "0", "--grad-clip", "0"]
 DEFAULT: list[str] = []  # the `classifier` preset and the task's defaults (vocabulary: document frequency >= 2)
 # the default before PPMI embeddings: random embeddings, the seeds' 6,653 words, 6 epochs
-RANDOM = ["--set", "embedding_init=random", "--vocab", str(VOCAB), "--epochs", "6"]
+RANDOM = ["--embedding-init", "random", "--vocab", str(VOCAB), "--epochs", "6"]
 RUNS = {
     "seed-5": (SEED, 5), "seed-2": (SEED, 1),
     "default-5": (DEFAULT, 5), "default-2": (DEFAULT, 2),

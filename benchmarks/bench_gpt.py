@@ -23,7 +23,7 @@ import torch
 
 from transformers_lite import build_model, get_preset
 from transformers_lite.generation.generate import generate_tokens
-from transformers_lite.tasks.generator import GeneratorTask
+from transformers_lite.tasks.generator import GeneratorSettings, GeneratorTask
 from transformers_lite.training.optim import make_optimizer
 from transformers_lite.training.trainer import TrainConfig, Trainer
 
@@ -66,21 +66,21 @@ def trainer_loop(task: GeneratorTask, config, steps: int) -> float:  # noqa: ANN
 def throughput(steps: int) -> None:
     for name, (preset, batch) in CONFIGS.items():
         config = get_preset(preset)
-        task = GeneratorTask(TEXT, context=config.context, batch_size=batch, eval_tokens=1000)
+        task = GeneratorTask(GeneratorSettings(str(TEXT), batch_size=batch, eval_tokens=1000), config)
         config = task.adapt_config(config)
         bare, wrapped = [], []
         for _ in range(3):  # interleaved, best of three: the machine's noise hits both alike
             bare.append(bare_loop(task, config, steps))
             wrapped.append(trainer_loop(task, config, steps))
         bare, wrapped = min(bare), min(wrapped)
-        tokens = steps * batch * config.context
-        emit(benchmark="train_throughput", config=name, batch=f"{batch}x{config.context}",
+        tokens = steps * batch * config.max_length
+        emit(benchmark="train_throughput", config=name, batch=f"{batch}x{config.max_length}",
              dropout=config.dropout, bare_tokens_per_s=round(tokens / bare), trainer_tokens_per_s=round(tokens / wrapped),
              trainer_overhead_pct=round(100 * (wrapped / bare - 1), 2))
 
 
 def generation(tokens: int) -> None:
-    config = get_preset("baby-gpt").replace(context=256)
+    config = get_preset("baby-gpt").replace(max_length=256)
     torch.manual_seed(0)
     model = build_model(config).eval()
     # a one-token prompt growing to `tokens` (window 1..tokens), then 500 tokens after a full
@@ -119,7 +119,7 @@ def quality(only: str | None = None) -> None:
         config = get_preset(name.replace("-no-dropout", ""))
         if "dropout" in r:
             config = config.replace(dropout=r["dropout"])
-        task = GeneratorTask(TEXT, context=config.context, batch_size=r["batch"], seed=0)
+        task = GeneratorTask(GeneratorSettings(str(TEXT), batch_size=r["batch"]), config, seed=0)
         config = task.adapt_config(config)
         torch.manual_seed(0)
         with tempfile.TemporaryDirectory() as tmp:

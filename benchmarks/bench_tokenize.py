@@ -16,8 +16,8 @@ import statistics
 import time
 from pathlib import Path
 
-from transformers_lite.data.reviews import encode_reviews, load_reviews
-from transformers_lite.tokenizers import IndexTokenizer, load_vocabulary
+from transformers_lite.data.reviews import load_reviews
+from transformers_lite.tokenizers import WordTokenizer, load_vocabulary
 
 DATA = Path(os.environ.get("TLITE_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
@@ -30,12 +30,12 @@ def main() -> None:
     args = parser.parse_args()
     reviews = load_reviews(DATA / "amazon_reviews_multi_en" / "train.jsonl")
     texts = (reviews.texts * (args.n // len(reviews) + 1))[: args.n]
-    tok = IndexTokenizer(load_vocabulary(DATA / "amazon_reviews_vocab" / "amazon_reviews_train_en.txt"), "[UNK]",
-                         pad="[PAD]")
+    tok = WordTokenizer(load_vocabulary(DATA / "amazon_reviews_vocab" / "amazon_reviews_train_en.txt"), "[UNK]",
+                        pad="[PAD]")
     times = []
     for _ in range(args.repeats + 1):
         t0 = time.perf_counter()
-        encode_reviews(texts, tok, max_length=50, pad_to=50)
+        tok.encode_batch(texts, max_length=50, pad_to=50)
         times.append(time.perf_counter() - t0)
     result = {"benchmark": "tokenize+index", "reviews": args.n, "first_s": round(times[0], 3),
               "median_s": round(statistics.median(times[1:]), 3), "best_s": round(min(times[1:]), 3),

@@ -12,7 +12,7 @@ OUT=${OUT:-outputs/classifier_trials}
 TL=${TL:-.venv/bin/tlite}
 mkdir -p "$OUT"
 common=(train classifier --train "$D/amazon_reviews_multi_en/train.jsonl" --val "$D/amazon_reviews_multi_en/dev.jsonl"
-        --preset classifier --eval-every 0 --warmup-steps 200 --weight-decay 0.1 --set embedding_init=random)
+        --preset classifier --eval-every 0 --warmup-steps 200 --weight-decay 0.1 --embedding-init random)
 V=(--vocab "$D/amazon_reviews_vocab/amazon_reviews_train_en.txt")
 run() {
   local name=$1; shift
@@ -35,10 +35,10 @@ if [[ $WHICH == ppmi || $WHICH == all ]]; then
   for L in 5 2; do
     run3 "P$L-default" --labels "$L"
     run3 "P$L-seed-vocab" --labels "$L" "${V[@]}"
-    run3 "P$L-window5" --labels "$L" --set embedding_window=5
+    run3 "P$L-window5" --labels "$L" --embedding-window 5
     run3 "P$L-6epochs" --labels "$L" --epochs 6
     run3 "P$L-d64" --labels "$L" --set dim=64 --set dim_hidden=256
-    run3 "P$L-random-3epochs" --labels "$L" --set embedding_init=random
+    run3 "P$L-random-3epochs" --labels "$L" --embedding-init random
   done
 fi
 [[ $WHICH == random || $WHICH == all ]] || exit 0

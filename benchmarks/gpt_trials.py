@@ -13,7 +13,7 @@ import torch
 from bench_gpt import MACHINE, TEXT
 
 from transformers_lite import build_model, get_preset
-from transformers_lite.tasks.generator import GeneratorTask
+from transformers_lite.tasks.generator import GeneratorSettings, GeneratorTask
 from transformers_lite.training.trainer import TrainConfig, Trainer
 
 # (lr, batch, weight decay, cosine floor, dropout)
@@ -24,7 +24,7 @@ TRIALS = [(3e-3, 32, 0.1, 0.1, 0.1), (6e-3, 32, 0.1, 0.1, 0.1), (3e-3, 64, 0.1, 
 def main() -> None:
     for lr, batch, wd, floor, dropout in TRIALS:
         config = get_preset("seed-gpt").replace(dropout=dropout)
-        task = GeneratorTask(TEXT, context=config.context, batch_size=batch, seed=0)
+        task = GeneratorTask(GeneratorSettings(str(TEXT), batch_size=batch), config, seed=0)
         config = task.adapt_config(config)
         torch.manual_seed(0)
         steps = 4000 if batch == 32 else 2200

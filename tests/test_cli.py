@@ -7,7 +7,7 @@ import pytest
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 30
 TINY = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set",
-        "context=16", "--batch-size", "4"]
+        "max_length=16", "--batch-size", "4"]
 
 
 def tlite(*args, check=False, env=None):
@@ -26,12 +26,19 @@ def run_dir(tmp_path_factory):
     return out
 
 
-def test_every_subcommand_has_help_with_an_example():
+def test_every_subcommand_has_help_with_an_example_and_real_defaults():
+    from transformers_lite.cli.main import build_parser
+
     for cmd in (["train", "generator"], ["train", "classifier"], ["train", "seq2seq"], ["summary"], ["data"],
                 ["evaluate"], ["generate"], ["classify"], ["translate"], ["inspect"], ["baseline"], ["backprop"]):
-        result = tlite(*cmd, "--help")
-        assert result.returncode == 0, (cmd, result.stderr)
-        assert "example" in result.stdout.lower(), cmd
+        parser = build_parser()
+        for word in cmd:  # walk down to the subcommand's own parser
+            parser = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices[word]
+        text = parser.format_help()
+        assert "example" in text.lower(), cmd
+        assert "default: None" not in text and "default: none" not in text, (cmd, text)
+    result = tlite("train", "classifier", "--help")
+    assert result.returncode == 0 and "--lr LR" in result.stdout and "(default: 0.004)" in result.stdout
 
 
 def test_train_writes_a_run_and_logs_one_line_per_evaluation(run_dir):
@@ -41,7 +48,7 @@ def test_train_writes_a_run_and_logs_one_line_per_evaluation(run_dir):
 
 @pytest.mark.parametrize("args, message", [
     (["train", "generator", "--preset", "gpt9"], "unknown preset 'gpt9'"),
-    (["train", "generator", "--set", "layers=3"], "unknown generator config key 'layers'"),
+    (["train", "generator", "--set", "layers=3"], "unknown generator config key(s): layers"),
     (["train", "generator", "--set", "n_blocks=three"], "n_blocks='three' is not a valid int"),
     (["train", "generator", "--preset", "seed-classifier"], "is a classifier model, not a generator"),
     (["train", "generator", "--resume", "/nonexistent/run"], "not a run directory"),

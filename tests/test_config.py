@@ -29,10 +29,12 @@ def test_configs_are_frozen_and_validated():
 
 
 def test_overrides_parse_types_and_reject_unknown_keys():
-    cfg = apply_overrides(get_preset("seed-gpt"), ["n_blocks=6", "dropout=0.2", "tie_weights=true"])
-    assert (cfg.n_blocks, cfg.dropout, cfg.tie_weights) == (6, 0.2, True)
-    with pytest.raises(ValueError, match="unknown generator config key 'layers'"):
+    cfg = apply_overrides(get_preset("seed-gpt"), ["n_blocks=6", "dropout=0.2", "tie_embeddings=true"])
+    assert (cfg.n_blocks, cfg.dropout, cfg.tie_embeddings) == (6, 0.2, True)
+    with pytest.raises(ValueError, match=r"unknown generator config key\(s\): layers"):
         apply_overrides(cfg, ["layers=2"])
+    with pytest.raises(ValueError, match=r"context \(renamed max_length\)"):
+        apply_overrides(cfg, ["context=128"])
     with pytest.raises(ValueError, match="n_blocks='two' is not a valid int"):
         apply_overrides(cfg, ["n_blocks=two"])
     with pytest.raises(ValueError, match="key=value"):
@@ -45,5 +47,18 @@ def test_unknown_preset_and_family_and_field():
         get_preset("gpt-5")
     with pytest.raises(ValueError, match="unknown model family"):
         config_from_dict({"family": "rnn"})
-    with pytest.raises(ValueError, match="unknown generator config field"):
+    with pytest.raises(ValueError, match=r"unknown generator config key\(s\): bogus"):
         config_from_dict({"family": "generator", "bogus": 1})
+
+
+@pytest.mark.parametrize("field, value", [("n_blocks", -2), ("n_blocks", 0), ("max_length", 0), ("dim_hidden", 0),
+                                          ("vocab_size", 0), ("n_heads", True)])
+def test_impossible_sizes_are_rejected_by_name(field, value):
+    with pytest.raises(ValueError, match=field):
+        GeneratorConfig(**{field: value})
+
+
+def test_every_preset_has_a_recipe_of_its_family():
+    from transformers_lite.recipes import RECIPES, check_registry
+
+    assert check_registry() == [] and set(RECIPES) == set(PRESETS)

@@ -12,7 +12,7 @@ def test_summary_lists_layers_like_the_seeds_and_ends_with_total():
 
 
 def test_tied_weights_are_counted_once():
-    cfg = get_preset("seed-gpt").replace(tie_weights=True)
+    cfg = get_preset("seed-gpt").replace(tie_embeddings=True)
     last = summary(build_model(cfg)).splitlines()[-1]
     assert last == f"Total: {44_487 - 71 * 32:,} trainable parameters (+0 non-trainable)"
 

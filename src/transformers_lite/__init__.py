@@ -5,21 +5,17 @@ Public API re-exports only; importing this package has no side effects.
 
 from .config import (PRESETS, ClassifierConfig, GeneratorConfig, Seq2SeqConfig, apply_overrides, config_from_dict,
                      get_preset, load_config)
+from .errors import ConfigError, DataError, RunError, TliteError
+from .experiment import Experiment, TrainResult
 from .models import Seq2SeqTransformer, TransformerClassifier, TransformerGenerator, build_model
+from .recipes import RECIPES, Recipe, get_recipe
 from .summary import count_parameters, summary
-
-__version__ = "0.1.0"
+from .training.runs import LoadedRun, load
+from .version import __version__
 
 __all__ = [
     "PRESETS", "ClassifierConfig", "GeneratorConfig", "Seq2SeqConfig", "apply_overrides", "config_from_dict",
-    "get_preset", "load_config", "Seq2SeqTransformer", "TransformerClassifier", "TransformerGenerator",
-    "build_model", "count_parameters", "summary", "__version__",
+    "get_preset", "load_config", "ConfigError", "DataError", "RunError", "TliteError", "Experiment", "TrainResult",
+    "Seq2SeqTransformer", "TransformerClassifier", "TransformerGenerator", "build_model", "RECIPES", "Recipe",
+    "get_recipe", "count_parameters", "summary", "LoadedRun", "load", "__version__",
 ]
-
-
-def __getattr__(name: str):  # lazy: keeps `import transformers_lite` light
-    if name == "load":
-        from .training.checkpoint import load
-
-        return load
-    raise AttributeError(f"module 'transformers_lite' has no attribute {name!r}")

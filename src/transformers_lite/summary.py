@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from torch import nn
 
-from .layers import (FeedForward, LearnedPositionEmbedding, MultiHeadAttention, RotaryEmbedding,
+from .layers import (FeedForward, LearnedPositionEmbedding, MultiHeadAttention, Residual, RotaryEmbedding,
                      SinusoidalPositionEncoding, TokenEmbedding)
 
 
@@ -34,14 +34,17 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
     def visit(module: nn.Module, path: str, depth: int) -> None:
         indent = "  " * depth
         if isinstance(module, MultiHeadAttention):
-            rows.append((indent + path, f"MultiHeadAttention({module.extra_repr()})", 0, 0))
-            count(module.parameters(recurse=False))
-            count(module.in_proj.parameters())
-            count(module.out_proj.parameters())
+            rows.append((indent + path, f"{type(module).__name__}({module.extra_repr()})", 0, 0))
+            count(p for name, p in module.named_parameters() if not name.startswith("rope."))
             for name, desc, n in module.summary_rows():
                 rows.append((indent + "  " + name, desc, n, 0))
-            if module.rope is not None:
+            if getattr(module, "rope", None) is not None:
                 visit(module.rope, "rope", depth + 1)
+            return
+        if isinstance(module, Residual):
+            drop = f", Dropout({module.dropout.p})" if module.dropout.p > 0 else ""
+            rows.append((indent + path, f"Residual(LayerNorm({module.norm.normalized_shape[0]}){drop}, "
+                         f"{module.extra_repr()})", count(module.parameters()), 0))
             return
         if isinstance(module, FeedForward):
             rows.append((indent + path + ".dense1", _dense(module.dense1, module.activation),

@@ -3,8 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from transformers_lite.data.reviews import encode_reviews, load_reviews, split_validation, task_labels
-from transformers_lite.tokenizers import IndexTokenizer, load_vocabulary, words
+from transformers_lite.data.reviews import load_reviews, split_validation, task_labels
 
 from ..conftest import shared_data
 
@@ -73,31 +72,8 @@ def test_split_validation_is_seeded_and_disjoint():
     assert np.array_equal(train, again) and not np.array_equal(train, other)
 
 
-def test_fast_encoding_equals_the_plain_pipeline():
-    tok = IndexTokenizer(["good", "coffee", "creme", "dont", "its", "日本語"], "[UNK]", pad="[PAD]")
-    texts = ["Good COFFEE, good!", "Crème brûlée — don't “stop” it’s", "a b c", "日本語 x ßß", "\n\n", "good " * 80]
-    ids, valid = encode_reviews(texts, tok, max_length=50, pad_to=60)
-    plain, mask = tok.encode_batch([words(t) for t in texts], 50, pad_to=60)
-    assert ids.equal(plain) and valid.equal(mask)
-    assert ids[0].tolist()[:4] == [2, 3, 2, 1] and valid[4].sum() == 0 and valid[5].sum() == 50
-
-
-def test_real_reviews_counts_and_fast_path_parity():
+def test_real_review_counts():
     train = load_reviews(shared_data("amazon_reviews_multi_en", "train.jsonl"))
     dev = load_reviews(shared_data("amazon_reviews_multi_en", "dev.jsonl"))
     assert len(train) == 12_456 and len(dev) == 5_000
     assert np.bincount(dev.stars, minlength=6)[1:].tolist() == [1000] * 5
-    tok = IndexTokenizer(load_vocabulary(shared_data("amazon_reviews_vocab", "amazon_reviews_train_en.txt")),
-                         "[UNK]", pad="[PAD]")
-    ids, valid = encode_reviews(dev.texts, tok, 50, pad_to=50)
-    plain, mask = tok.encode_batch([words(t) for t in dev.texts], 50, pad_to=50)
-    assert ids.equal(plain) and valid.equal(mask)
-
-
-def test_a_new_tokenizer_of_the_same_size_gets_its_own_lookup_table():
-    first = IndexTokenizer(["good", "bad"], "[UNK]", pad="[PAD]")
-    ids, _ = encode_reviews(["good bad"], first, 5)
-    assert ids.tolist() == [[2, 3]]
-    second = IndexTokenizer(["bad", "good"], "[UNK]", pad="[PAD]")  # same length, other order
-    ids, _ = encode_reviews(["good bad"], second, 5)
-    assert ids.tolist() == [[3, 2]]

@@ -2,8 +2,7 @@ import gzip
 
 import pytest
 
-from transformers_lite.data.translation import (bucket_batches, build_word_tokenizer, filter_by_length,
-                                                iterate_batches, load_parallel, make_batch, word_tokenize)
+from transformers_lite.data.translation import bucket_batches, filter_by_length, load_parallel, make_batch
 
 from ..conftest import shared_data
 
@@ -17,12 +16,6 @@ def test_load_plain_and_gzip_and_mismatch(tmp_path):
     (tmp_path / "b.en").write_text("A dog.\n")
     with pytest.raises(ValueError, match=r"a.de has 2 lines, .*b.en has 1 lines"):
         load_parallel(tmp_path / "a.de", tmp_path / "b.en")
-
-
-def test_word_tokenizer_has_the_four_specials():
-    tok = build_word_tokenizer(["a dog runs .", "a cat runs ."], min_frequency=1)
-    assert tok.vocabulary[:4] == ["<unk>", "<pad>", "<bos>", "<eos>"]
-    assert word_tokenize("A dog, running.") == ["a", "dog", ",", "running", "."]
 
 
 def test_batches_shift_target_and_mask_padding():
@@ -44,7 +37,6 @@ def test_bucketing_respects_token_budget_and_covers_everything():
     assert bucket_batches(src, tgt, 30, seed=0) == batches
     s, t = filter_by_length(src, tgt, max_length=9)
     assert all(len(x) <= 9 for x in s + t) and len(s) == 4
-    assert len(list(iterate_batches(src, tgt, batches, 0, 2, 3))) == len(batches)
 
 
 def test_real_multi30k_sizes():

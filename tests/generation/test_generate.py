@@ -5,7 +5,7 @@ from transformers_lite import GeneratorConfig, build_model
 from transformers_lite.generation.generate import generate_tokens, window_start
 from transformers_lite.generation.sampling import filter_logits, sample_next
 
-CFG = GeneratorConfig(vocab_size=12, context=8, dim=16, n_heads=2, dim_hidden=32, n_blocks=2, dropout=0.0)
+CFG = GeneratorConfig(vocab_size=12, max_length=8, dim=16, n_heads=2, dim_hidden=32, n_blocks=2, dropout=0.0)
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def test_greedy_matches_argmax_of_the_window(model):
     out = list(generate_tokens(model, prompt, 12, temperature=0.0, stride=1))
     tokens = prompt.tolist()
     for nxt in out:
-        window = torch.tensor([tokens[-CFG.context :]])
+        window = torch.tensor([tokens[-CFG.max_length :]])
         assert nxt == int(model(window)[0, -1].argmax())
         tokens.append(nxt)
 

@@ -3,7 +3,7 @@ import torch
 from transformers_lite import GeneratorConfig, build_model
 from transformers_lite.inspect import plots, scores
 
-CFG = GeneratorConfig(vocab_size=10, context=12, dim=16, n_heads=2, dim_hidden=32, n_blocks=2)
+CFG = GeneratorConfig(vocab_size=10, max_length=12, dim=16, n_heads=2, dim_hidden=32, n_blocks=2)
 
 
 def test_attention_rows_sum_to_one_and_masked_cells_are_blank():

@@ -1,27 +1,47 @@
+import pytest
 import torch
 
-from transformers_lite.layers import DecoderBlock, EncoderBlock, FeedForward, MeanPoolHead, SeedHead
+from transformers_lite.layers import (CausalBlock, DecoderBlock, EncoderBlock, FeedForward, MeanPoolHead, Residual,
+                                      SeedHead)
 from transformers_lite.layers.masks import attention_mask
 
-import pytest
+
+def test_residual_post_norm_and_pre_norm_equations():
+    f = torch.nn.Linear(6, 6)
+    x = torch.randn(2, 3, 6)
+    post = Residual(6, 0.0, norm_first=False)
+    assert torch.allclose(post(x, f), post.norm(x + f(x)))
+    pre = Residual(6, 0.0, norm_first=True)
+    assert torch.allclose(pre(x, f), x + f(pre.norm(x)))
 
 
 def test_encoder_block_post_norm_matches_seed_equations():
     block = EncoderBlock(2, 8, 16, dropout=0.0).eval()
     x = torch.randn(2, 5, 8)
-    a, _ = block.attention(x)
-    h = block.norm_attention(x + a)
-    expected = block.norm_feedforward(h + block.feed_forward(h))
-    assert torch.allclose(block(x)[0], expected, atol=1e-6)
+    h = block.attention_residual.norm(x + block.attention(x))
+    expected = block.feed_forward_residual.norm(h + block.feed_forward(h))
+    assert torch.allclose(block(x), expected, atol=1e-6)
 
 
 def test_encoder_block_pre_norm_option():
     block = EncoderBlock(2, 8, 16, dropout=0.0, norm_first=True).eval()
     x = torch.randn(2, 5, 8)
-    a, _ = block.attention(block.norm_attention(x))
-    h = x + a
-    expected = h + block.feed_forward(block.norm_feedforward(h))
-    assert torch.allclose(block(x)[0], expected, atol=1e-6)
+    h = x + block.attention(block.attention_residual.norm(x))
+    expected = h + block.feed_forward(block.feed_forward_residual.norm(h))
+    assert torch.allclose(block(x), expected, atol=1e-6)
+
+
+def test_causal_block_is_the_encoder_block_with_the_look_ahead_mask():
+    torch.manual_seed(0)
+    causal = CausalBlock(2, 8, 16, dropout=0.0).eval()
+    encoder = EncoderBlock(2, 8, 16, dropout=0.0).eval()
+    encoder.load_state_dict(causal.state_dict())
+    x = torch.randn(1, 6, 8)
+    look_ahead = torch.ones(6, 6, dtype=torch.bool).tril()
+    assert torch.allclose(causal(x), encoder(x, look_ahead), atol=1e-6)
+    changed = x.clone()
+    changed[:, 4:] += 1.0
+    assert torch.allclose(causal(x)[:, :4], causal(changed)[:, :4], atol=1e-6)  # no leak from the future
 
 
 def test_feed_forward_activations():
@@ -36,30 +56,28 @@ def test_decoder_block_uses_encoder_output_as_keys():
     """Cross-attention queries come from the decoder, keys/values from the encoder memory."""
     block = DecoderBlock(2, 8, 16, dropout=0.0).eval()
     x, mem = torch.randn(1, 3, 8), torch.randn(1, 6, 8)
-    y, scores = block(x, mem, is_causal=True, return_scores=True)
-    assert y.shape == (1, 3, 8) and scores.shape == (1, 2, 3, 6)
-    y2, _ = block(x, mem + 1.0, is_causal=True)
-    assert not torch.allclose(y, y2)
+    y = block(x, mem)
+    assert y.shape == (1, 3, 8)
+    assert not torch.allclose(y, block(x, mem + 1.0))
 
 
 def test_decoder_block_ignores_padded_memory():
     block = DecoderBlock(2, 8, 16, dropout=0.0).eval()
     x, mem = torch.randn(1, 3, 8), torch.randn(1, 4, 8)
     valid = torch.tensor([[True, True, False, False]])
-    y1, _ = block(x, mem, memory_mask=attention_mask(valid), is_causal=True)
+    y1 = block(x, mem, memory_mask=attention_mask(valid))
     mem2 = mem.clone()
     mem2[:, 2:] = torch.randn(1, 2, 8) * 100
-    y2, _ = block(x, mem2, memory_mask=attention_mask(valid), is_causal=True)
-    assert torch.allclose(y1, y2, atol=1e-6)
+    assert torch.allclose(y1, block(x, mem2, memory_mask=attention_mask(valid)), atol=1e-6)
 
 
 def test_gradcheck_blocks_float64():
-    enc = EncoderBlock(2, 4, 8, dropout=0.0).double()
+    enc = CausalBlock(2, 4, 8, dropout=0.0).double()
     dec = DecoderBlock(2, 4, 8, dropout=0.0, norm_first=True).double()
     x = torch.randn(1, 3, 4, dtype=torch.float64, requires_grad=True)
     mem = torch.randn(1, 2, 4, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda a: enc(a, is_causal=True, return_scores=True)[0], (x,))
-    assert torch.autograd.gradcheck(lambda a, m: dec(a, m, is_causal=True, return_scores=True)[0], (x, mem))
+    assert torch.autograd.gradcheck(lambda a: enc(a), (x,))
+    assert torch.autograd.gradcheck(lambda a, m: dec(a, m), (x, mem))
 
 
 def test_seed_head_needs_exact_length_and_mean_head_ignores_padding():

@@ -1,7 +1,8 @@
 import pytest
 import torch
 
-from transformers_lite.layers.masks import attention_mask, causal_mask, padding_mask, padding_mask_from_ids
+from transformers_lite.layers.masks import (attention_mask, causal_mask, padding_mask, padding_mask_from_ids,
+                                            with_look_ahead)
 
 
 def test_causal_mask_is_lower_triangular():
@@ -40,3 +41,14 @@ def test_attention_mask_combines_padding_and_causal():
     assert attention_mask(valid).shape == (1, 1, 1, 3)
     with pytest.raises(ValueError, match="bool"):
         attention_mask(valid.long())
+
+
+def test_with_look_ahead_uses_the_kernel_flag_only_when_it_means_the_same():
+    assert with_look_ahead(None, False, 4, 4) == (None, False)
+    assert with_look_ahead(None, True, 4, 4) == (None, True)  # square, nothing else masked: is_causal
+    assert with_look_ahead(None, True, 1, 9) == (None, False)  # one new query sees every cached key
+    mask, flag = with_look_ahead(None, True, 2, 5)  # the last 2 of 5 positions
+    assert not flag and torch.equal(mask, causal_mask(2, 5))
+    pad = torch.tensor([[True, True, True, False]])[:, None, None, :]  # (B, 1, 1, S)
+    mask, flag = with_look_ahead(pad, True, 4, 4)
+    assert not flag and torch.equal(mask[0, 0], causal_mask(4) & pad[0, 0])

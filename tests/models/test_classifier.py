@@ -38,9 +38,12 @@ def test_errors_for_too_long_input_and_bad_mask():
         model(torch.tensor([[30]]))
 
 
-def test_attention_scores_can_be_returned():
+def test_attention_weights_can_be_recorded():
+    from transformers_lite.inspect.scores import classifier_attention
+
     model = build_model(ClassifierConfig(vocab_size=30, head="mean", max_length=6, pad_id=0, n_blocks=2)).eval()
-    logits, scores = model(torch.tensor([[3, 4, 5, 0]]), return_scores=True)
-    assert len(scores) == 2 and scores[0].shape == (1, 4, 4, 4)
-    assert torch.allclose(scores[0][..., :3].sum(-1), torch.ones(1, 4, 4))
-    assert (scores[0][..., 3] == 0).all()  # padding key gets no attention
+    weights = classifier_attention(model, torch.tensor([3, 4, 5, 0]))
+    assert len(weights) == 2 and weights[0].shape == (4, 4, 4)
+    assert torch.allclose(weights[0][..., :3].sum(-1), torch.ones(4, 4))
+    assert (weights[0][..., 3] == 0).all()  # the padding key gets no attention
+    assert all(m.weights is None for m in model.modules() if hasattr(m, "record_weights"))  # nothing kept after

@@ -20,7 +20,7 @@ def test_shapes_and_last_only():
 
 @pytest.mark.parametrize("position", ["learned", "rope"])
 def test_causal_no_leak(position):
-    model = build_model(GeneratorConfig(vocab_size=20, context=16, position=position, dropout=0.0)).eval()
+    model = build_model(GeneratorConfig(vocab_size=20, max_length=16, position=position, dropout=0.0)).eval()
     ids = torch.randint(0, 20, (2, 16))
     changed = ids.clone()
     changed[:, 9:] = torch.randint(0, 20, (2, 7))
@@ -31,7 +31,7 @@ def test_causal_no_leak(position):
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_kv_cache_logits_equal_full_forward(norm_first):
-    model = build_model(GeneratorConfig(vocab_size=20, context=16, norm_first=norm_first, final_norm=norm_first,
+    model = build_model(GeneratorConfig(vocab_size=20, max_length=16, norm_first=norm_first, final_norm=norm_first,
                                         dropout=0.0)).eval()
     ids = torch.randint(0, 20, (2, 12))
     full = model(ids)
@@ -43,11 +43,11 @@ def test_kv_cache_logits_equal_full_forward(norm_first):
 
 
 def test_context_limit_error_and_weight_tying():
-    model = build_model(GeneratorConfig(vocab_size=20, context=8, tie_weights=True))
+    model = build_model(GeneratorConfig(vocab_size=20, max_length=8, tie_embeddings=True))
     with pytest.raises(ValueError, match="exceeds the context length 8"):
         model(torch.zeros(1, 9, dtype=torch.long))
     assert model.head.weight is model.embedding.weight
-    untied = build_model(GeneratorConfig(vocab_size=20, context=8))
+    untied = build_model(GeneratorConfig(vocab_size=20, max_length=8))
     assert count_parameters(untied)[0] - count_parameters(model)[0] == 20 * 32
 
 

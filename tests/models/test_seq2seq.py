@@ -42,10 +42,12 @@ def test_kv_cache_decoding_equals_full_decode(norm_first):
     tgt = torch.randint(1, 25, (2, 7))
     memory = model.encode(src, valid)
     full = model.decode(tgt, memory, valid)
-    cache = model.new_cache(2)
-    steps = [model.decode(tgt[:, :2], memory, valid, cache=cache)]
-    steps += [model.decode(tgt[:, i : i + 1], memory, valid, cache=cache) for i in range(2, 7)]
-    assert torch.allclose(torch.cat(steps, 1), full, atol=1e-5)
+    cache = model.start_decoding(memory, valid)
+    steps = [model.decode_step(tgt[:, :2], cache)]  # a two-token prefill, then one token at a time
+    steps += [model.decode_step(tgt[:, i : i + 1], cache) for i in range(2, 7)]
+    assert torch.allclose(torch.stack(steps, 1), full[:, 1:], atol=1e-5)
+    cache.reorder(torch.tensor([1, 1]))  # beam search keeps rows; the cache follows
+    assert cache.memory_kv[0][0].shape[0] == 2 and torch.equal(cache.memory_kv[0][0][0], cache.memory_kv[0][0][1])
 
 
 def test_shapes_presets_and_sharing():

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from transformers_lite import ClassifierConfig, build_model, get_preset
-from transformers_lite.tasks.classifier import ClassifierTask
+from transformers_lite.tasks.classifier import ClassifierSettings, ClassifierTask
 from transformers_lite.training.trainer import TrainConfig, Trainer
 
 from ..conftest import shared_data
@@ -36,14 +36,14 @@ def corpus(tmp_path):
 @pytest.mark.parametrize("labels, head", [(5, "mean"), (2, "mean"), (5, "seed"), (1, "seed")])
 def test_tiny_model_learns_keyword_labels(tmp_path, corpus, labels, head):
     train, dev = corpus
-    task = ClassifierTask(train, val=dev, n_labels=labels, min_document_frequency=1, max_length=16,
-                          pad_to_max=head == "seed", batch_size=32)
-    config = task.adapt_config(ClassifierConfig(dim=16, n_heads=2, dim_hidden=32, head=head, dropout=0.0))
+    config = ClassifierConfig(dim=16, n_heads=2, dim_hidden=32, head=head, dropout=0.0, max_length=16)
+    task = ClassifierTask(ClassifierSettings(str(train), str(dev), labels=labels, min_df=1), config)
+    config = task.adapt_config(config)
     torch.manual_seed(0)
     model = build_model(config)
     state = Trainer(model, task, TrainConfig(epochs=8, lr=5e-3, warmup_steps=20, eval_every=0), tmp_path / "r",
                     config, log=lambda *_: None).fit()
-    assert state["history"][-1]["val_accuracy"] > 0.9
+    assert state.history[-1]["val_accuracy"] > 0.9
     if labels == 2:
         assert len(task.val_labels) < 300  # 3-star reviews dropped
 
@@ -76,39 +76,43 @@ def test_classify_and_evaluate_through_the_cli(tmp_path, corpus):
 def test_seed_classifier_preset_on_real_reviews_smoke(tmp_path):
     data = shared_data("amazon_reviews_multi_en")
     vocab = shared_data("amazon_reviews_vocab", "amazon_reviews_train_en.txt")
-    task = ClassifierTask(data / "train.jsonl", val=data / "dev.jsonl", n_labels=5, vocab=vocab, max_length=50,
-                          pad_to_max=True)
+    settings = ClassifierSettings(str(data / "train.jsonl"), str(data / "dev.jsonl"), labels=5, vocab=str(vocab))
+    task = ClassifierTask(settings, get_preset("seed-classifier"))
     config = task.adapt_config(get_preset("seed-classifier"))
     assert config.vocab_size == 6653 + 2 and len(task.train_labels) == 12_456 and len(task.val_labels) == 5_000
     model = build_model(config)
     state = Trainer(model, task, TrainConfig(epochs=1, eval_every=0, lr=2e-3, schedule="constant", warmup_steps=0),
                     tmp_path / "r", config,
                     log=lambda *_: None).fit()
-    assert 0.3 < state["history"][-1]["val_accuracy"] < 1.0  # chance is 0.2 on the balanced dev split
+    assert 0.3 < state.history[-1]["val_accuracy"] < 1.0  # chance is 0.2 on the balanced dev split
 
 
 def test_ppmi_initialisation_uses_only_the_training_texts(corpus):
     train, dev = corpus
-    task = ClassifierTask(train, val=dev, n_labels=2, min_document_frequency=1, max_length=16)
-    config = task.adapt_config(get_preset("classifier").replace(dim=16, n_heads=2, dim_hidden=32))
-    assert config.embedding_init == "ppmi" and get_preset("seed-classifier").embedding_init == "random"
+    from transformers_lite import get_recipe
+    from transformers_lite.data.cooccurrence import ppmi_vectors
+
+    assert get_recipe("classifier").data.embedding_init == "ppmi"
+    assert get_recipe("seed-classifier").data.embedding_init == "random"
+    base = get_preset("classifier").replace(dim=16, n_heads=2, dim_hidden=32, max_length=16)
+    ppmi_settings = ClassifierSettings(str(train), str(dev), labels=2, min_df=1, embedding_init="ppmi")
+    task = ClassifierTask(ppmi_settings, base)
+    config = task.adapt_config(base)
     model = build_model(config)
     task.init_model(model)
-    from transformers_lite.data.cooccurrence import ppmi_vectors
-    from transformers_lite.data.reviews import encode_reviews
-
-    ids, valid = encode_reviews(task.train_texts, task.tokenizer, 2048)
+    ids, valid = task.tokenizer.encode_batch(task.train_texts, 2048)
     assert len(task.train_texts) == 1500 > len(task.train_labels)  # 3-star reviews count, dev reviews do not
-    split = ClassifierTask(train, n_labels=5, min_document_frequency=1, max_length=16, val_fraction=0.2)
+    split = ClassifierTask(ClassifierSettings(str(train), min_df=1, val_fraction=0.2), base)
     assert len(split.train_texts) == len(split.train_labels) == 1200  # the split-off validation is not counted
     assert torch.equal(model.embedding.weight, ppmi_vectors(ids, valid, config.vocab_size, 16, window=10))
     # the keywords' vectors differ: co-occurrence alone tells them apart from the filler words
-    kw = [task.tokenizer.encode(["awful"])[0], task.tokenizer.encode(["superb"])[0]]
+    kw = [task.tokenizer.encode("awful")[0], task.tokenizer.encode("superb")[0]]
     assert not torch.allclose(model.embedding.weight[kw[0]], model.embedding.weight[kw[1]])
 
-    random_model = build_model(config.replace(embedding_init="random"))
+    random_task = ClassifierTask(ClassifierSettings(str(train), str(dev), labels=2, min_df=1), base)
+    random_model = build_model(config)
     before = random_model.embedding.weight.clone()
-    task.init_model(random_model)
+    random_task.init_model(random_model)
     assert torch.equal(before, random_model.embedding.weight)
     with pytest.raises(ValueError, match="embedding_init"):
-        config.replace(embedding_init="word2vec")
+        ClassifierSettings(str(train), embedding_init="word2vec")

@@ -4,8 +4,8 @@ import torch
 
 from transformers_lite import Seq2SeqConfig, build_model
 from transformers_lite.generation.translate import DecodeSettings, greedy_decode
-from transformers_lite.tasks.seq2seq import Seq2SeqTask
-from transformers_lite.tokenizers.index import pad_batch
+from transformers_lite.tasks.seq2seq import Seq2SeqSettings, Seq2SeqTask
+from transformers_lite.tokenizers import pad_batch
 from transformers_lite.training.trainer import TrainConfig, Trainer
 
 WORDS = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
@@ -26,10 +26,12 @@ def write_reverse_task(tmp_path, n, seed):
 def test_synthetic_reverse_task_is_learned(tmp_path):
     train = write_reverse_task(tmp_path, 2000, 0)
     val = write_reverse_task(tmp_path, 100, 1)
-    task = Seq2SeqTask(*train, *val, tokenizer="word", max_length=16, max_tokens=512, label_smoothing=0.0,
-                       bleu_sentences=0)
-    config = task.adapt_config(Seq2SeqConfig(dim=64, n_heads=4, dim_hidden=128, n_encoder_blocks=2,
-                                             n_decoder_blocks=2, dropout=0.0))
+    settings = Seq2SeqSettings(*map(str, train), *map(str, val), tokenizer="word", max_tokens=512,
+                               label_smoothing=0.0, bleu_sentences=0)
+    config = Seq2SeqConfig(dim=64, n_heads=4, dim_hidden=128, n_encoder_blocks=2, n_decoder_blocks=2, dropout=0.0,
+                           max_length=16)
+    task = Seq2SeqTask(settings, config)
+    config = task.adapt_config(config)
     torch.manual_seed(0)
     model = build_model(config)
     Trainer(model, task, TrainConfig(max_steps=400, lr=3e-3, warmup_steps=50, eval_every=400, schedule="cosine",

@@ -10,7 +10,7 @@ from transformers_lite.training import checkpoint as ckpt
 from transformers_lite.atomic import atomic_write_text
 from transformers_lite.training.optim import Schedule, make_optimizer
 
-CFG = GeneratorConfig(vocab_size=5, context=8, dim=8, n_heads=2, dim_hidden=16, n_blocks=1)
+CFG = GeneratorConfig(vocab_size=5, max_length=8, dim=8, n_heads=2, dim_hidden=16, n_blocks=1)
 
 
 def step(model, opt):

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ from safetensors.torch import load_file
 
 TEXT = "Now is the winter of our discontent\nMade glorious summer by this sun of York;\n" * 50
 TINY = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set",
-        "context=16", "--set", "dropout=0.0", "--batch-size", "4", "--eval-every", "3", "--warmup-steps", "2",
+        "max_length=16", "--set", "dropout=0.0", "--batch-size", "4", "--eval-every", "3", "--warmup-steps", "2",
         "--seed", "2"]
 
 
@@ -19,11 +20,15 @@ def env():
     return {**os.environ, "OMP_NUM_THREADS": "1"}
 
 
-def torchrun(tmp_path, *args, extra_env=None, timeout=180):
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m",
-           "transformers_lite", "train", "generator", *map(str, args)]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env={**env(), **(extra_env or {})},
-                          timeout=timeout)
+KILL_SCRIPT = Path(__file__).with_name("kill_at_step.py")
+
+
+def torchrun(tmp_path, *args, kill=None, timeout=180):
+    """torchrun over `tlite train generator ARGS`; ``kill=(step, rank)`` SIGKILLs that rank after that step."""
+    program = ["-m", "transformers_lite"] if kill is None else [str(KILL_SCRIPT), *map(str, kill)]
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", *program,
+           "train", "generator", *map(str, args)]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env(), timeout=timeout)
 
 
 @pytest.fixture
@@ -62,7 +67,6 @@ def test_resume_under_ddp(tmp_path, text):
 def test_a_killed_rank_ends_the_job_with_an_error(tmp_path, text):
     start = time.monotonic()
     result = torchrun(tmp_path, "--text", text, *TINY, "--max-steps", "50", "--dist-timeout", "20", "--out",
-                      tmp_path / "k", extra_env={"TLITE_DEBUG_SIGKILL_AT_STEP": "2", "TLITE_DEBUG_SIGKILL_RANK": "1"},
-                      timeout=120)
+                      tmp_path / "k", kill=(2, 1), timeout=120)
     assert result.returncode != 0
     assert time.monotonic() - start < 90

@@ -10,12 +10,17 @@ import torch
 from safetensors.torch import load_file
 
 from transformers_lite import GeneratorConfig, build_model
-from transformers_lite.tasks.generator import GeneratorTask
+from transformers_lite.tasks.generator import GeneratorSettings, GeneratorTask
 from transformers_lite.training.checkpoint import latest_checkpoint
 from transformers_lite.training.trainer import NonFiniteLoss, TrainConfig, Trainer
 
 TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n" * 40
-TINY = GeneratorConfig(vocab_size=1, context=16, dim=16, n_heads=2, dim_hidden=32, n_blocks=1, dropout=0.1)
+TINY = GeneratorConfig(vocab_size=1, max_length=16, dim=16, n_heads=2, dim_hidden=32, n_blocks=1, dropout=0.1)
+KILL_SCRIPT = Path(__file__).with_name("kill_at_step.py")
+
+
+def make_task(text_file, seed=0, cls=GeneratorTask, config=TINY):
+    return cls(GeneratorSettings(text=str(text_file), batch_size=4), config, seed=seed)
 
 
 @pytest.fixture
@@ -26,7 +31,7 @@ def text_file(tmp_path):
 
 
 def train(run_dir, text_file, resume=False, **kw):
-    task = GeneratorTask(text_file, context=16, batch_size=4, seed=3)
+    task = make_task(text_file, 3)
     config = task.adapt_config(TINY)
     torch.manual_seed(3)
     model = build_model(config)
@@ -59,12 +64,13 @@ def test_straight_equals_pause_and_resume_bitwise(tmp_path, text_file):
 
 def test_resume_after_sigkill_between_checkpoints(tmp_path, text_file):
     common = ["--text", str(text_file), "--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32",
-              "--set", "n_blocks=1", "--set", "context=16", "--batch-size", "4", "--max-steps", "12",
+              "--set", "n_blocks=1", "--set", "max_length=16", "--batch-size", "4", "--max-steps", "12",
               "--eval-every", "4", "--warmup-steps", "2", "--seed", "5"]
     cmd = [sys.executable, "-m", "transformers_lite", "train", "generator"]
     subprocess.run(cmd + common + ["--out", str(tmp_path / "a")], check=True, capture_output=True)
-    env = {**os.environ, "TLITE_DEBUG_SIGKILL_AT_STEP": "7"}  # checkpoints at 4 and 8: killed in between
-    killed = subprocess.run(cmd + common + ["--out", str(tmp_path / "b")], env=env, capture_output=True)
+    # checkpoints at 4 and 8: killed in between, by a test callback
+    killed = subprocess.run([sys.executable, str(KILL_SCRIPT), "7", "0", "train", "generator", *common, "--out",
+                             str(tmp_path / "b")], capture_output=True)
     assert killed.returncode == -signal.SIGKILL
     assert latest_checkpoint(tmp_path / "b").name == "step-00000004"
     subprocess.run(cmd + ["--resume", str(tmp_path / "b")], check=True, capture_output=True)
@@ -86,7 +92,7 @@ def test_run_directory_files_and_documented_keys(tmp_path, text_file):
     folder = latest_checkpoint(run)
     assert {p.name for p in folder.iterdir()} == {"model.safetensors", "optimizer.safetensors", "state.json"}
     state = json.loads((folder / "state.json").read_text())
-    assert state["step"] == 4 and {"python", "numpy"} <= state["rng"].keys()
+    assert state["step"] == 4 and state["format"] == 1 and {"python", "numpy"} <= state["rng"].keys()
 
 
 def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, text_file):
@@ -96,7 +102,7 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, text_file):
             self.calls = getattr(self, "calls", 0) + 1
             return loss * float("nan") if self.calls == 6 else loss
 
-    task = Exploding(text_file, context=16, batch_size=4)
+    task = make_task(text_file, cls=Exploding)
     config = task.adapt_config(TINY)
     trainer = Trainer(build_model(config), task, TrainConfig(max_steps=10, eval_every=4), tmp_path / "n", config,
                       log=lambda *_: None)
@@ -106,21 +112,23 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, text_file):
 
 
 def test_early_stopping_and_time_budget(tmp_path, text_file):
-    task = GeneratorTask(text_file, context=16, batch_size=4)
+    task = make_task(text_file)
     config = task.adapt_config(TINY)
     t = Trainer(build_model(config), task, TrainConfig(max_steps=50, eval_every=1, patience=1, lr=1e-9,
                                                        warmup_steps=0), tmp_path / "e", config, log=lambda *_: None)
     state = t.fit()
-    assert state["stop_reason"].startswith("early stopping") and state["step"] < 50
-    t = Trainer(build_model(config), task, TrainConfig(max_minutes=0.0), tmp_path / "m", config, log=lambda *_: None)
+    assert state.stop_reason.startswith("early stopping") and state.step < 50
+    ticks = iter(range(10**6))  # a fake clock: one second per reading
+    t = Trainer(build_model(config), task, TrainConfig(max_minutes=0.05), tmp_path / "m", config, log=lambda *_: None,
+                clock=lambda: float(next(ticks)))
     state = t.fit()
-    assert state["step"] == 1 and "time budget" in state["stop_reason"]
+    assert 1 <= state.step <= 3 and "time budget of 0.05 minutes used" in state.stop_reason
     assert latest_checkpoint(tmp_path / "m") is not None
 
 
 def test_gradient_accumulation_matches_a_larger_batch(tmp_path, text_file):
     """Two micro-batches of 4 with accumulate=2 give the same first update as their mean loss."""
-    task = GeneratorTask(text_file, context=16, batch_size=4, seed=1)
+    task = make_task(text_file, 1)
     config = task.adapt_config(TINY.replace(dropout=0.0))
     torch.manual_seed(0)
     model = build_model(config)
@@ -142,7 +150,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path, text_file):
     import time
 
     cmd = [sys.executable, "-m", "transformers_lite", "train", "generator", "--text", str(text_file), "--set", "dim=16",
-           "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set", "context=16",
+           "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set", "max_length=16",
            "--batch-size", "4", "--max-steps", "100000", "--eval-every", "50", "--out", str(tmp_path / "c")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -150,7 +158,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path, text_file):
         time.sleep(0.1)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, err
+    assert proc.returncode == 130, err  # 128 + SIGINT: scripts can tell an interrupted run from a finished one
     assert "interrupted at step" in out
     step = int(out.split("interrupted at step ")[1].split()[0])
     assert 0 < step < 100000 and latest_checkpoint(tmp_path / "c").name == f"step-{step:08d}"
@@ -166,7 +174,7 @@ def test_init_model_runs_once_for_a_new_run_and_never_on_resume(tmp_path, text_f
                 model.embedding.weight.fill_(0.5)
 
     def fit(run, resume=False, **kw):
-        task = Initialised(text_file, context=16, batch_size=4, seed=3)
+        task = make_task(text_file, 3, Initialised)
         config = task.adapt_config(TINY)
         torch.manual_seed(3)
         model = build_model(config)

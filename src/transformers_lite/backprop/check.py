@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from ..config import ClassifierConfig
-from ..layers import EncoderBlock
+from ..layers import EncoderBlock, scaled_dot_attention
 from ..layers.masks import causal_mask
 from ..models import build_model
 from . import composed, ops
@@ -70,8 +70,6 @@ def check_attention() -> float:
     mask[0, 0, :, 4:] = False  # padding keys
     mask[1, 0, 2] = False  # a fully masked query row
     _, c = ops.attention_forward(q, k, v, mask)
-    from ..layers.attention import scaled_dot_attention
-
     err = _compare(lambda q, k, v: scaled_dot_attention(q, k, v, mask)[0], [q, k, v], do,
                    list(ops.attention_backward(do, c)))
     _, c = ops.attention_forward(q[..., :5, :], k[..., :5, :], v[..., :5, :], causal_mask(5))
@@ -141,7 +139,7 @@ def check_encoder_block() -> float:
     y_hand, c = composed.encoder_block_forward(block, x)
     dx, grads = composed.encoder_block_backward(dy, c)
     leaf = x.clone().requires_grad_(True)
-    y = block(leaf)[0]
+    y = block(leaf)
     y_value = y.detach()
     params = dict(block.named_parameters())
     auto = torch.autograd.grad((y * dy).sum(), [leaf, *params.values()])

@@ -1,4 +1,4 @@
-"""Composed backward passes: a full encoder block and the whole seed classifier, by hand.
+"""Composed backward passes: a full encoder block and the whole seed-000 classifier, by hand.
 
 Parameters are read from the real modules (``layers.EncoderBlock``, ``models.TransformerClassifier``)
 so the hand gradients can be compared parameter by parameter with autograd on the same model.
@@ -15,19 +15,20 @@ from . import ops
 
 def _attention_params(block) -> dict[str, Tensor]:  # noqa: ANN001
     mha = block.attention
-    c = mha.nhead * mha.dim_head
-    w, b = mha.in_proj.weight.detach(), mha.in_proj.bias
+    c = mha.dim
+    w, b = mha.qkv.weight.detach(), mha.qkv.bias
     b = None if b is None else b.detach()
     part = lambda t, i: None if t is None else t[i * c : (i + 1) * c]  # noqa: E731
     return {"wq": part(w, 0), "wk": part(w, 1), "wv": part(w, 2), "bq": part(b, 0), "bk": part(b, 1),
-            "bv": part(b, 2), "wo": mha.out_proj.weight.detach(), "bo": mha.out_proj.bias.detach()}
+            "bv": part(b, 2), "wo": mha.out.weight.detach(), "bo": mha.out.bias.detach()}
 
 
 def encoder_block_forward(block, x: Tensor, mask: Tensor | None = None):  # noqa: ANN001
     """Post-norm block: ``h = LN1(x + MHA(x))``, ``y = LN2(h + W2 relu(W1 h))``."""
-    if block.norm_first:
+    if block.attention_residual.norm_first:
         raise ValueError("the hand-derived block follows the seeds: post-norm (norm_first=False)")
-    heads = block.attention.nhead
+    heads = block.attention.n_heads
+    norm1, norm2 = block.attention_residual.norm, block.feed_forward_residual.norm
     p = _attention_params(block)
     q, cq = ops.linear_forward(x, p["wq"], p["bq"])  # (B, T, H·D)
     k, ck = ops.linear_forward(x, p["wk"], p["bk"])
@@ -37,16 +38,14 @@ def encoder_block_forward(block, x: Tensor, mask: Tensor | None = None):  # noqa
     m, sm = ops.merge_heads_forward(a)  # (B, T, H·D)
     o, co = ops.linear_forward(m, p["wo"], p["bo"])  # (B, T, C)
     h1, _ = ops.residual_forward(x, o)
-    n1, cn1 = ops.layer_norm_forward(h1, block.norm_attention.weight.detach(), block.norm_attention.bias.detach(),
-                                     block.norm_attention.eps)
+    n1, cn1 = ops.layer_norm_forward(h1, norm1.weight.detach(), norm1.bias.detach(), norm1.eps)
     ff = block.feed_forward
     f1, cf1 = ops.linear_forward(n1, ff.dense1.weight.detach(), ff.dense1.bias.detach())  # (B, T, F)
     act_fwd = ops.relu_forward if ff.activation == "relu" else ops.gelu_forward
     r, cr = act_fwd(f1)
     f2, cf2 = ops.linear_forward(r, ff.dense2.weight.detach(), ff.dense2.bias.detach())  # (B, T, C)
     h2, _ = ops.residual_forward(n1, f2)
-    y, cn2 = ops.layer_norm_forward(h2, block.norm_feedforward.weight.detach(), block.norm_feedforward.bias.detach(),
-                                    block.norm_feedforward.eps)
+    y, cn2 = ops.layer_norm_forward(h2, norm2.weight.detach(), norm2.bias.detach(), norm2.eps)
     return y, dict(cq=cq, ck=ck, cv=cv, sq=sq, sk=sk, sv=sv, ca=ca, sm=sm, co=co, cn1=cn1, cf1=cf1, cr=cr, cf2=cf2,
                    cn2=cn2, relu=ff.activation == "relu")
 
@@ -69,15 +68,15 @@ def encoder_block_backward(dy: Tensor, cache: dict):
     dxk, dwk, dbk = ops.linear_backward(dk, c["ck"])
     dxv, dwv, dbv = ops.linear_backward(dv, c["cv"])
     grads = {
-        "attention.in_proj.weight": torch.cat([dwq, dwk, dwv]),
-        "attention.out_proj.weight": dwo, "attention.out_proj.bias": dbo,
-        "norm_attention.weight": g_ln1, "norm_attention.bias": b_ln1,
+        "attention.qkv.weight": torch.cat([dwq, dwk, dwv]),
+        "attention.out.weight": dwo, "attention.out.bias": dbo,
+        "attention_residual.norm.weight": g_ln1, "attention_residual.norm.bias": b_ln1,
         "feed_forward.dense1.weight": dw1, "feed_forward.dense1.bias": db1,
         "feed_forward.dense2.weight": dw2, "feed_forward.dense2.bias": db2,
-        "norm_feedforward.weight": g_ln2, "norm_feedforward.bias": b_ln2,
+        "feed_forward_residual.norm.weight": g_ln2, "feed_forward_residual.norm.bias": b_ln2,
     }
     if dbq is not None:
-        grads["attention.in_proj.bias"] = torch.cat([dbq, dbk, dbv])
+        grads["attention.qkv.bias"] = torch.cat([dbq, dbk, dbv])
     return dx_res + dxq + dxk + dxv, grads
 
 

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import argparse
 
+from ..backprop.check import TOLERANCE, run_checks
+
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = sub.add_parser(name, help="check the hand-derived backward passes against autograd",
                        description="Run every hand-written forward/backward (float64) and compare with autograd.",
                        epilog="example: tlite backprop check")
     p.add_argument("action", choices=("check",))
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="random seed of the test inputs (default: 0)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..backprop.check import TOLERANCE, run_checks
-
     rows = run_checks(args.seed)
     width = max(len(r[0]) for r in rows)
     print(f"{'operation':<{width}}  {'max |hand - autograd|':>22}  result")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..evaluation.baselines import tfidf_baseline
 from .common import print_json
 
 
@@ -24,8 +25,6 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..evaluation.baselines import tfidf_baseline
-
     result = tfidf_baseline(args.train, args.val, args.labels, args.max_features, args.min_df, args.c, args.ngrams)
     if args.json:
         print_json(result)

@@ -4,28 +4,21 @@ from __future__ import annotations
 
 import argparse
 
-from ..evaluation.evaluate import classify_texts
-from .common import add_device, load_run, print_json
-
-
-def class_names(n_labels: int) -> list[str]:
-    return [f"{k} star{'s' if k > 1 else ''}" for k in range(1, 6)] if n_labels == 5 else ["negative", "positive"]
+from ..evaluation.prediction import class_names, classify_texts
+from .common import add_run_and_texts, load_run, print_json
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = sub.add_parser(name, help="classify review texts with a trained classifier",
                        description="Print the predicted class and the probability of every class.",
                        epilog='example: tlite classify RUN "Great coffee, fast delivery." "Broke after a day." --json')
-    p.add_argument("run", help="run directory")
-    p.add_argument("texts", nargs="+", help="review texts")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_device(p)
+    add_run_and_texts(p, "review texts")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     loaded = load_run(args, "classifier")
-    probs = classify_texts(loaded, args.texts)
+    probs = classify_texts(loaded.model, loaded.tokenizer, args.texts)
     names = class_names(loaded.config.n_labels)
     results = [{"text": t, "prediction": names[int(p.argmax())],
                 "probabilities": {n: round(float(x), 4) for n, x in zip(names, p)}} for t, p in zip(args.texts, probs)]

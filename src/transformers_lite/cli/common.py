@@ -3,34 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import json
 
-import torch
+from ..devices import resolve_device
+from ..errors import RunError
+from ..training.runs import LoadedRun, load
 
 
 def add_device(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
-                        help="where to run (auto: cuda when available)")
+    parser.add_argument("--device", default="auto",
+                        help="where to run: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps (default: auto)")
 
 
-def resolve_device(name: str) -> str:
-    if name == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device cuda was asked for but torch sees no CUDA device; use --device cpu")
-    return name
+def add_run_and_texts(parser: argparse.ArgumentParser, texts: str) -> None:
+    """The arguments every inference command takes: the run, the texts, --json and --device."""
+    parser.add_argument("run", help="run directory")
+    parser.add_argument("texts", nargs="+", help=texts)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    add_device(parser)
 
 
 def print_json(data: object) -> None:
-    import json
-
     print(json.dumps(data))
 
 
-def load_run(args: argparse.Namespace, family: str | None = None):  # noqa: ANN201 - a LoadedRun
+def load_run(args: argparse.Namespace, family: str | None = None) -> LoadedRun:
     """Load ``args.run`` on ``args.device``; with ``family``, insist the run holds that model family."""
-    from ..training.checkpoint import load
-
     loaded = load(args.run, resolve_device(args.device))
     if family is not None and loaded.config.family != family:
-        raise ValueError(f"{args.run} holds a {loaded.config.family} model, not a {family}")
+        raise RunError(f"{args.run} holds a {loaded.config.family} model, not a {family}")
     return loaded

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from ..errors import ConfigError
+from ..evaluation.evaluate import evaluate_classifier, evaluate_generator
+from ..evaluation.translation import evaluate_translation
+from ..inspect.classifier_plots import write_classifier_plots
 from .common import add_device, load_run, print_json
 
 
@@ -20,7 +24,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.add_argument("--data", help="classifier: reviews file (.jsonl/.csv)")
     p.add_argument("--src", help="seq2seq: source sentences")
     p.add_argument("--ref", help="seq2seq: reference translations")
-    p.add_argument("--beam", type=int, default=1, help="seq2seq: beam size (1 = greedy)")
+    p.add_argument("--beam", type=int, default=1, help="seq2seq: beam size (1 = greedy) (default: 1)")
     p.add_argument("--no-plots", action="store_true", help="classifier: skip the PNG plots")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_device(p)
@@ -31,27 +35,20 @@ def run(args: argparse.Namespace) -> int:
     loaded = load_run(args)
     family = loaded.config.family
     if family == "generator":
-        from ..evaluation.evaluate import evaluate_generator
-
         result = evaluate_generator(loaded, args.text)
         text = f"loss {result['loss']:.4f} | perplexity {result['perplexity']:.3f} | {result['n_tokens']:,} tokens"
     elif family == "classifier":
-        from ..evaluation.evaluate import evaluate_classifier
-
         if not args.data:
-            raise ValueError("classifier runs need --data FILE.jsonl to evaluate on")
+            raise ConfigError("classifier runs need --data FILE.jsonl to evaluate on")
         result, arrays = evaluate_classifier(loaded, args.data)
         if not args.no_plots:
-            from ..inspect.classifier_plots import write_classifier_plots
-
-            result["plots"] = [str(p) for p in write_classifier_plots(loaded, arrays)]
+            written = write_classifier_plots(loaded.run_dir, loaded.config.n_labels, arrays)
+            result["plots"] = [str(p) for p in written]
         text = (f"accuracy {result['accuracy']:.4f} | macro F1 {result['macro_f1']:.4f} | n {result['n']:,}"
                 + "".join(f"\nwrote {p}" for p in result.get("plots", [])))
     else:
-        from ..evaluation.translation import evaluate_translation
-
         if not (args.src and args.ref):
-            raise ValueError("seq2seq runs need --src FILE and --ref FILE")
+            raise ConfigError("seq2seq runs need --src FILE and --ref FILE")
         result = evaluate_translation(loaded, args.src, args.ref, beam=args.beam)
         text = f"BLEU {result['bleu']:.2f} | chrF {result['chrf']:.2f} | n {result['n']:,}"
     if args.json:

@@ -13,19 +13,23 @@ from .common import add_device, load_run
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = sub.add_parser(name, help="generate text from a trained generator",
-                       description="Sample text; the same --seed prints the same text, with or without the KV cache.",
+                       description="Sample text; the same random --seed prints the same text, with or without the KV "
+                                   "cache.",
                        epilog='example: tlite generate RUN --prompt "ROMEO:" --max-new-tokens 500 --temperature 0.8 '
                               "--top-k 40 --seed 1 --stream")
     p.add_argument("run", help="run directory")
     p.add_argument("--prompt", default="\n", help="text to continue (default: a newline)")
-    p.add_argument("--max-new-tokens", type=int, default=500)
-    p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy")
-    p.add_argument("--top-k", type=int, default=None)
-    p.add_argument("--top-p", type=float, default=None)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--max-new-tokens", type=int, default=500, help="tokens to generate (default: 500)")
+    p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy (default: 0.8)")
+    p.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens (default: all)")
+    p.add_argument("--top-p", type=float, default=None,
+                   help="sample among the most likely tokens holding this much probability (default: all)")
+    p.add_argument("--seed", type=int, default=1, help="random seed of the sampling (default: 1)")
     p.add_argument("--stream", action="store_true", help="print tokens as they come")
     p.add_argument("--no-kv-cache", action="store_true", help="recompute the whole window at every token")
-    p.add_argument("--stride", type=int, default=None, help="sliding-window step once the context is full")
+    p.add_argument("--stride", type=int, default=None,
+                   help="once the context is full, the window restarts every STRIDE tokens (default: context/4; "
+                        "1 = always the last context tokens, as the seeds)")
     add_device(p)
     p.set_defaults(func=run)
 
@@ -42,9 +46,9 @@ def run(args: argparse.Namespace) -> int:
     if args.stream:
         sys.stdout.write(args.prompt)
         for token in stream:
-            sys.stdout.write(tok.decode_text([token]))
+            sys.stdout.write(tok.decode([token]))
             sys.stdout.flush()
         sys.stdout.write("\n")
     else:
-        print(args.prompt + tok.decode_text(list(stream)))
+        print(args.prompt + tok.decode(list(stream)))
     return 0

@@ -6,6 +6,8 @@ import argparse
 import importlib
 import sys
 
+from ..version import __version__
+
 # subcommand name -> module in transformers_lite.cli; each module has add_parser(subparsers) and run(args)
 SUBCOMMANDS = {
     "train": "train",
@@ -27,18 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="transformers-lite: build, train and inspect transformers from first principles.",
         epilog="example: tlite summary seed-classifier",
     )
-    from .. import __version__
-
     parser.add_argument("--version", action="version", version=f"transformers-lite {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the Python traceback of an error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in SUBCOMMANDS.items():
-        try:
-            module = importlib.import_module(f"{__package__}.{module_name}")
-        except ModuleNotFoundError as err:
-            if err.name and err.name.endswith(module_name):
-                continue  # subcommand not built yet
-            raise
-        module.add_parser(sub, name)
+        importlib.import_module(f"{__package__}.{module_name}").add_parser(sub, name)
     return parser
 
 
@@ -50,12 +45,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError, NotADirectoryError, PermissionError, KeyError) as err:
-        msg = err.args[0] if isinstance(err, KeyError) and err.args else err
-        print(f"tlite: error: {msg}", file=sys.stderr)
-        return 1
+    except BrokenPipeError:  # the reader of our output went away (e.g. `| head`)
+        return 0
     except KeyboardInterrupt:
         print("tlite: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except (ValueError, OSError) as err:  # bad input, missing or unwritable files: one line, no traceback
+        if args.debug:
+            raise
+        print(f"tlite: error: {err}", file=sys.stderr)
+        return 1

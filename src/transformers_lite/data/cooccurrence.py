@@ -28,7 +28,7 @@ from torch import Tensor
 def cooccurrence_counts(ids: Tensor | np.ndarray, valid: Tensor | np.ndarray, vocab_size: int, window: int):  # noqa: ANN201
     """Symmetric sparse counts ``(V, V)`` (scipy CSR, float64) of token pairs within ``window``.
 
-    ``ids (N, T)`` and ``valid (N, T)`` as made by ``encode_reviews``; only valid positions count.
+    ``ids (N, T)`` and ``valid (N, T)`` as made by a tokenizer's ``encode_batch``; only valid positions count.
     """
     import scipy.sparse as sp
 
@@ -74,7 +74,7 @@ def ppmi_vectors(ids: Tensor | np.ndarray, valid: Tensor | np.ndarray, vocab_siz
                  window: int = 10, alpha: float = 0.75, seed: int = 0) -> Tensor:
     """``(V, dim)`` float32 word vectors from the texts ``ids``/``valid`` (see the module docstring).
 
-    Deterministic for a given ``seed`` (randomized SVD). Unit standard deviation matches the
+    Deterministic for a given random ``seed`` (randomized SVD). Unit standard deviation matches the
     classifier's ``N(0, 1)`` embedding initialisation (seed 000), so the position encoding keeps its
     relative weight.
     """

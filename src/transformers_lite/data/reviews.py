@@ -2,9 +2,8 @@
 
 Loads JSON Lines (full MARC records; ``stars`` as "1".."5" or ints) and CSV (configurable columns,
 with or without a header); maps stars to the 5-class (0..4) or binary task (1-2 -> 0, 4-5 -> 1,
-3 dropped); splits off a seeded validation set; and turns texts into padded id matrices fast.
-
-Shapes: N reviews, T = max_length tokens.
+3 dropped); and splits off a validation set at random (given a random seed). Turning the texts into ids is the tokenizer's
+job (``WordTokenizer.encode_batch``, vectorised for whole corpora).
 """
 
 from __future__ import annotations
@@ -15,11 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import torch
-from torch import Tensor
 
-from ..tokenizers.index import IndexTokenizer
-from .fast_index import encode_corpus
 from .sources import read_text_file
 
 
@@ -121,18 +116,3 @@ def split_validation(n: int, frac: float = 0.1, seed: int = 0) -> tuple[np.ndarr
     order = np.random.default_rng(seed).permutation(n)
     n_val = int(np.floor(frac * n))
     return order[: n - n_val], order[n - n_val :]
-
-
-def encode_reviews(texts: list[str], tokenizer: IndexTokenizer, max_length: int = 50,
-                   pad_to: int | None = None) -> tuple[Tensor, Tensor]:
-    """simplify -> words -> truncate to ``max_length`` -> ids, for a whole corpus at once.
-
-    Returns ``ids (N, T)`` padded with the pad id and ``valid (N, T)``; ``T`` is ``pad_to`` if given
-    (the seed head needs exactly ``max_length``), else the longest row. Vectorised (see
-    ``fast_index``): 100,000 reviews take well under a second.
-    """
-    if pad_to is not None and pad_to < max_length:
-        raise ValueError(f"pad_to={pad_to} is shorter than max_length={max_length}")
-    ids, lengths = encode_corpus(texts, tokenizer, max_length, pad_to)
-    valid = np.arange(ids.shape[1])[None, :] < lengths[:, None]  # (N, T)
-    return torch.from_numpy(ids), torch.from_numpy(valid)

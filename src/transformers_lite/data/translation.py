@@ -1,4 +1,4 @@
-"""Parallel corpora (Multi30k German->English): loading, tokenizers, length-bucketed batches.
+"""Parallel corpora (Multi30k German->English): loading, length filtering, length-bucketed batches.
 
 Shapes: B sentence pairs, S source length, T target length (with BOS or EOS added).
 A batch holds ``src (B, S)``, ``src_valid``, ``tgt_in (B, T)`` = BOS + target, ``tgt_out (B, T)`` =
@@ -7,19 +7,15 @@ target + EOS, and ``tgt_valid``; the decoder learns to predict ``tgt_out`` from 
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 from torch import Tensor
 
-from ..tokenizers.index import IndexTokenizer, pad_batch
+from ..tokenizers import pad_batch
 from .sources import read_text_file
-
-SPECIALS = {"unk": "<unk>", "pad": "<pad>", "bos": "<bos>", "eos": "<eos>"}
-_TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
 def load_parallel(src_path: str | Path, tgt_path: str | Path) -> tuple[list[str], list[str]]:
@@ -30,20 +26,6 @@ def load_parallel(src_path: str | Path, tgt_path: str | Path) -> tuple[list[str]
         raise ValueError(f"parallel files differ in length: {src_path} has {len(src)} lines, "
                          f"{tgt_path} has {len(tgt)} lines")
     return [s.strip() for s in src], [t.strip() for t in tgt]
-
-
-def word_tokenize(text: str, lowercase: bool = True) -> list[str]:
-    """Words and punctuation marks as separate tokens."""
-    return _TOKEN.findall(text.lower() if lowercase else text)
-
-
-def build_word_tokenizer(sentences: Sequence[str], min_frequency: int = 2, lowercase: bool = True) -> IndexTokenizer:
-    """Word-level tokenizer with ``<unk> <pad> <bos> <eos>`` (ids 0..3), most frequent words first."""
-    from collections import Counter
-
-    counts = Counter(t for s in sentences for t in word_tokenize(s, lowercase))
-    vocab = sorted((w for w, n in counts.items() if n >= min_frequency), key=lambda w: (-counts[w], w))
-    return IndexTokenizer(vocab, SPECIALS["unk"], pad=SPECIALS["pad"], bos=SPECIALS["bos"], eos=SPECIALS["eos"])
 
 
 def filter_by_length(src: list[list[int]], tgt: list[list[int]], max_length: int,
@@ -99,9 +81,3 @@ def bucket_batches(src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]], m
     if seed is not None:
         rng.shuffle(batches)
     return batches
-
-
-def iterate_batches(src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]], batches: list[list[int]],
-                    pad_id: int, bos_id: int, eos_id: int) -> Iterator[TranslationBatch]:
-    for idx in batches:
-        yield make_batch([src[i] for i in idx], [tgt[i] for i in idx], pad_id, bos_id, eos_id)

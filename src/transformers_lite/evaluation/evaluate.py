@@ -1,4 +1,4 @@
-"""Evaluate a trained run on a file (or its own validation data): one function per task.
+"""Evaluate a trained run on a file (or its own validation data): one function per model family.
 
 Each returns the JSON-ready dict that ``tlite evaluate --json`` prints.
 """
@@ -11,15 +11,16 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..training.checkpoint import LoadedRun
+from ..data.reviews import load_reviews, task_labels
+from ..data.shakespeare import split_text
+from ..data.sources import read_text_file
+from ..training.runs import LoadedRun
 from .metrics import accuracy, confusion_matrix, language_model_loss, macro_f1, perplexity
+from .prediction import classify_texts
 
 
 def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[str, Any]:
     """Mean next-character cross-entropy over ``text`` (or the run's validation split)."""
-    from ..data.shakespeare import split_text
-    from ..data.sources import read_text_file
-
     if text is None:
         data = run.hyperparameters.get("data", {})
         path = Path(data.get("text", ""))
@@ -29,29 +30,15 @@ def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[s
         _, ids = split_text(ids, data.get("val_fraction", 0.1))
     else:
         ids = torch.tensor(run.tokenizer.encode(read_text_file(text)), dtype=torch.long)
-    loss, n = language_model_loss(run.model, ids, run.config.context)
+    loss, n = language_model_loss(run.model, ids, run.config.max_length)
     return {"task": "generator", "loss": loss, "perplexity": perplexity(loss), "n_tokens": n}
-
-
-def classify_texts(run: LoadedRun, texts: list[str]) -> np.ndarray:
-    """Class probabilities ``(N, K)`` for raw review texts (K = 2 for a one-logit binary model)."""
-    from ..data.reviews import encode_reviews
-    from ..tasks.classifier import predict_logits, probabilities
-
-    cfg = run.config
-    ids, valid = encode_reviews(texts, run.tokenizer, cfg.max_length, cfg.max_length if cfg.head == "seed" else None)
-    if ids.shape[1] == 0:
-        ids, valid = ids.new_full((len(texts), 1), run.tokenizer.pad_id), valid.new_zeros((len(texts), 1))
-    return probabilities(predict_logits(run.model, ids, valid)).numpy()
 
 
 def evaluate_classifier(run: LoadedRun, data: str | Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Metrics on a review file, plus the arrays the plots need."""
-    from ..data.reviews import load_reviews, task_labels
-
     reviews = load_reviews(data)
     labels, kept = task_labels(reviews.stars, run.config.n_labels)
-    probs = classify_texts(run, [reviews.texts[i] for i in kept])
+    probs = classify_texts(run.model, run.tokenizer, [reviews.texts[i] for i in kept])
     preds = probs.argmax(1)
     k = probs.shape[1]
     matrix = confusion_matrix(labels, preds, k)
@@ -61,5 +48,5 @@ def evaluate_classifier(run: LoadedRun, data: str | Path) -> tuple[dict[str, Any
     if k == 2:
         neutral = [t for t, s in zip(reviews.texts, reviews.stars) if s == 3]
         if neutral:
-            arrays["neutral_probs"] = classify_texts(run, neutral)
+            arrays["neutral_probs"] = classify_texts(run.model, run.tokenizer, neutral)
     return result, arrays

@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..training.checkpoint import LoadedRun
+from ..data.translation import load_parallel
+from ..generation.translate import DecodeSettings, translate_texts
+from ..training.runs import LoadedRun
 
 
 def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
@@ -18,9 +20,6 @@ def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, flo
 
 
 def evaluate_translation(run: LoadedRun, src: str | Path, ref: str | Path, beam: int = 1) -> dict[str, Any]:
-    from ..data.translation import load_parallel
-    from ..generation.translate import DecodeSettings, translate_texts
-
     sources, references = load_parallel(src, ref)
-    hypotheses = translate_texts(run, sources, DecodeSettings(beam=beam))
+    hypotheses = translate_texts(run.model, run.src_tokenizer, run.tokenizer, sources, DecodeSettings(beam=beam))
     return {"task": "seq2seq", **corpus_scores(hypotheses, references), "n": len(sources), "beam": beam}

@@ -1,6 +1,6 @@
 """Autoregressive generation for the character GPT, with and without a KV cache.
 
-Both paths condition every prediction on the same window of tokens, so with the same seed they
+Both paths condition every prediction on the same window of tokens, so with the same random seed they
 produce the same text:
 
 * While the text fits the context, the window is the whole text. The cached path runs the prompt
@@ -54,7 +54,7 @@ def generate_tokens(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, te
                     top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
                     use_cache: bool = True, stride: int | None = None) -> Iterator[int]:
     """Yield ``max_new_tokens`` new token ids after ``prompt (T,)`` (batch of one), one at a time."""
-    context = model.config.context
+    context = model.config.max_length
     stride = max(1, context // 4) if stride is None else stride
     if not 1 <= stride <= context:
         raise ValueError(f"stride must be in 1..{context}, got {stride}")

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from ..layers.masks import padding_mask_from_ids
+from ..tokenizers import Tokenizer, pad_batch
+
 
 @dataclass(frozen=True)
 class DecodeSettings:
@@ -24,25 +27,24 @@ class DecodeSettings:
 
 
 class _Decoder:
-    """Feeds tokens to the decoder with or without caches; ``step`` returns log-probs ``(N, V)``."""
+    """Feeds tokens to the decoder with or without a cache; ``step`` returns log-probs ``(N, V)``."""
 
     def __init__(self, model: nn.Module, memory: Tensor, src_valid: Tensor, max_new: int, use_cache: bool) -> None:
-        self.model, self.memory, self.src_valid, self.use_cache = model, memory, src_valid, use_cache
-        # self-attention caches hold the target prefix; cross-attention caches the encoder keys/values
-        self.cache = model.new_cache(memory.shape[0], capacity=max_new + 1) if use_cache else None
+        self.model, self.memory, self.src_valid = model, memory, src_valid
+        # the cache holds the target prefix's keys/values and every block's encoder keys/values
+        self.cache = model.start_decoding(memory, src_valid, capacity=max_new + 1) if use_cache else None
 
     def step(self, prefix: Tensor) -> Tensor:
-        if self.use_cache:
-            logits = self.model.decode(prefix[:, -1:], self.memory, self.src_valid, cache=self.cache, last_only=True)
+        if self.cache is not None:
+            logits = self.model.decode_step(prefix[:, -1:], self.cache)  # (N, V): only the newest token is fed
         else:
-            logits = self.model.decode(prefix, self.memory, self.src_valid, last_only=True)
-        return torch.log_softmax(logits[:, -1].float(), dim=-1)
+            logits = self.model.decode(prefix, self.memory, self.src_valid, last_only=True)[:, -1]
+        return torch.log_softmax(logits.float(), dim=-1)
 
     def reorder(self, index: Tensor) -> None:
         self.memory, self.src_valid = self.memory[index], self.src_valid[index]
         if self.cache is not None:
-            for c in self.cache[0] + self.cache[1]:
-                c.reorder(index)
+            self.cache.reorder(index)
 
 
 def _max_new(src_valid: Tensor, settings: DecodeSettings, limit: int) -> int:
@@ -55,7 +57,7 @@ def greedy_decode(model: nn.Module, src: Tensor, bos: int, eos: int, settings: D
                   ) -> list[list[int]]:
     """Most likely next token at every step, for a batch ``src (B, S)``; stops at EOS."""
     model.eval()
-    src_valid = src != model.config.pad_id
+    src_valid = padding_mask_from_ids(src, model.config.pad_id)
     memory = model.encode(src, src_valid)  # (B, S, C)
     max_new = _max_new(src_valid, settings, model.config.max_length)
     dec = _Decoder(model, memory, src_valid, max_new, settings.use_cache)
@@ -83,7 +85,7 @@ def beam_search(model: nn.Module, src: Tensor, bos: int, eos: int, settings: Dec
     model.eval()
     k = settings.beam
     b = len(src)
-    src_valid = src != model.config.pad_id
+    src_valid = padding_mask_from_ids(src, model.config.pad_id)
     memory = model.encode(src, src_valid)
     max_new = _max_new(src_valid, settings, model.config.max_length)
     expand = torch.arange(b, device=src.device).repeat_interleave(k)  # (B·K,) sentence of each beam
@@ -136,64 +138,22 @@ def decode_batch(model: nn.Module, src: Tensor, bos: int, eos: int, settings: De
         beam_search(model, src, bos, eos, settings)
 
 
-def translate_texts(run, texts: list[str], settings: DecodeSettings = DecodeSettings(),  # noqa: ANN001
-                    batch_size: int = 64) -> list[str]:
-    """Translate raw sentences with a loaded seq2seq run (tokenize, decode, detokenize)."""
-    from ..tokenizers.index import pad_batch
+def encode_source(tokenizer: Tokenizer, text: str, max_length: int) -> list[int]:
+    """Source ids ending with EOS, cut to fit the model (``max_length - 1`` ids)."""
+    return tokenizer.encode(text, max_length=max_length - 1, add_eos=True)
 
-    src_tok, tgt_tok = run.tokenizers["src_tokenizer"], run.tokenizers["tgt_tokenizer"]
-    device = next(run.model.parameters()).device
-    limit = run.config.max_length
+
+def translate_texts(model: nn.Module, src_tokenizer: Tokenizer, tgt_tokenizer: Tokenizer, texts: list[str],
+                    settings: DecodeSettings = DecodeSettings(), batch_size: int = 64) -> list[str]:
+    """Translate raw sentences (tokenize, decode in batches of similar length, detokenize)."""
+    device = next(model.parameters()).device
+    limit = model.config.max_length
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch well
     out: list[str] = [""] * len(texts)
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        rows = [encode_source(src_tok, texts[i], limit) for i in idx]
-        src, _ = pad_batch(rows, run.config.pad_id)
-        for i, ids in zip(idx, decode_batch(run.model, src.to(device), tgt_tok.bos_id, tgt_tok.eos_id, settings)):
-            out[i] = detokenize(tgt_tok, ids)
+        src, _ = pad_batch([encode_source(src_tokenizer, texts[i], limit) for i in idx], model.config.pad_id)
+        for i, ids in zip(idx, decode_batch(model, src.to(device), tgt_tokenizer.bos_id, tgt_tokenizer.eos_id,
+                                            settings)):
+            out[i] = tgt_tokenizer.decode(ids)
     return out
-
-
-def encode_source(tokenizer, text: str, limit: int) -> list[int]:  # noqa: ANN001
-    from ..data.translation import word_tokenize
-
-    if getattr(tokenizer, "kind", "") == "bpe":
-        return tokenizer.encode(text, limit - 1, add_eos=True)
-    return tokenizer.encode(word_tokenize(text), limit - 1, add_eos=True)
-
-
-def detokenize(tokenizer, ids: list[int]) -> str:  # noqa: ANN001
-    if getattr(tokenizer, "kind", "") == "bpe":
-        return tokenizer.decode(ids)
-    import re
-
-    text = " ".join(tokenizer.decode(ids, skip_special=True))
-    return re.sub(r" ([.,!?;:])", r"\1", text)
-
-
-def inspect_cross_attention(run, src: str | None, tgt: str | None, block: int, head: int, out):  # noqa: ANN001, ANN201
-    """Write the cross-attention heatmap (target tokens x source tokens) of one block and head."""
-    from ..inspect import plots, scores
-
-    if not src:
-        raise ValueError("give the source sentence with --src")
-    src_tok, tgt_tok = run.tokenizers["src_tokenizer"], run.tokenizers["tgt_tokenizer"]
-    model = run.model.cpu()
-    src_ids = torch.tensor(encode_source(src_tok, src, run.config.max_length))
-    if tgt:
-        tgt_ids = encode_source(tgt_tok, tgt, run.config.max_length)[:-1]  # without EOS
-    else:
-        tgt_ids = greedy_decode(model, src_ids[None], tgt_tok.bos_id, tgt_tok.eos_id)[0]
-    tgt_in = torch.tensor([tgt_tok.bos_id] + tgt_ids)
-    weights = scores.cross_attention(model, src_ids, tgt_in, block, head)  # (T, S)
-    names = lambda tok, ids: [_token_text(tok, i) for i in ids]  # noqa: E731
-    return [plots.heatmap(weights, names(tgt_tok, tgt_in.tolist()), names(src_tok, src_ids.tolist()),
-                          out / f"cross_attention_block{block}_head{head}.png",
-                          f"cross-attention, block {block}, head {head}", xlabel="source", ylabel="target (input)")]
-
-
-def _token_text(tokenizer, i: int) -> str:  # noqa: ANN001
-    if getattr(tokenizer, "kind", "") == "bpe":
-        return tokenizer.token(i)
-    return tokenizer.vocabulary[i]

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import numpy as np
 
-from ..training.checkpoint import LoadedRun
+from ..evaluation.prediction import class_names
 from ..training.trainer import read_history
 from . import plots
 
 
-def write_classifier_plots(run: LoadedRun, arrays: dict[str, np.ndarray], out: Path | None = None) -> list[Path]:
-    from ..cli.classify import class_names
-
-    out = Path(out or run.run_dir)
-    names = class_names(run.config.n_labels)
+def write_classifier_plots(run_dir: Path, n_labels: int, arrays: dict[str, np.ndarray], out: Path | None = None
+                           ) -> list[Path]:
+    """PNGs from ``evaluate_classifier``'s arrays, written to ``out`` (default: the run directory)."""
+    out = Path(out or run_dir)
+    names = class_names(n_labels)
     k = len(names)
     labels, probs, matrix = arrays["labels"], arrays["probs"], arrays["matrix"]
     written = []
@@ -27,7 +27,7 @@ def write_classifier_plots(run: LoadedRun, arrays: dict[str, np.ndarray], out: P
     written.append(plots.grouped_bars(names, [f"p({n})" for n in names], mean_probs,
                                       out / "probabilities_by_true_class.png",
                                       "mean predicted probability per true class", "true class", "probability"))
-    history = read_history(run.run_dir)
+    history = read_history(run_dir)
     if history:
         steps = [h["step"] for h in history]
         series = {key: (steps, [h.get(key) for h in history]) for key in ("train_loss", "val_loss")

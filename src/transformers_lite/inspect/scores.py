@@ -1,35 +1,71 @@
 """The data behind the inspection plots, as plain tensors (tested without drawing anything).
 
-Shapes: T tokens, S source tokens, V vocabulary, C channels, L positions.
+Shapes: T tokens, S source tokens, V vocabulary, C channels, L positions, H heads.
+Attention weights are read with ``record_attention``: every attention module of the model takes
+its explicit path and keeps its weights, which are collected by module name.
 """
 
 from __future__ import annotations
+
+import contextlib
+from typing import Iterator
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..layers import MultiHeadAttention, padding_mask_from_ids
+
+
+@contextlib.contextmanager
+def record_attention(model: nn.Module) -> Iterator[dict[str, Tensor]]:
+    """``with record_attention(model) as weights: model(...)`` fills ``weights`` with each attention
+    module's ``(B, H, T, S)`` weights of the last call, keyed by module name (``"blocks.0.attention"``)."""
+    modules = {name: m for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)}
+    recorded: dict[str, Tensor] = {}
+    for m in modules.values():
+        m.record_weights, m.weights = True, None
+    try:
+        yield recorded
+    finally:
+        for name, m in modules.items():
+            if m.weights is not None:
+                recorded[name] = m.weights.detach()
+            m.record_weights, m.weights = False, None
+
+
+def _check(block: int, head: int, n_blocks: int, n_heads: int) -> None:
+    if not 0 <= block < n_blocks or not 0 <= head < n_heads:
+        raise ValueError(f"block {block} / head {head} out of range: the model has {n_blocks} blocks, {n_heads} heads")
+
 
 @torch.no_grad()
 def generator_attention(model: nn.Module, ids: Tensor, block: int, head: int) -> Tensor:
     """Attention weights ``(T, T)`` of one head of one block over ``ids (T,)``; masked cells are NaN."""
-    n_blocks, n_heads = len(model.blocks), model.config.n_heads
-    if not 0 <= block < n_blocks or not 0 <= head < n_heads:
-        raise ValueError(f"block {block} / head {head} out of range: the model has {n_blocks} blocks, {n_heads} heads")
+    _check(block, head, len(model.blocks), model.config.n_heads)
     model.eval()
-    _, scores = model(ids[None], return_scores=True)
-    weights = scores[block][0, head].clone()  # (T, T)
-    t = weights.shape[0]
-    future = ~torch.ones(t, t, dtype=torch.bool).tril()
-    weights[future] = float("nan")  # the look-ahead mask: blank in the heatmap
-    return weights
+    with record_attention(model) as weights:
+        model(ids[None])
+    w = weights[f"blocks.{block}.attention"][0, head].clone()  # (T, T)
+    t = w.shape[0]
+    w[~torch.ones(t, t, dtype=torch.bool).tril()] = float("nan")  # the look-ahead mask: blank in the heatmap
+    return w
+
+
+@torch.no_grad()
+def classifier_attention(model: nn.Module, ids: Tensor, valid: Tensor | None = None) -> list[Tensor]:
+    """Per block, attention weights ``(H, T, T)`` of a classifier over ``ids (T,)``."""
+    model.eval()
+    with record_attention(model) as weights:
+        model(ids[None], None if valid is None else valid[None])
+    return [weights[f"blocks.{i}.attention"][0] for i in range(len(model.blocks))]
 
 
 @torch.no_grad()
 def next_token_probabilities(model: nn.Module, ids: Tensor) -> Tensor:
     """Probabilities ``(V,)`` of the token after ``ids (T,)`` (cropped to the context)."""
     model.eval()
-    ids = ids[-model.config.context :]
+    ids = ids[-model.config.max_length :]
     return torch.softmax(model(ids[None], last_only=True)[0, -1].float(), dim=-1)
 
 
@@ -60,11 +96,10 @@ def tsne_2d(vectors: Tensor, seed: int = 0) -> Tensor:
 @torch.no_grad()
 def cross_attention(model: nn.Module, src: Tensor, tgt: Tensor, block: int, head: int) -> Tensor:
     """Cross-attention weights ``(T, S)`` of a seq2seq model: target tokens (rows) over source tokens."""
+    _check(block, head, len(model.decoder), model.config.n_heads)
     model.eval()
-    src_valid = src != model.config.pad_id
+    src_valid = padding_mask_from_ids(src, model.config.pad_id)
     memory = model.encode(src[None], src_valid[None])
-    _, scores = model.decode(tgt[None], memory, src_valid[None], return_scores=True)
-    if not 0 <= block < len(scores) or not 0 <= head < model.config.n_heads:
-        raise ValueError(f"block {block} / head {head} out of range: {len(scores)} blocks, "
-                         f"{model.config.n_heads} heads")
-    return scores[block][0, head]
+    with record_attention(model) as weights:
+        model.decode(tgt[None], memory, src_valid[None])
+    return weights[f"decoder.{block}.cross_attention"][0, head]

@@ -1,15 +1,19 @@
-"""Scaled dot-product attention (a pure function) and multi-head attention (a module).
+"""Scaled dot-product attention (a pure function) and multi-head self- and cross-attention (modules).
 
 Notation: B batch, T query length, S key/value length, C model channels, H heads, D head size.
 The seeds are column-major ``(C, T, B)`` and split heads as ``(D, H, T, B)``; we are row-major
 ``(B, T, C)`` and split heads as ``(B, H, T, D)``, so the seed's ``Kᵀ Q`` becomes our ``Q Kᵀ``.
 
-Two paths compute the same thing:
-
-* ``scaled_dot_attention`` is the explicit math, returns the attention weights, and is the
+* ``scaled_dot_attention`` is the explicit math: it returns the attention weights and is the
   reference every test compares against.
-* ``F.scaled_dot_product_attention`` (fused) is used when the weights are not requested; a test
-  proves the two agree within 1e-5.
+* ``SelfAttention``: queries, keys and values all come from ``x``; optionally causal (each position
+  sees itself and the past), with a ``KVCache`` that *appends* the new keys/values when decoding.
+* ``CrossAttention``: queries from ``x`` (the decoder), keys and values from ``memory`` (the
+  encoder output). ``memory_keys_values`` computes those once per source; decoding passes them back.
+
+Both run the fused kernel (``F.scaled_dot_product_attention``) unless ``record_weights`` is set; then
+they take the explicit path and keep the weights in ``.weights`` for inspection. A test proves the
+two paths agree within 1e-5.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .kv_cache import KVCache
-from .masks import causal_mask, check_mask
+from .masks import causal_mask, check_mask, with_look_ahead
 from .rotary import RotaryEmbedding
 
 
@@ -51,128 +55,123 @@ def scaled_dot_attention(
 
 
 class MultiHeadAttention(nn.Module):
-    """Multi-head attention as in the seeds: Q/K/V projections, H heads, output projection.
+    """What self- and cross-attention share: head split/merge, the attention itself, the output Dense.
 
-    ``MultiHeadAttention(nhead, dim_in, dim_head=None, dim_out=None, bias=True)``: ``dim_head``
-    defaults to ``dim_in // nhead`` (a ``ValueError`` names both numbers when it does not divide).
-    ``bias`` applies to Q/K/V (the seeds' classifier uses biased, the GPT unbiased projections);
-    the output projection always has a bias, as in the seeds.
-
-    Q, K and V live in one ``(3·H·D, C)`` weight so self-attention is a single matmul; cross-attention
-    uses row slices of it (views, no copies). ``summary`` still lists them as denseQ/K/V like the seeds.
+    ``n_heads`` heads of size ``D = dim / n_heads`` (a ``ValueError`` names both numbers when it does
+    not divide). The output projection always has a bias, as in the seeds.
     """
 
-    def __init__(
-        self,
-        nhead: int,
-        dim_in: int,
-        dim_head: int | None = None,
-        dim_out: int | None = None,
-        bias: bool = True,
-        dropout: float = 0.0,
-        rope: RotaryEmbedding | None = None,
-    ) -> None:
+    def __init__(self, n_heads: int, dim: int, *, dropout: float = 0.0) -> None:
         super().__init__()
-        if nhead < 1:
-            raise ValueError(f"nhead must be >= 1, got {nhead}")
-        if dim_head is None:
-            if dim_in % nhead != 0:
-                raise ValueError(f"dim_in={dim_in} is not divisible by nhead={nhead}; pass dim_head explicitly")
-            dim_head = dim_in // nhead
-        dim_out = dim_in if dim_out is None else dim_out
-        self.nhead, self.dim_in, self.dim_head, self.dim_out = nhead, dim_in, dim_head, dim_out
+        if n_heads < 1:
+            raise ValueError(f"n_heads must be >= 1, got {n_heads}")
+        if dim % n_heads != 0:
+            raise ValueError(f"dim={dim} is not divisible by n_heads={n_heads}")
+        self.n_heads, self.dim, self.dim_head = n_heads, dim, dim // n_heads
         self.dropout = dropout
-        inner = nhead * dim_head
-        self.in_proj = nn.Linear(dim_in, 3 * inner, bias=bias)  # rows: [Q; K; V]
-        self.out_proj = nn.Linear(inner, dim_out)
-        if rope is not None and rope.dim != dim_head:
-            raise ValueError(f"rotary embedding dim={rope.dim} must equal dim_head={dim_head}")
-        self.rope = rope
+        self.record_weights = False  # inspection: take the explicit path and keep the weights
+        self.weights: Tensor | None = None  # (B, H, T, S) of the last call, when recorded
+        self.out = nn.Linear(dim, dim)
 
     def extra_repr(self) -> str:
-        return f"num_heads={self.nhead}, head_size={self.dim_head}, {self.dim_in}=>{self.dim_out}"
+        return f"num_heads={self.n_heads}, head_size={self.dim_head}, {self.dim}=>{self.dim}"
 
-    def _project(self, x: Tensor, part: slice) -> Tensor:
-        w = self.in_proj.weight[part]  # (n·H·D, C) view
-        b = None if self.in_proj.bias is None else self.in_proj.bias[part]
-        return F.linear(x, w, b)  # (B, T, C) @ (C, n·H·D) -> (B, T, n·H·D)
-
-    def _split(self, x: Tensor) -> Tensor:
+    def split_heads(self, x: Tensor) -> Tensor:
         b, t, _ = x.shape
-        return x.view(b, t, self.nhead, self.dim_head).transpose(1, 2)  # (B, T, H·D) -> (B, H, T, D)
+        return x.view(b, t, self.n_heads, self.dim_head).transpose(1, 2)  # (B, T, H·D) -> (B, H, T, D)
 
-    def forward(
-        self,
-        x: Tensor,
-        memory: Tensor | None = None,
-        mask: Tensor | None = None,
-        *,
-        is_causal: bool = False,
-        return_scores: bool = False,
-        cache: KVCache | None = None,
-    ) -> tuple[Tensor, Tensor | None]:
-        """Attend from ``x (B, T, C)`` to ``memory (B, S, C)`` (self-attention when ``memory`` is None).
-
-        ``mask`` is bool, True = may attend, broadcastable to ``(B, H, T, S)``. ``is_causal`` asks for
-        the look-ahead mask without materialising it. ``cache`` enables incremental decoding: for
-        self-attention the new keys/values are appended to it; for cross-attention it is filled once
-        from ``memory`` and reused. Returns ``(out (B, T, dim_out), scores (B, H, T, S) or None)``.
-        """
-        if x.dim() != 3 or x.shape[-1] != self.dim_in:
-            raise ValueError(f"expected input (B, T, {self.dim_in}), got {tuple(x.shape)}")
-        bsz, t, _ = x.shape
-        inner = self.nhead * self.dim_head
-        offset = 0
-        if memory is None:
-            qkv = F.linear(x, self.in_proj.weight, self.in_proj.bias)  # (B, T, C) -> (B, T, 3·H·D)
-            q, k, v = qkv.split(inner, dim=-1)  # 3 x (B, T, H·D)
-            q, k, v = self._split(q), self._split(k), self._split(v)  # (B, H, T, D)
-            if cache is not None:
-                offset = cache.length
-            if self.rope is not None:
-                q, k = self.rope(q, offset), self.rope(k, offset)
-            if cache is not None:
-                k, v = cache.append(k, v)  # (B, H, offset + T, D)
-        else:
-            if memory.dim() != 3 or memory.shape[0] != bsz or memory.shape[-1] != self.dim_in:
-                raise ValueError(f"memory must be (B={bsz}, S, {self.dim_in}), got {tuple(memory.shape)}")
-            q = self._split(self._project(x, slice(0, inner)))  # (B, H, T, D)
-            if cache is not None and cache.length > 0:
-                k, v = cache.keys(), cache.values()  # encoder keys/values computed once
-            else:
-                kv = self._project(memory, slice(inner, 3 * inner))  # (B, S, 2·H·D)
-                k, v = (self._split(part) for part in kv.split(inner, dim=-1))  # (B, H, S, D)
-                if cache is not None:
-                    k, v = cache.append(k, v)
+    def attend(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool = False) -> Tensor:
+        """Heads ``q (B, H, T, D)``, ``k, v (B, H, S, D)`` -> output ``(B, T, C)``."""
+        b, _, t, _ = q.shape
         s = k.shape[2]
         if mask is not None:
-            check_mask(mask, bsz, self.nhead, t, s)
-        if is_causal and t > 1:
-            if mask is not None:
-                raise ValueError("pass either is_causal=True or an explicit mask, not both")
-            if t != s:  # queries are the last t of s positions: build the offset look-ahead mask
-                mask, is_causal = causal_mask(t, s, device=x.device), False
-        elif is_causal:
-            is_causal = False  # one query attends to every cached key
+            check_mask(mask, b, self.n_heads, t, s)
+        mask, is_causal = with_look_ahead(mask, causal, t, s, q.device)
         p = self.dropout if self.training else 0.0
-        if return_scores:
+        if self.record_weights:
             if is_causal:
-                mask = causal_mask(t, s, device=x.device)
-            out, scores = scaled_dot_attention(q, k, v, mask, dropout=p, training=self.training)
+                mask = causal_mask(t, s, device=q.device)  # the explicit path needs the (T, S) mask itself
+            out, self.weights = scaled_dot_attention(q, k, v, mask, dropout=p, training=self.training)
         else:
-            # fully masked rows come out as zeros here too (checked by a test), matching the explicit path
+            # fully masked rows come out as zeros here too (a test checks), matching the explicit path
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=p, is_causal=is_causal)
-            scores = None
-        out = out.transpose(1, 2).reshape(bsz, t, inner)  # (B, H, T, D) -> (B, T, H·D)
-        # F.linear rather than the module call: decoding one token at a time pays per call
-        return F.linear(out, self.out_proj.weight, self.out_proj.bias), scores  # (B, T, H·D) -> (B, T, dim_out)
+        out = out.transpose(1, 2).reshape(b, t, self.dim)  # (B, H, T, D) -> (B, T, H·D)
+        return self.out(out)  # (B, T, H·D) @ (H·D, C) -> (B, T, C)
 
     def summary_rows(self) -> list[tuple[str, str, int]]:
         """Rows in the style of the seeds' printed models: denseQ/K/V and denseO."""
-        inner = self.nhead * self.dim_head
-        bias = self.in_proj.bias is not None
-        qkv = inner * self.dim_in + (inner if bias else 0)
-        note = "" if bias else "; bias=false"
-        rows = [(f"dense{n}", f"Dense({self.dim_in} => {inner}{note})", qkv) for n in "QKV"]
-        rows.append(("denseO", f"Dense({inner} => {self.dim_out})", inner * self.dim_out + self.dim_out))
-        return rows
+        raise NotImplementedError
+
+
+def _dense_rows(dim: int, has_bias: bool, out_params: int) -> list[tuple[str, str, int]]:
+    note = "" if has_bias else "; bias=false"
+    each = dim * dim + (dim if has_bias else 0)
+    rows = [(f"dense{n}", f"Dense({dim} => {dim}{note})", each) for n in "QKV"]
+    return rows + [("denseO", f"Dense({dim} => {dim})", out_params)]
+
+
+class SelfAttention(MultiHeadAttention):
+    """Attention of a sequence over itself. Q, K and V live in one ``(3C, C)`` Dense (one matmul);
+    ``bias`` applies to it (the seeds' classifier has biased, their GPT unbiased projections)."""
+
+    def __init__(self, n_heads: int, dim: int, *, bias: bool = True, dropout: float = 0.0,
+                 rope: RotaryEmbedding | None = None) -> None:
+        super().__init__(n_heads, dim, dropout=dropout)
+        self.qkv = nn.Linear(dim, 3 * dim, bias=bias)  # rows: [Q; K; V]
+        if rope is not None and rope.dim != self.dim_head:
+            raise ValueError(f"rotary embedding dim={rope.dim} must equal the head size {self.dim_head}")
+        self.rope = rope
+
+    def forward(self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False,
+                cache: KVCache | None = None) -> Tensor:
+        """``x (B, T, C)`` -> ``(B, T, C)``. ``mask`` is bool, True = may attend, broadcastable to
+        ``(B, H, T, T)``. With ``cache``, ``x`` holds the new positions after those already cached."""
+        if x.dim() != 3 or x.shape[-1] != self.dim:
+            raise ValueError(f"expected input (B, T, {self.dim}), got {tuple(x.shape)}")
+        q, k, v = self.qkv(x).split(self.dim, dim=-1)  # (B, T, C) -> 3 x (B, T, H·D)
+        q, k, v = self.split_heads(q), self.split_heads(k), self.split_heads(v)  # (B, H, T, D)
+        offset = 0 if cache is None else cache.length
+        if self.rope is not None:
+            q, k = self.rope(q, offset), self.rope(k, offset)
+        if cache is not None:
+            k, v = cache.append(k, v)  # (B, H, offset + T, D)
+        return self.attend(q, k, v, mask, causal)
+
+    def summary_rows(self) -> list[tuple[str, str, int]]:
+        return _dense_rows(self.dim, self.qkv.bias is not None, sum(p.numel() for p in self.out.parameters()))
+
+
+class CrossAttention(MultiHeadAttention):
+    """Attention of ``x`` (queries, the decoder) over ``memory`` (keys and values, the encoder)."""
+
+    def __init__(self, n_heads: int, dim: int, *, bias: bool = True, dropout: float = 0.0) -> None:
+        super().__init__(n_heads, dim, dropout=dropout)
+        self.query = nn.Linear(dim, dim, bias=bias)
+        self.key_value = nn.Linear(dim, 2 * dim, bias=bias)  # rows: [K; V]
+
+    def memory_keys_values(self, memory: Tensor) -> tuple[Tensor, Tensor]:
+        """Keys and values ``(B, H, S, D)`` of the encoder output ``memory (B, S, C)``: one source's
+        worth, computed once and reused at every decoding step."""
+        if memory.dim() != 3 or memory.shape[-1] != self.dim:
+            raise ValueError(f"memory must be (B, S, {self.dim}), got {tuple(memory.shape)}")
+        k, v = self.key_value(memory).split(self.dim, dim=-1)  # (B, S, C) -> 2 x (B, S, H·D)
+        return self.split_heads(k), self.split_heads(v)
+
+    def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, *,
+                memory_kv: tuple[Tensor, Tensor] | None = None) -> Tensor:
+        """``x (B, T, C)`` over ``memory (B, S, C)`` (or its precomputed ``memory_kv``) -> ``(B, T, C)``;
+        ``mask`` broadcastable to ``(B, H, T, S)`` hides source padding."""
+        if x.dim() != 3 or x.shape[-1] != self.dim:
+            raise ValueError(f"expected input (B, T, {self.dim}), got {tuple(x.shape)}")
+        if memory_kv is None:
+            if memory is None:
+                raise ValueError("cross-attention needs memory or memory_kv")
+            memory_kv = self.memory_keys_values(memory)
+        k, v = memory_kv
+        if k.shape[0] != x.shape[0]:
+            raise ValueError(f"memory batch {k.shape[0]} does not match the input batch {x.shape[0]}")
+        q = self.split_heads(self.query(x))  # (B, T, C) -> (B, H, T, D)
+        return self.attend(q, k, v, mask)
+
+    def summary_rows(self) -> list[tuple[str, str, int]]:
+        return _dense_rows(self.dim, self.query.bias is not None, sum(p.numel() for p in self.out.parameters()))

@@ -1,128 +1,77 @@
-"""Encoder and decoder blocks.
+"""Transformer blocks: attention and feed-forward sub-layers, each inside one ``Residual``.
 
 Shapes: B batch, T target/query length, S source length, C channels.
 
-``EncoderBlock`` is the seeds' ``TransformerBlock``. Post-norm, as in the seeds and the original
-paper::
+* ``EncoderBlock`` (the seeds' ``TransformerBlock``): self-attention over every position (padding
+  keys masked) -> feed-forward. The classifier and the translator's encoder stack these.
+* ``CausalBlock`` (decoder-only, the GPT's block): the same layers, but each position attends to
+  itself and the past only, with a ``KVCache`` for incremental decoding.
+* ``DecoderBlock`` (the translator's decoder): causal self-attention -> cross-attention over the
+  encoder output -> feed-forward.
 
-    h = LayerNorm(x + Dropout(MHA(x)))
-    y = LayerNorm(h + Dropout(FF(h)))
-
-With ``norm_first=True`` (pre-norm, as in GPT-2 and most modern models, easier to train deep)::
-
-    h = x + Dropout(MHA(LayerNorm(x)))
-    y = h + Dropout(FF(LayerNorm(h)))
-
-``DecoderBlock`` adds cross-attention over the encoder output between the two. The draft in seed
-001 passes the self-attention input (not its normalised output) to the decoder's feed-forward and
-swaps the encoder/decoder arguments of cross-attention; here queries come from the decoder and
-keys/values from the encoder, and each sub-layer consumes the previous one's output, as in
-"Attention is all you need".
+Post-norm by default, as the seeds; ``norm_first=True`` gives pre-norm (see ``residual``). The draft
+in seed 001 passes the self-attention input (not its normalised output) to the decoder's
+feed-forward and swaps the encoder/decoder arguments of cross-attention; here queries come from the
+decoder and keys/values from the encoder, and each sub-layer consumes the previous one's output, as
+in "Attention is all you need".
 """
 
 from __future__ import annotations
 
 from torch import Tensor, nn
 
-from .attention import MultiHeadAttention
+from .attention import CrossAttention, SelfAttention
 from .feed_forward import FeedForward
 from .kv_cache import KVCache
+from .residual import Residual
 from .rotary import RotaryEmbedding
 
 
-def maybe_dropout(dropout: nn.Dropout, x: Tensor) -> Tensor:
-    """Dropout, skipped outright when it is the identity (evaluation, or p = 0): per-token decoding
-    pays for every module call."""
-    return dropout(x) if dropout.training and dropout.p > 0 else x
-
-
 class EncoderBlock(nn.Module):
-    def __init__(
-        self,
-        nhead: int,
-        dim: int,
-        dim_hidden: int,
-        *,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        norm_first: bool = False,
-        qkv_bias: bool = True,
-        rope: RotaryEmbedding | None = None,
-    ) -> None:
+    def __init__(self, n_heads: int, dim: int, dim_hidden: int, *, dropout: float = 0.1, activation: str = "relu",
+                 norm_first: bool = False, qkv_bias: bool = True, rope: RotaryEmbedding | None = None) -> None:
         super().__init__()
-        self.norm_first = norm_first
-        self.attention = MultiHeadAttention(nhead, dim, bias=qkv_bias, dropout=0.0, rope=rope)
-        self.norm_attention = nn.LayerNorm(dim)
+        self.attention = SelfAttention(n_heads, dim, bias=qkv_bias, rope=rope)
+        self.attention_residual = Residual(dim, dropout, norm_first)
         self.feed_forward = FeedForward(dim, dim_hidden, activation)
-        self.norm_feedforward = nn.LayerNorm(dim)
-        self.dropout = nn.Dropout(dropout)
+        self.feed_forward_residual = Residual(dim, dropout, norm_first)
 
-    def forward(
-        self,
-        x: Tensor,
-        mask: Tensor | None = None,
-        *,
-        is_causal: bool = False,
-        return_scores: bool = False,
-        cache: KVCache | None = None,
-    ) -> tuple[Tensor, Tensor | None]:
-        """``x (B, T, C)`` -> ``(y (B, T, C), scores (B, H, T, S) or None)``."""
-        if self.norm_first:
-            a, scores = self.attention(self.norm_attention(x), mask=mask, is_causal=is_causal,
-                                       return_scores=return_scores, cache=cache)
-            h = x + maybe_dropout(self.dropout, a)
-            return h + maybe_dropout(self.dropout, self.feed_forward(self.norm_feedforward(h))), scores
-        a, scores = self.attention(x, mask=mask, is_causal=is_causal, return_scores=return_scores, cache=cache)
-        h = self.norm_attention(x + maybe_dropout(self.dropout, a))
-        return self.norm_feedforward(h + maybe_dropout(self.dropout, self.feed_forward(h))), scores
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        """``x (B, T, C)`` -> ``(B, T, C)``; ``mask`` (True = may attend) hides padding keys."""
+        x = self.attention_residual(x, lambda h: self.attention(h, mask))
+        return self.feed_forward_residual(x, self.feed_forward)
+
+
+class CausalBlock(EncoderBlock):
+    """The GPT's block: masked (causal) self-attention -> feed-forward."""
+
+    def forward(self, x: Tensor, cache: KVCache | None = None) -> Tensor:  # type: ignore[override]
+        """``x (B, T, C)`` -> ``(B, T, C)``; with ``cache``, ``x`` holds the positions after the cached ones."""
+        x = self.attention_residual(x, lambda h: self.attention(h, causal=True, cache=cache))
+        return self.feed_forward_residual(x, self.feed_forward)
 
 
 class DecoderBlock(nn.Module):
     """Masked self-attention -> cross-attention over the encoder output -> feed-forward."""
 
-    def __init__(
-        self,
-        nhead: int,
-        dim: int,
-        dim_hidden: int,
-        *,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        norm_first: bool = False,
-        qkv_bias: bool = True,
-    ) -> None:
+    def __init__(self, n_heads: int, dim: int, dim_hidden: int, *, dropout: float = 0.1, activation: str = "relu",
+                 norm_first: bool = False, qkv_bias: bool = True) -> None:
         super().__init__()
-        self.norm_first = norm_first
-        self.self_attention = MultiHeadAttention(nhead, dim, bias=qkv_bias)
-        self.norm_self = nn.LayerNorm(dim)
-        self.cross_attention = MultiHeadAttention(nhead, dim, bias=qkv_bias)
-        self.norm_cross = nn.LayerNorm(dim)
+        self.self_attention = SelfAttention(n_heads, dim, bias=qkv_bias)
+        self.self_attention_residual = Residual(dim, dropout, norm_first)
+        self.cross_attention = CrossAttention(n_heads, dim, bias=qkv_bias)
+        self.cross_attention_residual = Residual(dim, dropout, norm_first)
         self.feed_forward = FeedForward(dim, dim_hidden, activation)
-        self.norm_feedforward = nn.LayerNorm(dim)
-        self.dropout = nn.Dropout(dropout)
+        self.feed_forward_residual = Residual(dim, dropout, norm_first)
 
-    def forward(
-        self,
-        x: Tensor,
-        memory: Tensor,
-        self_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        *,
-        is_causal: bool = False,
-        return_scores: bool = False,
-        cache: KVCache | None = None,
-        memory_cache: KVCache | None = None,
-    ) -> tuple[Tensor, Tensor | None]:
-        """``x (B, T, C)``, ``memory (B, S, C)`` -> ``(y (B, T, C), cross scores (B, H, T, S) or None)``."""
-        kw = dict(return_scores=return_scores)
-        if self.norm_first:
-            a, _ = self.self_attention(self.norm_self(x), mask=self_mask, is_causal=is_causal, cache=cache)
-            h = x + maybe_dropout(self.dropout, a)
-            c, scores = self.cross_attention(self.norm_cross(h), memory, memory_mask, cache=memory_cache, **kw)
-            h = h + maybe_dropout(self.dropout, c)
-            return h + maybe_dropout(self.dropout, self.feed_forward(self.norm_feedforward(h))), scores
-        a, _ = self.self_attention(x, mask=self_mask, is_causal=is_causal, cache=cache)
-        h = self.norm_self(x + maybe_dropout(self.dropout, a))
-        c, scores = self.cross_attention(h, memory, memory_mask, cache=memory_cache, **kw)
-        h = self.norm_cross(h + maybe_dropout(self.dropout, c))
-        return self.norm_feedforward(h + maybe_dropout(self.dropout, self.feed_forward(h))), scores
+    def forward(self, x: Tensor, memory: Tensor | None = None, self_mask: Tensor | None = None,
+                memory_mask: Tensor | None = None, *, cache: KVCache | None = None,
+                memory_kv: tuple[Tensor, Tensor] | None = None) -> Tensor:
+        """``x (B, T, C)`` and ``memory (B, S, C)`` (or its keys/values ``memory_kv``) -> ``(B, T, C)``.
+
+        ``self_mask`` adds target padding to the look-ahead mask; ``memory_mask`` hides source padding.
+        """
+        x = self.self_attention_residual(x, lambda h: self.self_attention(h, self_mask, causal=True, cache=cache))
+        x = self.cross_attention_residual(x, lambda h: self.cross_attention(h, memory, memory_mask,
+                                                                            memory_kv=memory_kv))
+        return self.feed_forward_residual(x, self.feed_forward)

@@ -72,12 +72,7 @@ class SinusoidalPositionEncoding(nn.Module):
         return f"{self.dim}, max_length={self.max_length}"
 
     def forward(self, seq_length: int, offset: int = 0) -> Tensor:
-        if offset + seq_length > self.max_length:
-            raise ValueError(
-                f"sequence length {offset + seq_length} exceeds the maximum position encoding length "
-                f"{self.max_length}; truncate the input or raise max_length"
-            )
-        return self.weight[offset : offset + seq_length]  # (T, C)
+        return _rows(self.weight, seq_length, offset, "the maximum position encoding length")  # (T, C)
 
 
 class LearnedPositionEmbedding(nn.Module):
@@ -92,12 +87,15 @@ class LearnedPositionEmbedding(nn.Module):
         return f"{self.max_length} => {self.dim}"
 
     def forward(self, seq_length: int, offset: int = 0) -> Tensor:
-        if offset + seq_length > self.max_length:
-            raise ValueError(
-                f"sequence length {offset + seq_length} exceeds the context length {self.max_length}; "
-                "crop the input to the last context tokens"
-            )
-        return self.weight[offset : offset + seq_length]  # (T, C)
+        return _rows(self.weight, seq_length, offset, "the context length")  # (T, C)
+
+
+def _rows(table: Tensor, seq_length: int, offset: int, limit: str) -> Tensor:
+    """Rows ``offset .. offset + seq_length`` of a ``(L, C)`` position table, or a ``ValueError``."""
+    if offset + seq_length > table.shape[0]:
+        raise ValueError(f"sequence length {offset + seq_length} exceeds {limit} {table.shape[0]}; "
+                         "truncate the input (or crop it to the last max_length tokens)")
+    return table[offset : offset + seq_length]  # (T, C)
 
 
 __all__ = [

@@ -25,5 +25,4 @@ class FeedForward(nn.Module):
         return f"activation={self.activation}"
 
     def forward(self, x: Tensor) -> Tensor:
-        h = self.act(F.linear(x, self.dense1.weight, self.dense1.bias))  # (B, T, C) -> (B, T, F)
-        return F.linear(h, self.dense2.weight, self.dense2.bias)  # (B, T, F) -> (B, T, C)
+        return self.dense2(self.act(self.dense1(x)))  # (B, T, C) -> (B, T, F) -> (B, T, C)

@@ -10,6 +10,8 @@ Shapes: B batch, T query length, S key length.
   heads; combines key padding and look-ahead (decoder self-attention) or key padding alone
   (encoder self-attention, cross-attention where queries come from the target and keys from the
   source).
+* ``with_look_ahead(mask, causal, T, S)``: what attention passes to the kernels: the combined mask,
+  or ``None`` plus a flag when the fused kernel's own causal option says the same thing.
 
 The seeds (column-major Julia) build the causal mask as an upper-triangular ``(S, T)`` matrix
 (``mask[j, i]`` = key ``j`` visible to query ``i``); ours is its transpose in row-major ``(T, S)``.
@@ -76,6 +78,23 @@ def attention_mask(
     if key_valid is None:
         return look_ahead
     return look_ahead[None, None, :, :] & key_valid[:, None, None, :]  # (B, 1, T, S)
+
+
+def with_look_ahead(mask: Tensor | None, causal: bool, query_len: int, key_len: int,
+                    device: torch.device | str | None = None) -> tuple[Tensor | None, bool]:
+    """``(mask, is_causal)`` for attention: add the look-ahead part to ``mask`` when ``causal``.
+
+    A single query is the newest position and may see every key, so it needs no look-ahead mask.
+    Without another mask and with as many queries as keys, ``is_causal=True`` lets the fused kernel
+    apply it without materialising ``(T, S)``; otherwise the look-ahead mask is built (offset when the
+    queries are the last ``T`` of ``S`` positions, as with a KV cache) and combined with ``mask``.
+    """
+    if not causal or query_len == 1:
+        return mask, False
+    if mask is None and query_len == key_len:
+        return None, True
+    look_ahead = causal_mask(query_len, key_len, device=device)  # (T, S)
+    return (look_ahead if mask is None else mask & look_ahead), False
 
 
 def check_mask(mask: Tensor, batch: int, heads: int, query_len: int, key_len: int) -> None:

@@ -9,14 +9,13 @@ from torch import Tensor, nn
 
 from ..config import ClassifierConfig
 from ..layers import EncoderBlock, MeanPoolHead, SeedHead, SinusoidalPositionEncoding, TokenEmbedding
-from ..layers.masks import attention_mask
+from ..layers.masks import attention_mask, padding_mask_from_ids
 
 
 class TransformerClassifier(nn.Module):
     def __init__(self, config: ClassifierConfig) -> None:
         super().__init__()
-        self.config = config
-        c = config
+        self.config = c = config
         self.embedding = TokenEmbedding(c.vocab_size, c.dim, init_std=1.0)
         self.position_encoding = SinusoidalPositionEncoding(c.dim, c.position_encoding_length)
         self.blocks = nn.ModuleList(
@@ -30,27 +29,23 @@ class TransformerClassifier(nn.Module):
         else:
             self.head = MeanPoolHead(c.dim, c.n_labels, c.head_dropout)
 
-    def forward(self, ids: Tensor, valid: Tensor | None = None, *, return_scores: bool = False):
+    def forward(self, ids: Tensor, valid: Tensor | None = None) -> Tensor:
         """``ids (B, T)``, ``valid (B, T)`` bool (True = real token) -> logits ``(B, K)``.
 
         When the config has a ``pad_id`` and no ``valid`` is given, it is derived from the ids.
-        With ``return_scores`` also returns the list of attention weights ``(B, H, T, T)`` per block.
         """
         if ids.dim() == 1:
             ids = ids.unsqueeze(0)  # one sample -> a batch of one
         if ids.shape[1] > self.config.max_length:
             raise ValueError(f"input of {ids.shape[1]} tokens exceeds max_length={self.config.max_length}")
         if valid is None and self.config.pad_id is not None:
-            valid = ids != self.config.pad_id
+            valid = padding_mask_from_ids(ids, self.config.pad_id)
         if valid is not None and valid.shape != ids.shape:
             raise ValueError(f"valid mask shape {tuple(valid.shape)} does not match ids shape {tuple(ids.shape)}")
         x = self.embedding(ids) + self.position_encoding(ids.shape[1])  # (B, T, C) + (T, C)
         mask = attention_mask(valid)  # (B, 1, 1, T) or None
-        all_scores = []
         for block in self.blocks:
-            x, scores = block(x, mask, return_scores=return_scores)  # (B, T, C)
-            all_scores.append(scores)
+            x = block(x, mask)  # (B, T, C)
         if self.final_norm is not None:
             x = self.final_norm(x)
-        logits = self.head(x, valid)  # (B, K)
-        return (logits, all_scores) if return_scores else logits
+        return self.head(x, valid)  # (B, K)

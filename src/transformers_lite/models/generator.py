@@ -1,6 +1,6 @@
 """Character GPT (seed 004): token + position embeddings -> dropout -> causal blocks -> Dense to V.
 
-Shapes: B batch, T time (at most ``context``), C channels, V vocabulary.
+Shapes: B batch, T time (at most ``max_length``, the context), C channels, V vocabulary.
 """
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import GeneratorConfig
-from ..layers import EncoderBlock, KVCache, LearnedPositionEmbedding, RotaryEmbedding, TokenEmbedding
-from ..layers.blocks import maybe_dropout
+from ..layers import CausalBlock, KVCache, LearnedPositionEmbedding, RotaryEmbedding, TokenEmbedding, maybe_dropout
 
 
 class TransformerGenerator(nn.Module):
@@ -18,65 +17,54 @@ class TransformerGenerator(nn.Module):
         super().__init__()
         self.config = c = config
         self.embedding = TokenEmbedding(c.vocab_size, c.dim)
-        rope = RotaryEmbedding(c.dim // c.n_heads, c.context) if c.position == "rope" else None
-        self.position_embedding = LearnedPositionEmbedding(c.context, c.dim) if rope is None else None
+        rope = RotaryEmbedding(c.dim // c.n_heads, c.max_length) if c.position == "rope" else None
+        self.position_embedding = LearnedPositionEmbedding(c.max_length, c.dim) if rope is None else None
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            EncoderBlock(c.n_heads, c.dim, c.dim_hidden, dropout=c.dropout, activation=c.activation,
-                         norm_first=c.norm_first, qkv_bias=c.qkv_bias, rope=rope)
+            CausalBlock(c.n_heads, c.dim, c.dim_hidden, dropout=c.dropout, activation=c.activation,
+                        norm_first=c.norm_first, qkv_bias=c.qkv_bias, rope=rope)
             for _ in range(c.n_blocks)
         )
         self.final_norm = nn.LayerNorm(c.dim) if c.final_norm else None
         self.head = nn.Linear(c.dim, c.vocab_size)
-        if c.tie_weights:
+        if c.tie_embeddings:
             self.head.weight = self.embedding.weight  # (V, C) shared by input and output
 
     def new_cache(self, batch: int, capacity: int | None = None) -> list[KVCache]:
-        """One preallocated KV cache per block, for incremental decoding."""
+        """One preallocated KV cache per block (``capacity`` positions, default the context)."""
         c = self.config
         p = self.head.weight
-        cap = c.context if capacity is None else capacity
+        cap = c.max_length if capacity is None else capacity
         return [KVCache(batch, c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
                 for _ in self.blocks]
 
-    def forward(
-        self,
-        ids: Tensor,
-        *,
-        last_only: bool = False,
-        cache: list[KVCache] | None = None,
-        return_scores: bool = False,
-    ):
-        """``ids (B, T)`` -> logits ``(B, T, V)`` (or ``(B, 1, V)`` with ``last_only``).
+    def forward(self, ids: Tensor, *, cache: list[KVCache] | None = None, last_only: bool = False) -> Tensor:
+        """``ids (B, T)`` -> logits ``(B, T, V)`` (``(B, 1, V)`` with ``last_only``).
 
         With ``cache`` the ids are the *new* tokens following those already cached; their positions
-        continue from the cache length. ``return_scores`` also returns per-block attention weights.
+        continue from the cache length.
         """
         if ids.dim() == 1:
             ids = ids.unsqueeze(0)
         offset = cache[0].length if cache else 0
         t = ids.shape[1]
-        if offset + t > self.config.context:
+        if offset + t > self.config.max_length:
             raise ValueError(
-                f"sequence of {offset + t} tokens exceeds the context length {self.config.context}; "
-                "crop to the last context tokens"
+                f"sequence of {offset + t} tokens exceeds the context length {self.config.max_length}; "
+                "crop to the last max_length tokens"
             )
         # ids fed one at a time to a cache were sampled from this model: no range check needed
         x = self.embedding(ids, check=cache is None or t > 1)  # (B, T, C)
         if self.position_embedding is not None:
             x = x + self.position_embedding(t, offset)  # (B, T, C) + (T, C)
         x = maybe_dropout(self.dropout, x)
-        all_scores = []
         for i, block in enumerate(self.blocks):
-            x, scores = block(x, is_causal=True, return_scores=return_scores,
-                              cache=None if cache is None else cache[i])  # (B, T, C)
-            all_scores.append(scores)
+            x = block(x, None if cache is None else cache[i])  # (B, T, C)
         if last_only:
             x = x[:, -1:, :]  # (B, 1, C): generation needs only the next-token logits
         if self.final_norm is not None:
             x = self.final_norm(x)
-        logits = self.head(x)  # (B, T, C) @ (C, V) -> (B, T, V)
-        return (logits, all_scores) if return_scores else logits
+        return self.head(x)  # (B, T, C) @ (C, V) -> (B, T, V)
 
     @torch.no_grad()
     def embeddings(self) -> dict[str, Tensor]:

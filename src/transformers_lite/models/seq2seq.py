@@ -1,20 +1,44 @@
 """Encoder-decoder translator (seed 001, "Attention is all you need").
 
-Shapes: B batch, S source length, T target length, C channels, V target vocabulary.
-``encode`` and ``decode`` are separate so decoding reuses one encoder pass (and, with caches,
-one set of encoder keys/values per cross-attention layer).
+Shapes: B batch, S source length, T target length, C channels, V target vocabulary, H heads, D head size.
+
+* ``encode(src) -> memory``: the source through the encoder blocks, once per sentence.
+* ``decode(tgt, memory, src_valid)``: every target position at once (training, teacher forcing).
+* ``start_decoding(memory, src_valid)`` then ``decode_step(tokens, cache)``: one new token per step,
+  with a ``DecoderCache`` holding each block's self-attention keys/values (appended every step)
+  and its encoder keys/values (computed once).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from torch import Tensor, nn
 
 from ..config import Seq2SeqConfig
-from ..layers import DecoderBlock, EncoderBlock, KVCache, SinusoidalPositionEncoding, TokenEmbedding
-from ..layers.blocks import maybe_dropout
-from ..layers.masks import attention_mask
+from ..layers import DecoderBlock, EncoderBlock, KVCache, SinusoidalPositionEncoding, TokenEmbedding, maybe_dropout
+from ..layers.masks import attention_mask, padding_mask_from_ids
+
+
+@dataclass
+class DecoderCache:
+    """What incremental decoding keeps between steps, one entry per decoder block."""
+
+    self_attention: list[KVCache]  # the target prefix's keys/values, one position more per step
+    memory_kv: list[tuple[Tensor, Tensor]]  # the encoder output's keys/values (B, H, S, D), fixed
+    memory_mask: Tensor  # (B, 1, 1, S): real source tokens
+
+    @property
+    def length(self) -> int:
+        return self.self_attention[0].length
+
+    def reorder(self, index: Tensor) -> None:
+        """Keep batch rows ``index`` (beam search follows the surviving hypotheses)."""
+        for c in self.self_attention:
+            c.reorder(index)
+        self.memory_kv = [(k[index], v[index]) for k, v in self.memory_kv]
+        self.memory_mask = self.memory_mask[index]
 
 
 class Seq2SeqTransformer(nn.Module):
@@ -34,7 +58,7 @@ class Seq2SeqTransformer(nn.Module):
         self.encoder_norm = nn.LayerNorm(c.dim) if c.norm_first else None
         self.decoder_norm = nn.LayerNorm(c.dim) if c.norm_first else None
         self.head = nn.Linear(c.dim, c.tgt_vocab_size)
-        if c.tie_output:
+        if c.tie_embeddings:
             self.head.weight = self.tgt_embedding.weight  # (V, C) shared
         self.scale = math.sqrt(c.dim)  # embeddings are scaled by sqrt(C) as in the paper
 
@@ -45,64 +69,57 @@ class Seq2SeqTransformer(nn.Module):
     def encode(self, src: Tensor, src_valid: Tensor | None = None) -> Tensor:
         """``src (B, S)`` -> memory ``(B, S, C)``. ``src_valid`` defaults to ``src != pad_id``."""
         if src_valid is None:
-            src_valid = src != self.config.pad_id
+            src_valid = padding_mask_from_ids(src, self.config.pad_id)
         x = self._embed(self.src_embedding, src)
         mask = attention_mask(src_valid)  # (B, 1, 1, S): keys that are real source tokens
         for block in self.encoder:
-            x, _ = block(x, mask)
+            x = block(x, mask)
         return self.encoder_norm(x) if self.encoder_norm is not None else x
 
-    def new_cache(self, batch: int, capacity: int | None = None) -> tuple[list[KVCache], list[KVCache]]:
-        """Self-attention caches and cross-attention (encoder key/value) caches, one per decoder block."""
+    def _logits(self, x: Tensor, last_only: bool) -> Tensor:
+        if last_only:
+            x = x[:, -1:, :]  # (B, 1, C)
+        if self.decoder_norm is not None:
+            x = self.decoder_norm(x)
+        return self.head(x)  # (B, T, C) @ (C, V) -> (B, T, V)
+
+    def decode(self, tgt: Tensor, memory: Tensor, src_valid: Tensor, tgt_valid: Tensor | None = None, *,
+               last_only: bool = False) -> Tensor:
+        """``tgt (B, T)`` (shifted right, starting with BOS) -> logits ``(B, T, V)``.
+
+        Self-attention is causal and ignores target padding keys; cross-attention ignores source padding.
+        """
+        x = self._embed(self.tgt_embedding, tgt)  # (B, T, C)
+        self_mask = attention_mask(tgt_valid)  # (B, 1, 1, T) or None; the blocks add the look-ahead part
+        memory_mask = attention_mask(src_valid)  # (B, 1, 1, S)
+        for block in self.decoder:
+            x = block(x, memory, self_mask, memory_mask)
+        return self._logits(x, last_only)
+
+    def start_decoding(self, memory: Tensor, src_valid: Tensor, capacity: int | None = None) -> DecoderCache:
+        """A ``DecoderCache`` for ``memory (B, S, C)``: empty self-attention caches of ``capacity``
+        positions (default ``max_length``) and each block's encoder keys/values, computed now."""
         c = self.config
         p = self.head.weight
         cap = c.max_length if capacity is None else capacity
-        mk = lambda n: [KVCache(batch, c.n_heads, n, c.dim // c.n_heads, dtype=p.dtype, device=p.device)  # noqa: E731
-                        for _ in self.decoder]
-        return mk(cap), mk(c.max_length)
+        caches = [KVCache(memory.shape[0], c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
+                  for _ in self.decoder]
+        memory_kv = [block.cross_attention.memory_keys_values(memory) for block in self.decoder]
+        return DecoderCache(caches, memory_kv, attention_mask(src_valid))
 
-    def decode(
-        self,
-        tgt: Tensor,
-        memory: Tensor,
-        src_valid: Tensor,
-        tgt_valid: Tensor | None = None,
-        *,
-        cache: tuple[list[KVCache], list[KVCache]] | None = None,
-        last_only: bool = False,
-        return_scores: bool = False,
-    ):
-        """``tgt (B, T)`` (shifted right, starting with BOS) -> logits ``(B, T, V)``.
-
-        Self-attention is causal and ignores target padding keys; cross-attention ignores source
-        padding. With ``cache`` the ``tgt`` ids are the new tokens after those cached.
-        """
-        offset = cache[0][0].length if cache else 0
-        x = self._embed(self.tgt_embedding, tgt, offset)  # (B, T, C)
-        if tgt_valid is not None and cache is None:
-            self_mask = attention_mask(tgt_valid, causal=True)  # (B, 1, T, T)
-            is_causal = False
-        else:
-            self_mask, is_causal = None, True
-        memory_mask = attention_mask(src_valid)  # (B, 1, 1, S)
-        all_scores = []
-        for i, block in enumerate(self.decoder):
-            x, scores = block(x, memory, self_mask, memory_mask, is_causal=is_causal, return_scores=return_scores,
-                              cache=None if cache is None else cache[0][i],
-                              memory_cache=None if cache is None else cache[1][i])
-            all_scores.append(scores)
-        if last_only:
-            x = x[:, -1:, :]
-        if self.decoder_norm is not None:
-            x = self.decoder_norm(x)
-        logits = self.head(x)  # (B, T, C) @ (C, V) -> (B, T, V)
-        return (logits, all_scores) if return_scores else logits
+    def decode_step(self, tgt: Tensor, cache: DecoderCache) -> Tensor:
+        """The new target ids ``tgt (B, T)`` after those in ``cache`` -> logits of the last ``(B, V)``."""
+        x = self._embed(self.tgt_embedding, tgt, cache.length)  # positions continue from the cache
+        for block, self_cache, memory_kv in zip(self.decoder, cache.self_attention, cache.memory_kv):
+            x = block(x, None, None, cache.memory_mask, cache=self_cache, memory_kv=memory_kv)
+        return self._logits(x, last_only=True)[:, -1]
 
     def forward(self, src: Tensor, tgt: Tensor, src_valid: Tensor | None = None,
                 tgt_valid: Tensor | None = None) -> Tensor:
+        """Teacher-forced logits ``(B, T, V)`` of ``tgt`` given ``src``."""
         if src_valid is None:
-            src_valid = src != self.config.pad_id
+            src_valid = padding_mask_from_ids(src, self.config.pad_id)
         if tgt_valid is None:
-            tgt_valid = tgt != self.config.pad_id
+            tgt_valid = padding_mask_from_ids(tgt, self.config.pad_id)
         memory = self.encode(src, src_valid)
         return self.decode(tgt, memory, src_valid, tgt_valid)

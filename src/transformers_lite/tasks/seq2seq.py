@@ -2,10 +2,13 @@
 pairs, label-smoothed cross-entropy on the target, validation loss and BLEU.
 
 Tokenizers: a joint BPE (default; allows shared embeddings), separate BPEs, or word level.
+Shapes: B pairs, S source length, T target length, V target vocabulary.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,102 +17,134 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import Seq2SeqConfig
-from ..data.sources import sha256
-from ..data.translation import (TranslationBatch, bucket_batches, build_word_tokenizer, filter_by_length, load_parallel,
-                                make_batch, word_tokenize)
-from ..tokenizers.bpe import BPETokenizer
+from ..data.sources import resolve, sha256
+from ..data.translation import TranslationBatch, bucket_batches, filter_by_length, load_parallel, make_batch
+from .. import validate
+from ..errors import DataError
+from ..evaluation.translation import corpus_scores
+from ..generation.translate import DecodeSettings, decode_batch
+from ..tokenizers import BPETokenizer, Tokenizer, WordTokenizer, pad_batch
+from ..tokenizers.text import words_and_punctuation
+from ..training.settings import setting
+
+TOKENIZERS = ("joint-bpe", "bpe", "word")
+MULTI30K = {"train_src": "train.de.gz", "train_tgt": "train.en.gz", "val_src": "val.de.gz", "val_tgt": "val.en.gz"}
+
+
+@dataclass(frozen=True)
+class Seq2SeqSettings:
+    train_src: str | None = setting("training source sentences, one per line", None,
+                                    none="multi30k/train.de.gz from the data folder", path=True)
+    train_tgt: str | None = setting("training target sentences", None, none="multi30k/train.en.gz", path=True)
+    val_src: str | None = setting("validation source sentences", None, none="multi30k/val.de.gz", path=True)
+    val_tgt: str | None = setting("validation target sentences", None, none="multi30k/val.en.gz", path=True)
+    tokenizer: str = setting("joint BPE over both languages (allows one shared embedding table), a BPE per "
+                             "language, or words", "joint-bpe", choices=TOKENIZERS)
+    vocab_size: int = setting("BPE vocabulary size", 8000)
+    max_tokens: int = setting("padded tokens per length-bucketed batch", 4096)
+    label_smoothing: float = setting("label smoothing of the cross-entropy", 0.1)
+    bleu_sentences: int = setting("validation sentences translated (greedy) for BLEU at each evaluation "
+                                  "(0 = skip)", 200)
+
+    def __post_init__(self) -> None:
+        validate.choice("tokenizer", self.tokenizer, TOKENIZERS)
+        for name, low in (("vocab_size", 5), ("max_tokens", 1), ("bleu_sentences", 0)):
+            validate.integer(name, getattr(self, name), low)
+        validate.number("label_smoothing", self.label_smoothing, 0, 1, high_open=True)
+
+
+def word_tokenizer(sentences: list[str], min_frequency: int = 2) -> WordTokenizer:
+    """Word-level tokenizer with ``<unk> <pad> <bos> <eos>`` (ids 0..3): the words and punctuation
+    marks seen at least ``min_frequency`` times, most frequent first."""
+    counts = Counter(t for s in sentences for t in words_and_punctuation(s))
+    vocab = sorted((w for w, n in counts.items() if n >= min_frequency), key=lambda w: (-counts[w], w))
+    return WordTokenizer(vocab, "<unk>", pad="<pad>", bos="<bos>", eos="<eos>", split="punct")
 
 
 class Seq2SeqTask:
     name = "seq2seq"
+    Settings = Seq2SeqSettings
 
-    def __init__(self, train_src: str | Path, train_tgt: str | Path, val_src: str | Path, val_tgt: str | Path, *,
-                 tokenizer: str = "joint-bpe", vocab_size: int = 8000, max_length: int = 128,
-                 max_tokens: int = 4096, label_smoothing: float = 0.1, seed: int = 0, bleu_sentences: int | None = None,
-                 tokenizers: dict | None = None) -> None:
-        if tokenizer not in ("joint-bpe", "bpe", "word"):
-            raise ValueError(f"tokenizer must be joint-bpe, bpe or word, got {tokenizer!r}")
-        self.paths = {"train_src": Path(train_src), "train_tgt": Path(train_tgt), "val_src": Path(val_src),
-                      "val_tgt": Path(val_tgt)}
-        self.tokenizer_kind, self.vocab_size, self.max_length = tokenizer, vocab_size, max_length
-        self.max_tokens, self.label_smoothing, self.seed, self.bleu_sentences = max_tokens, label_smoothing, seed, bleu_sentences
+    def __init__(self, settings: Seq2SeqSettings, config: Seq2SeqConfig, seed: int = 0,
+                 tokenizers: dict[str, Tokenizer] | None = None) -> None:
+        self.settings, self.seed, self.max_length = settings, seed, config.max_length
+        self.paths = {k: Path(getattr(settings, k)) if getattr(settings, k) else resolve("multi30k", name)
+                      for k, name in MULTI30K.items()}
         src, tgt = load_parallel(self.paths["train_src"], self.paths["train_tgt"])
         self.val_src_text, self.val_tgt_text = load_parallel(self.paths["val_src"], self.paths["val_tgt"])
         if tokenizers:
             self.src_tok, self.tgt_tok = tokenizers["src_tokenizer"], tokenizers["tgt_tokenizer"]
-        elif tokenizer == "joint-bpe":
-            self.src_tok = self.tgt_tok = BPETokenizer.train(src + tgt, vocab_size)
-        elif tokenizer == "bpe":
-            self.src_tok, self.tgt_tok = BPETokenizer.train(src, vocab_size), BPETokenizer.train(tgt, vocab_size)
+        elif settings.tokenizer == "joint-bpe":
+            self.src_tok = self.tgt_tok = BPETokenizer.train(src + tgt, settings.vocab_size)
+        elif settings.tokenizer == "bpe":
+            self.src_tok = BPETokenizer.train(src, settings.vocab_size)
+            self.tgt_tok = BPETokenizer.train(tgt, settings.vocab_size)
         else:
-            self.src_tok, self.tgt_tok = build_word_tokenizer(src), build_word_tokenizer(tgt)
+            self.src_tok, self.tgt_tok = word_tokenizer(src), word_tokenizer(tgt)
         if self.src_tok.pad_id != self.tgt_tok.pad_id:
-            raise ValueError("source and target tokenizers must share the pad id")
+            raise DataError("source and target tokenizers must share the pad id")
+        limit = config.max_length - 1  # room for BOS (decoder input) or EOS (source, decoder output)
         self.train_src, self.train_tgt = filter_by_length(self._encode(self.src_tok, src, True),
-                                                          self._encode(self.tgt_tok, tgt, False), max_length - 1)
+                                                          self._encode(self.tgt_tok, tgt, False), limit)
         self.val_src, self.val_tgt = filter_by_length(self._encode(self.src_tok, self.val_src_text, True),
-                                                      self._encode(self.tgt_tok, self.val_tgt_text, False),
-                                                      max_length - 1)
+                                                      self._encode(self.tgt_tok, self.val_tgt_text, False), limit)
+        if not self.train_src:
+            raise DataError(f"no training pair fits max_length={config.max_length}; raise --set max_length")
+        if not self.val_src:
+            raise DataError(f"no validation pair fits max_length={config.max_length}; raise --set max_length")
         self._epoch_batches: tuple[int, list[list[int]]] | None = None
 
     @staticmethod
-    def _encode(tok, texts: list[str], add_eos: bool) -> list[list[int]]:  # noqa: ANN001
-        if getattr(tok, "kind", "") == "bpe":
-            rows = tok.encode_many(texts)
-        else:
-            rows = [tok.encode(word_tokenize(t)) for t in texts]
+    def _encode(tok: Tokenizer, texts: list[str], add_eos: bool) -> list[list[int]]:
+        rows = tok.encode_many(texts)
         return [r + [tok.eos_id] for r in rows] if add_eos else rows
 
     def adapt_config(self, config: Seq2SeqConfig) -> Seq2SeqConfig:
         shared = self.src_tok is self.tgt_tok
         return config.replace(src_vocab_size=len(self.src_tok), tgt_vocab_size=len(self.tgt_tok),
-                              pad_id=self.src_tok.pad_id, max_length=self.max_length,
-                              share_embeddings=shared and config.share_embeddings)
+                              pad_id=self.src_tok.pad_id, share_embeddings=shared and config.share_embeddings)
 
     def _batches(self, epoch: int) -> list[list[int]]:
         if self._epoch_batches is None or self._epoch_batches[0] != epoch:
-            self._epoch_batches = (epoch, bucket_batches(self.train_src, self.train_tgt, self.max_tokens,
+            self._epoch_batches = (epoch, bucket_batches(self.train_src, self.train_tgt, self.settings.max_tokens,
                                                          seed=self.seed * 100_003 + epoch))
         return self._epoch_batches[1]
 
     def steps_per_epoch(self) -> int:
         return len(self._batches(0))
 
+    def _make_batch(self, src: list[list[int]], tgt: list[list[int]], idx: list[int]) -> TranslationBatch:
+        return make_batch([src[j] for j in idx], [tgt[j] for j in idx], self.tgt_tok.pad_id, self.tgt_tok.bos_id,
+                          self.tgt_tok.eos_id)
+
     def batch(self, index: int) -> TranslationBatch:
         epoch, i = divmod(index, self.steps_per_epoch())
-        idx = self._batches(epoch)[i % len(self._batches(epoch))]
-        return make_batch([self.train_src[j] for j in idx], [self.train_tgt[j] for j in idx], self.tgt_tok.pad_id,
-                          self.tgt_tok.bos_id, self.tgt_tok.eos_id)
+        batches = self._batches(epoch)
+        return self._make_batch(self.train_src, self.train_tgt, batches[i % len(batches)])
 
     def loss(self, model: nn.Module, batch: TranslationBatch, label_smoothing: float | None = None) -> torch.Tensor:
         logits = model(batch.src, batch.tgt_in, batch.src_valid, batch.tgt_valid)  # (B, T, V)
-        smoothing = self.label_smoothing if label_smoothing is None else label_smoothing
+        smoothing = self.settings.label_smoothing if label_smoothing is None else label_smoothing
         return F.cross_entropy(logits.flatten(0, 1).float(), batch.tgt_out.flatten(), ignore_index=self.tgt_tok.pad_id,
                                label_smoothing=smoothing)
 
     def evaluate(self, model: nn.Module) -> dict[str, float]:
         device = next(model.parameters()).device
-        batches = bucket_batches(self.val_src, self.val_tgt, self.max_tokens, seed=None)
         total, count = 0.0, 0
-        for idx in batches:
-            b = make_batch([self.val_src[j] for j in idx], [self.val_tgt[j] for j in idx], self.tgt_tok.pad_id,
-                           self.tgt_tok.bos_id, self.tgt_tok.eos_id).to(device)
+        for idx in bucket_batches(self.val_src, self.val_tgt, self.settings.max_tokens, seed=None):
+            b = self._make_batch(self.val_src, self.val_tgt, idx).to(device)
             n = int(b.tgt_valid.sum())
             total += float(self.loss(model, b, label_smoothing=0.0)) * n
             count += n
         result = {"val_loss": total / count}
-        if self.bleu_sentences != 0:
-            from ..evaluation.translation import corpus_scores
-            from ..generation.translate import DecodeSettings, decode_batch, detokenize
-            from ..tokenizers.index import pad_batch
-
-            n = len(self.val_src) if self.bleu_sentences is None else min(self.bleu_sentences, len(self.val_src))
+        n = min(self.settings.bleu_sentences, len(self.val_src))
+        if n:
             hyps = []
             for start in range(0, n, 128):
                 src, _ = pad_batch(self.val_src[start : min(start + 128, n)], self.src_tok.pad_id)
                 out = decode_batch(model, src.to(device), self.tgt_tok.bos_id, self.tgt_tok.eos_id, DecodeSettings())
-                hyps += [detokenize(self.tgt_tok, ids) for ids in out]
-            refs = [detokenize(self.tgt_tok, ids) for ids in self.val_tgt[:n]]
+                hyps += [self.tgt_tok.decode(ids) for ids in out]
+            refs = [self.tgt_tok.decode(ids) for ids in self.val_tgt[:n]]
             result["val_bleu"] = corpus_scores(hyps, refs)["bleu"]
         return result
 
@@ -118,52 +153,8 @@ class Seq2SeqTask:
         self.tgt_tok.save(run_dir / "tgt_tokenizer.json")
 
     def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: str(p.resolve()) for k, p in self.paths.items()}
+        out: dict[str, Any] = asdict(self.settings)
+        out.update({k: str(p.resolve()) for k, p in self.paths.items()})
         out.update({f"{k}_sha256": sha256(p) for k, p in self.paths.items()})
-        out.update({"tokenizer": self.tokenizer_kind, "vocab_size": self.vocab_size, "max_length": self.max_length,
-                    "max_tokens": self.max_tokens, "label_smoothing": self.label_smoothing,
-                    "bleu_sentences": self.bleu_sentences, "train_pairs": len(self.train_src),
-                    "val_pairs": len(self.val_src), "batch_size": None})
+        out.update({"max_length": self.max_length, "train_pairs": len(self.train_src), "val_pairs": len(self.val_src)})
         return out
-
-
-# defaults sized for the 60-minute budget on a 2-core CPU (18 epochs of ~160 s with seq2seq-small)
-TRAIN_DEFAULTS = {"schedule": "cosine", "warmup_steps": 300, "lr": 1e-3, "epochs": 18, "eval_every": 0,
-                  "weight_decay": 0.01}
-
-
-def add_arguments(parser) -> None:  # noqa: ANN001
-    parser.add_argument("--train-src")
-    parser.add_argument("--train-tgt")
-    parser.add_argument("--val-src")
-    parser.add_argument("--val-tgt")
-    parser.add_argument("--tokenizer", choices=("joint-bpe", "bpe", "word"), default=None)
-    parser.add_argument("--vocab-size", type=int, default=None, help="BPE vocabulary size (default 8000)")
-    parser.add_argument("--max-tokens", type=int, default=None, help="tokens per length-bucketed batch (default 4096)")
-    parser.add_argument("--label-smoothing", type=float, default=None)
-    parser.add_argument("--bleu-sentences", type=int, default=None,
-                        help="validation sentences translated (greedy) for BLEU at each evaluation (default 200; "
-                             "0 = skip)")
-
-
-def build(args, config: Seq2SeqConfig, seed: int, run_tokenizers=None, recorded: dict | None = None):  # noqa: ANN001, ANN201
-    rec = recorded or {}
-    paths = {}
-    for key in ("train_src", "train_tgt", "val_src", "val_tgt"):
-        value = rec.get(key) or getattr(args, key)
-        if not value:
-            from ..data.sources import resolve
-
-            name = {"train_src": "train.de.gz", "train_tgt": "train.en.gz", "val_src": "val.de.gz",
-                    "val_tgt": "val.en.gz"}[key]
-            value = resolve("multi30k", name)
-        paths[key] = value
-
-    def pick(key: str, arg: Any, default: Any) -> Any:
-        return rec[key] if key in rec else (arg if arg is not None else default)
-
-    return Seq2SeqTask(**paths, tokenizer=pick("tokenizer", args.tokenizer, "joint-bpe"),
-                       vocab_size=pick("vocab_size", args.vocab_size, 8000), max_length=config.max_length,
-                       max_tokens=pick("max_tokens", args.max_tokens, 4096),
-                       label_smoothing=pick("label_smoothing", args.label_smoothing, 0.1), seed=seed,
-                       bleu_sentences=pick("bleu_sentences", args.bleu_sentences, 200), tokenizers=run_tokenizers)

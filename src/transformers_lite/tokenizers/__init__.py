@@ -1,7 +1,12 @@
-"""Tokenizers: text normalisation, word/character index tokenizers, trainable BPE."""
+"""Tokenizers behind one interface (``Tokenizer``): word-level, character-level and BPE."""
 
-from .index import CharTokenizer, IndexTokenizer, load_tokenizer, pad_batch, tokenizer_from_dict
-from .text import WORD_PATTERN, load_vocabulary, save_vocabulary, select_vocabulary, simplify, words
+from .base import Tokenizer, TokenizerBase, pad_batch
+from .bpe import BPETokenizer
+from .char import CharTokenizer
+from .registry import load_tokenizer, tokenizer_from_dict
+from .text import WORD_PATTERN, load_vocabulary, save_vocabulary, select_vocabulary, simplify, words, words_and_punctuation
+from .word import WordTokenizer
 
-__all__ = ["CharTokenizer", "IndexTokenizer", "load_tokenizer", "pad_batch", "tokenizer_from_dict", "WORD_PATTERN",
-           "load_vocabulary", "save_vocabulary", "select_vocabulary", "simplify", "words"]
+__all__ = ["Tokenizer", "TokenizerBase", "pad_batch", "BPETokenizer", "CharTokenizer", "load_tokenizer",
+           "tokenizer_from_dict", "WORD_PATTERN", "load_vocabulary", "save_vocabulary", "select_vocabulary", "simplify",
+           "words", "words_and_punctuation", "WordTokenizer"]

@@ -1,4 +1,4 @@
-"""Trainable byte-pair-encoding subword tokenizer, with the same interface as ``IndexTokenizer``.
+"""Trainable byte-pair-encoding subword tokenizer (the translator's default).
 
 The merges are learned by the Hugging Face ``tokenizers`` engine (fast, Rust); ids, special tokens,
 padding and save/load follow this package's conventions (``<unk>=0, <pad>=1, <bos>=2, <eos>=3``).
@@ -9,18 +9,16 @@ restores the spaces between words.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from torch import Tensor
 
-from ..atomic import atomic_write_json
-from .index import pad_batch
+from .base import TokenizerBase
 
 SPECIALS = ("<unk>", "<pad>", "<bos>", "<eos>")
 
 
-class BPETokenizer:
+class BPETokenizer(TokenizerBase):
     kind = "bpe"
 
     def __init__(self, engine) -> None:  # noqa: ANN001 - a tokenizers.Tokenizer
@@ -55,43 +53,30 @@ class BPETokenizer:
     def tokenize(self, text: str) -> list[str]:
         return self.engine.encode(text).tokens
 
-    def encode(self, text: str, max_length: int | None = None, *, add_bos: bool = False,
+    def encode(self, text: str, *, max_length: int | None = None, add_bos: bool = False,
                add_eos: bool = False) -> list[int]:
-        ids = self.engine.encode(text).ids
-        if add_bos:
-            ids.insert(0, self.bos_id)
-        if max_length is not None:
-            ids = ids[: max_length - (1 if add_eos else 0)]
-        if add_eos:
-            ids.append(self.eos_id)
-        return ids
+        return self.wrap(self.engine.encode(text).ids, max_length, self.bos_id if add_bos else None,
+                         self.eos_id if add_eos else None)
 
     def encode_many(self, texts: Sequence[str]) -> list[list[int]]:
+        """Ids of many texts at once (the Rust engine encodes them in parallel)."""
         return [e.ids for e in self.engine.encode_batch(list(texts))]
-
-    def encode_batch(self, texts: Sequence[str], max_length: int | None = None, *, pad_to: int | None = None,
-                     add_bos: bool = False, add_eos: bool = False) -> tuple[Tensor, Tensor]:
-        rows = [self.encode(t, max_length, add_bos=add_bos, add_eos=add_eos) for t in texts]
-        return pad_batch(rows, self.pad_id, pad_to)
 
     def decode(self, ids: Iterable[int], *, skip_special: bool = True) -> str:
         ids = ids.tolist() if isinstance(ids, Tensor) else list(ids)
         if skip_special:
-            drop = {self.pad_id, self.bos_id, self.eos_id}
+            drop = self.special_ids()
             ids = [i for i in ids if i not in drop]
         return self.engine.decode(ids, skip_special_tokens=False)
 
     def token(self, i: int) -> str:
-        return self.engine.id_to_token(i)
+        return self.engine.id_to_token(i) or "<unk>"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "engine": json.loads(self.engine.to_str())}
 
-    def save(self, path: str | Path) -> None:
-        atomic_write_json(path, self.to_dict())
-
     @classmethod
-    def from_dict(cls, data: dict) -> "BPETokenizer":
+    def from_dict(cls, data: dict[str, Any]) -> "BPETokenizer":
         from tokenizers import Tokenizer
 
         return cls(Tokenizer.from_str(json.dumps(data["engine"])))

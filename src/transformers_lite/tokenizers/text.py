@@ -1,9 +1,10 @@
-"""Text normalisation, word splitting and vocabulary selection (seed 000).
+"""Text normalisation, splitting text into words, and vocabulary selection.
 
 ``simplify`` lowercases, decomposes letters (Unicode NFD) and drops the combining marks, so
 "Crème" becomes "creme"; it also drops the apostrophes ' ` ’ (so "don't" -> "dont") and the
-zero-width joiner, and turns newlines into spaces. Words are matches of ``\\w\\w+\\b`` (two or more
-word characters), so single letters and punctuation disappear.
+zero-width joiner, and turns newlines into spaces. ``words`` (seed 000's split) keeps the matches of
+``\\w\\w+\\b`` (two or more word characters), so single letters and punctuation disappear.
+``words_and_punctuation`` (the translator's word-level split) keeps every word and punctuation mark.
 """
 
 from __future__ import annotations
@@ -15,7 +16,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Iterable
 
+from ..atomic import atomic_write_text
+
 WORD_PATTERN = re.compile(r"\w\w+\b")
+_WORD_OR_MARK = re.compile(r"\w+|[^\w\s]")
 
 _ASCII_TABLE = str.maketrans({"'": None, "`": None, "\n": " "})
 
@@ -47,6 +51,11 @@ def words(text: str, transform: Callable[[str], str] | None = simplify, pattern:
     if transform is not None:
         text = transform(text)
     return pattern.findall(text)
+
+
+def words_and_punctuation(text: str, lowercase: bool = True) -> list[str]:
+    """Words and punctuation marks as separate tokens: ``"Zwei Hunde."`` -> ``["zwei", "hunde", "."]``."""
+    return _WORD_OR_MARK.findall(text.lower() if lowercase else text)
 
 
 def document_frequencies(corpus: Iterable[str], transform: Callable[[str], str] | None = simplify,
@@ -99,6 +108,4 @@ def load_vocabulary(path: str | Path) -> list[str]:
 
 
 def save_vocabulary(vocab: list[str], path: str | Path) -> None:
-    from ..atomic import atomic_write_text
-
     atomic_write_text(path, "".join(t + "\n" for t in vocab))

@@ -8,7 +8,8 @@ Layout of a run directory::
 
 A checkpoint is written into its own ``step-N`` folder and only then published by atomically
 rewriting ``LATEST``; a crash (even SIGKILL) mid-save leaves ``LATEST`` pointing at the previous
-complete checkpoint. Loading never unpickles anything.
+complete checkpoint. Optimizer states are stored by parameter *name*, so they survive a change in
+the order modules are built. Loading never unpickles anything.
 """
 
 from __future__ import annotations
@@ -16,19 +17,20 @@ from __future__ import annotations
 import json
 import random
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, load_model, save_file, save_model
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file, save_model
 from torch import nn
 
-from ..config import Config, config_from_dict
 from ..atomic import atomic_write, atomic_write_json, atomic_write_text
+from ..errors import RunError
 
 KEEP_CHECKPOINTS = 2
+FORMAT = 1  # 0: commit 5aaa26d (optimizer states by index); 1: by parameter name
 
 
 def save_weights(model: nn.Module, path: str | Path) -> None:
@@ -36,46 +38,95 @@ def save_weights(model: nn.Module, path: str | Path) -> None:
     atomic_write(path, lambda tmp: save_model(model, tmp))
 
 
-def load_weights(model: nn.Module, path: str | Path) -> None:
-    """Load safetensors weights, naming missing, unexpected or mis-shaped tensors."""
+def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
+    """Every tensor of a safetensors file; a truncated or foreign file is a ``RunError`` naming it."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"weights file not found: {path}")
-    stored = load_file(path)
+    try:
+        return load_file(path)
+    except (SafetensorError, OSError, ValueError) as err:
+        raise RunError(f"{path}: damaged safetensors file ({err}); use an earlier checkpoint or retrain") from None
+
+
+def load_weights(model: nn.Module, path: str | Path, upgrade=None) -> None:  # noqa: ANN001
+    """Load safetensors weights, naming missing, unexpected, mis-shaped or non-finite tensors.
+
+    ``upgrade(tensors) -> tensors`` may rename the tensors of an older format first (``legacy``).
+    """
+    stored = read_tensors(path)
+    if upgrade is not None:
+        stored = upgrade(stored)
     expected = model.state_dict()
     problems = [f"{k}: file {tuple(v.shape)} vs model {tuple(expected[k].shape)}"
                 for k, v in stored.items() if k in expected and v.shape != expected[k].shape]
     if not problems:
-        missing, unexpected = load_model(model, path, strict=False)  # resolves tied weights stored once
+        missing, unexpected = load_model_tensors(model, stored)
         problems = [f"missing tensor {k}" for k in missing] + [f"unexpected tensor {k}" for k in unexpected]
     if problems:
-        raise ValueError(f"{path} does not match the model config: {'; '.join(problems)}")
+        raise RunError(f"{path} does not match the model config: {'; '.join(problems)}")
+    broken = [k for k, v in stored.items() if v.is_floating_point() and not torch.isfinite(v).all()]
+    if broken:
+        raise RunError(f"{path}: tensor {broken[0]} holds NaN or infinite values (a damaged file, or a run that "
+                       "diverged); use an earlier checkpoint or retrain")
 
 
-def _optimizer_to_files(optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+def load_model_tensors(model: nn.Module, tensors: dict[str, torch.Tensor]) -> tuple[list[str], list[str]]:
+    """Copy ``tensors`` into ``model``, resolving tied weights stored once; return (missing, unexpected)."""
+    params = dict(model.state_dict(keep_vars=True))
+    tied: dict[int, list[str]] = {}
+    for name, p in params.items():
+        tied.setdefault(id(p), []).append(name)
+    missing = [n for n in params if not any(alias in tensors for alias in tied[id(params[n])])]
+    unexpected = [n for n in tensors if n not in params]
+    with torch.no_grad():
+        for name, value in tensors.items():
+            if name in params:
+                params[name].copy_(value)
+    return missing, unexpected
+
+
+def _param_names(model: nn.Module, optimizer: torch.optim.Optimizer) -> list[str]:
+    """Name of every optimizer parameter, in the flat order of its state dict."""
+    names = {id(p): n for n, p in model.named_parameters()}
+    return [names[id(p)] for group in optimizer.param_groups for p in group["params"]]
+
+
+def _optimizer_to_files(model: nn.Module, optimizer: torch.optim.Optimizer) -> tuple[dict[str, torch.Tensor], dict]:
+    names = _param_names(model, optimizer)
     sd = optimizer.state_dict()
     tensors: dict[str, torch.Tensor] = {}
     scalars: dict[str, dict[str, Any]] = {}
     for idx, state in sd["state"].items():
         for key, value in state.items():
             if isinstance(value, torch.Tensor):
-                tensors[f"state.{idx}.{key}"] = value.detach().cpu().contiguous()
+                tensors[f"state.{names[idx]}.{key}"] = value.detach().cpu().contiguous()
             else:
-                scalars.setdefault(str(idx), {})[key] = value
-    return tensors, {"param_groups": sd["param_groups"], "scalars": scalars}
+                scalars.setdefault(names[idx], {})[key] = value
+    groups = [{**g, "params": [names[i] for i in g["params"]]} for g in sd["param_groups"]]
+    return tensors, {"param_groups": groups, "scalars": scalars}
 
 
-def _optimizer_from_files(optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], meta: dict) -> None:
+def _optimizer_from_files(model: nn.Module, optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor],
+                          meta: dict, where: Path) -> None:
+    names = _param_names(model, optimizer)
+    index = {n: i for i, n in enumerate(names)}
+    saved = [n for g in meta["param_groups"] for n in g["params"]]
+    if sorted(saved) != sorted(names):
+        diff = sorted(set(saved) ^ set(names))[:3]
+        raise RunError(f"{where}: the optimizer state does not match the model (parameters {diff} differ)")
     state: dict[int, dict[str, Any]] = {}
-    for name, value in tensors.items():
-        _, idx, key = name.split(".", 2)
-        state.setdefault(int(idx), {})[key] = value
-    for idx, values in meta["scalars"].items():
-        state.setdefault(int(idx), {}).update(values)
-    groups = meta["param_groups"]
-    for g in groups:
-        if "betas" in g:
-            g["betas"] = tuple(g["betas"])
+    for key, value in tensors.items():
+        name, _, field = key.removeprefix("state.").rpartition(".")
+        state.setdefault(index[name], {})[field] = value
+    for name, values in meta["scalars"].items():
+        state.setdefault(index[name], {}).update(values)
+    groups = []
+    for g in meta["param_groups"]:
+        group = {**g, "params": [index[n] for n in g["params"]]}
+        if "betas" in group:
+            group["betas"] = tuple(group["betas"])
+        groups.append(group)
     optimizer.load_state_dict({"state": state, "param_groups": groups})
 
 
@@ -113,24 +164,32 @@ def save_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.opti
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     save_weights(model, folder / "model.safetensors")
-    opt_tensors, opt_meta = _optimizer_to_files(optimizer)
+    opt_tensors, opt_meta = _optimizer_to_files(model, optimizer)
     rng_tensors, rng_meta = rng_state()
     for r, s in enumerate(rank_rng or []):  # data-parallel ranks each have their own dropout stream
         rng_tensors[f"rng.torch.rank{r}"] = s
     atomic_write(folder / "optimizer.safetensors", lambda tmp: save_file({**opt_tensors, **rng_tensors}, tmp))
-    atomic_write_json(folder / "state.json", {**state, "optimizer": opt_meta, "rng": rng_meta})
+    atomic_write_json(folder / "state.json", {**state, "format": FORMAT, "optimizer": opt_meta, "rng": rng_meta})
     atomic_write_text(root / "LATEST", name + "\n")
     for old in sorted(p for p in root.glob("step-*") if p.is_dir() and p.name != name)[:-(KEEP_CHECKPOINTS - 1) or None]:
         shutil.rmtree(old, ignore_errors=True)
     return folder
 
 
+def _complete(folder: Path) -> bool:
+    return all((folder / f).is_file() for f in ("state.json", "model.safetensors", "optimizer.safetensors"))
+
+
 def latest_checkpoint(run_dir: str | Path) -> Path | None:
-    latest = Path(run_dir) / "checkpoint" / "LATEST"
-    if not latest.is_file():
-        return None
-    folder = latest.parent / latest.read_text().strip()
-    return folder if (folder / "state.json").is_file() else None
+    """The checkpoint ``LATEST`` names, or, if that one is missing or incomplete, the newest complete one."""
+    root = Path(run_dir) / "checkpoint"
+    latest = root / "LATEST"
+    if latest.is_file():
+        folder = root / latest.read_text().strip()
+        if folder.name.startswith("step-") and _complete(folder):
+            return folder
+    complete = sorted(p for p in root.glob("step-*") if p.is_dir() and _complete(p))
+    return complete[-1] if complete else None
 
 
 def load_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None,
@@ -138,65 +197,21 @@ def load_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.opti
     """Restore weights, optimizer and RNG states from the latest checkpoint; return its ``state``."""
     folder = latest_checkpoint(run_dir)
     if folder is None:
-        raise ValueError(f"{run_dir} has no complete checkpoint to resume from")
+        raise RunError(f"{run_dir} has no complete checkpoint to resume from")
+    try:
+        state = json.loads((folder / "state.json").read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RunError(f"{folder / 'state.json'}: damaged checkpoint state ({err})") from None
+    if state.get("format", 0) < FORMAT:
+        raise RunError(f"{folder} was written by transformers-lite 0.1 (optimizer states by position); it still "
+                       "loads for evaluate/generate/classify/translate, but cannot be resumed: start a new run")
     load_weights(model, folder / "model.safetensors")
-    state = json.loads((folder / "state.json").read_text())
-    tensors = load_file(folder / "optimizer.safetensors")
+    tensors = read_tensors(folder / "optimizer.safetensors")
     if optimizer is not None:
-        _optimizer_from_files(optimizer, {k: v for k, v in tensors.items() if k.startswith("state.")},
-                              state["optimizer"])
+        _optimizer_from_files(model, optimizer, {k: v for k, v in tensors.items() if k.startswith("state.")},
+                              state["optimizer"], folder)
     rng = {k: v for k, v in tensors.items() if k.startswith("rng.")}
     if f"rng.torch.rank{rank}" in rng:
         rng["rng.torch"] = rng[f"rng.torch.rank{rank}"]
     set_rng_state(rng, state["rng"])
     return state
-
-
-@dataclass
-class LoadedRun:
-    """What ``transformers_lite.load(run_dir)`` returns."""
-
-    model: nn.Module
-    config: Config
-    tokenizers: dict[str, Any] = field(default_factory=dict)
-    task: str = ""
-    hyperparameters: dict[str, Any] = field(default_factory=dict)
-    run_dir: Path = Path(".")
-
-    @property
-    def tokenizer(self) -> Any:
-        return self.tokenizers.get("tokenizer")
-
-
-def _vocab_checks(config: Config, tokenizers: dict[str, Any]) -> list[tuple[str, int, int]]:
-    if config.family == "seq2seq":
-        return [(name, getattr(config, f"{name.split('_')[0]}_vocab_size"), len(tokenizers[name]))
-                for name in ("src_tokenizer", "tgt_tokenizer") if name in tokenizers]
-    return [("tokenizer", config.vocab_size, len(tokenizers["tokenizer"]))] if "tokenizer" in tokenizers else []
-
-
-def load(run_dir: str | Path, device: str | torch.device = "cpu") -> LoadedRun:
-    """Model (in eval mode), tokenizer(s) and config of a run directory, validated against each other."""
-    from ..models import build_model
-    from ..tokenizers.index import load_tokenizer
-
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.json").is_file():
-        raise ValueError(f"{run_dir} is not a run directory (no config.json)")
-    config = config_from_dict(json.loads((run_dir / "config.json").read_text()))
-    hyper_path = run_dir / "hyperparameters.json"
-    hyper = json.loads(hyper_path.read_text()) if hyper_path.is_file() else {}
-    tokenizers = {p.stem: load_tokenizer(p) for p in sorted(run_dir.glob("*tokenizer.json"))}
-    for name, expected, got in _vocab_checks(config, tokenizers):
-        if expected != got:
-            raise ValueError(f"{run_dir}: {name}.json has {got} tokens but config.json expects a vocabulary of {expected}")
-    model = build_model(config)
-    weights = run_dir / "model.safetensors"
-    if not weights.is_file():
-        folder = latest_checkpoint(run_dir)
-        if folder is None:
-            raise FileNotFoundError(f"{run_dir} has neither model.safetensors nor a checkpoint")
-        weights = folder / "model.safetensors"
-    load_weights(model, weights)
-    model.to(device).eval()
-    return LoadedRun(model, config, tokenizers, hyper.get("task", config.family), hyper, run_dir)

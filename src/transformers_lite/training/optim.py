@@ -1,8 +1,8 @@
-"""AdamW with weight-decay groups, and learning-rate schedules as pure functions of the step.
+"""AdamW with weight-decay groups, and the learning-rate schedule as a pure function.
 
 Decay applies to matrices (linear and embedding weights); biases and LayerNorm parameters are not
-decayed, as in GPT-2/nanoGPT. Schedules are functions ``lr(step)`` so that resuming needs only the
-step number, never a pickled scheduler.
+decayed, as in GPT-2/nanoGPT. The schedule is a function of the step and the elapsed time, so
+resuming needs only those two numbers, never a pickled scheduler.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-SCHEDULES = ("cosine", "inverse_sqrt", "constant")
+from .settings import SCHEDULES
 
 
 def make_optimizer(model: nn.Module, lr: float, weight_decay: float = 0.01, betas: tuple[float, float] = (0.9, 0.999),
@@ -37,13 +37,22 @@ def make_optimizer(model: nn.Module, lr: float, weight_decay: float = 0.01, beta
 
 @dataclass(frozen=True)
 class Schedule:
-    """``lr(step)`` for ``step`` = number of optimizer steps already taken (0-based)."""
+    """Learning rate as a pure function of the step and of the progress through the run's limits.
+
+    Linear warmup over ``warmup_steps``; then ``constant``, ``inverse_sqrt`` (Noam), or ``cosine`` from
+    the peak down to ``min_lr_ratio`` x peak. The cosine's progress is the fraction of the decay
+    phase done, measured in steps when the run has a step limit (``total_steps``) and in wall-clock
+    time when it has a time budget (``budget_s``); with both, whichever is further along. So a
+    4-minute run decays over its 4 minutes however many steps the machine manages, and its last
+    steps train at the floor. Resuming needs only the step and the elapsed time, both checkpointed.
+    """
 
     kind: str = "cosine"
     lr: float = 1e-3
     warmup_steps: int = 100
-    total_steps: int = 10_000
+    total_steps: int | None = 10_000
     min_lr_ratio: float = 0.1
+    budget_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in SCHEDULES:
@@ -51,7 +60,21 @@ class Schedule:
         if self.lr <= 0:
             raise ValueError(f"learning rate must be > 0, got {self.lr}")
 
-    def __call__(self, step: int) -> float:
+    def progress(self, step: int, elapsed: float = 0.0, warmup_end_s: float | None = None) -> float:
+        """Fraction of the decay phase done, in [0, 1]; ``warmup_end_s`` is when warmup ended."""
+        warm = max(self.warmup_steps, 0)
+        if step < warm:
+            return 0.0
+        done = []
+        if self.total_steps is not None:
+            done.append((step - warm) / max(self.total_steps - warm, 1))
+        if self.budget_s is not None:
+            start = warmup_end_s or 0.0
+            done.append((elapsed - start) / max(self.budget_s - start, 1e-9))
+        return min(max(max(done, default=0.0), 0.0), 1.0)
+
+    def __call__(self, step: int, progress: float | None = None) -> float:
+        """``lr`` before optimizer step ``step`` (0-based); ``progress`` defaults to the step fraction."""
         warm = max(self.warmup_steps, 0)
         if warm and step < warm:
             return self.lr * (step + 1) / warm  # linear warmup
@@ -59,10 +82,9 @@ class Schedule:
             return self.lr
         if self.kind == "inverse_sqrt":  # Noam: peak at the end of warmup, then ~ 1/sqrt(step)
             return self.lr * math.sqrt(max(warm, 1) / max(step + 1, 1))
-        span = max(self.total_steps - warm, 1)
-        progress = min(max(step - warm, 0) / span, 1.0)
+        p = self.progress(step) if progress is None else progress
         floor = self.lr * self.min_lr_ratio
-        return floor + 0.5 * (self.lr - floor) * (1.0 + math.cos(math.pi * progress))
+        return floor + 0.5 * (self.lr - floor) * (1.0 + math.cos(math.pi * p))
 
 
 def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:

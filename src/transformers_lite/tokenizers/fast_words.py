@@ -1,7 +1,8 @@
 """Vectorised words -> ids for a whole corpus, without a Python object per token.
 
-``encode_corpus`` gives exactly what ``tokenizer.encode(words(text))[:max_length]`` gives for each
-text (a test checks this on every real review), but 100,000 reviews take a fraction of a second:
+``encode_corpus`` gives exactly what ``WordTokenizer.encode(text, max_length=...)`` gives for each text
+with seed 000's split (a test checks this on every real review), but 100,000 reviews take a fraction of
+a second:
 
 1. Texts become one byte buffer, reviews separated by NUL. ASCII reviews are lowercased and
    stripped of ' and ` by one ``bytes.translate``; the others go through ``simplify`` (NFD, marks
@@ -19,8 +20,7 @@ import re
 
 import numpy as np
 
-from ..tokenizers.index import IndexTokenizer
-from ..tokenizers.text import char_class, simplify
+from .text import char_class, simplify
 
 _P = 1099511628211  # odd, so invertible modulo 2**64
 _P_INV = pow(_P, -1, 1 << 64)
@@ -84,8 +84,8 @@ def _word_hash(word: bytes) -> int:
 class _VocabIndex:
     """Open-addressing hash table of the vocabulary's word hashes (load factor <= 1/8)."""
 
-    def __init__(self, tokenizer: IndexTokenizer) -> None:
-        words = [(w.encode("utf-8"), i) for w, i in tokenizer.lookup.items()]
+    def __init__(self, lookup: dict[str, int]) -> None:
+        words = [(w.encode("utf-8"), i) for w, i in lookup.items()]
         size = 1 << max(4, (8 * len(words)).bit_length())
         self.mask = size - 1
         self.hashes = np.zeros(size, dtype=np.uint64)
@@ -114,15 +114,14 @@ class _VocabIndex:
         return out
 
 
-_CACHE: list = []  # [(tokenizer, vocabulary length, index)]: one entry, holding the tokenizer itself
+_CACHE: list = []  # [(lookup, vocabulary length, index)]: one entry, holding the lookup dict itself
 
 
-def _vocab_index(tokenizer: IndexTokenizer) -> _VocabIndex:
-    """The hash table for ``tokenizer``, rebuilt when the tokenizer (or its size) changes. The cache
-    keeps a reference to the tokenizer: keying by ``id()`` alone could match a new tokenizer that
-    reuses a collected one's id."""
-    if not _CACHE or _CACHE[0][0] is not tokenizer or _CACHE[0][1] != len(tokenizer):
-        _CACHE[:] = [(tokenizer, len(tokenizer), _VocabIndex(tokenizer))]
+def _vocab_index(lookup: dict[str, int]) -> _VocabIndex:
+    """The hash table for ``lookup``, rebuilt when the dict (or its size) changes. The cache keeps a
+    reference to the dict: keying by ``id()`` alone could match a new dict that reuses a collected one's id."""
+    if not _CACHE or _CACHE[0][0] is not lookup or _CACHE[0][1] != len(lookup):
+        _CACHE[:] = [(lookup, len(lookup), _VocabIndex(lookup))]
     return _CACHE[0][2]
 
 
@@ -153,17 +152,17 @@ def _encode_buffer(buf: bytes, n_docs: int, vocab: _VocabIndex, unk: int, max_le
     return doc[within], rank[within], ids[within], lengths
 
 
-def encode_corpus(texts: list[str], tokenizer: IndexTokenizer, max_length: int, width: int | None = None):
-    """``(ids (N, T) int64 padded with the pad id, lengths (N,))`` for ``texts``."""
-    if tokenizer.pad_id is None:
-        raise ValueError("the tokenizer needs a pad token to build padded batches")
+def encode_corpus(texts: list[str], lookup: dict[str, int], unk_id: int, pad_id: int, max_length: int,
+                  width: int | None = None):  # noqa: ANN201
+    """``(ids (N, T) int64 padded with ``pad_id``, lengths (N,))`` for ``texts``; words missing from
+    ``lookup`` become ``unk_id``, and each text keeps its first ``max_length`` words."""
     ascii_idx = [i for i, t in enumerate(texts) if t.isascii()]
     other_idx = [i for i, t in enumerate(texts) if not t.isascii()]
-    vocab = _vocab_index(tokenizer)
+    vocab = _vocab_index(lookup)
     parts = []
     if ascii_idx:
         buf = "\x00".join(texts[i] for i in ascii_idx).encode("ascii").translate(_TABLE, b"'`")
-        parts.append((np.array(ascii_idx), _encode_buffer(buf, len(ascii_idx), vocab, tokenizer.unk_id, max_length)))
+        parts.append((np.array(ascii_idx), _encode_buffer(buf, len(ascii_idx), vocab, unk_id, max_length)))
     if other_idx:
         joined = simplify("\x00".join(texts[i] for i in other_idx))
         # non-ASCII characters that are not word characters (\w = isalnum or "_") become spaces, so
@@ -172,12 +171,12 @@ def encode_corpus(texts: list[str], tokenizer: IndexTokenizer, max_length: int, 
         if spaces:
             joined = re.sub(char_class(spaces), " ", joined)
         buf = joined.encode("utf-8").translate(_TABLE)
-        parts.append((np.array(other_idx), _encode_buffer(buf, len(other_idx), vocab, tokenizer.unk_id, max_length)))
+        parts.append((np.array(other_idx), _encode_buffer(buf, len(other_idx), vocab, unk_id, max_length)))
     lengths = np.zeros(len(texts), dtype=np.int64)
     for rows, (_, _, _, lens) in parts:
         lengths[rows] = lens
     width = int(lengths.max(initial=0)) if width is None else width
-    out = np.full((len(texts), width), tokenizer.pad_id, dtype=np.int64)
+    out = np.full((len(texts), width), pad_id, dtype=np.int64)
     for rows, (doc, rank, ids, _) in parts:
         out[rows[doc], rank] = ids
     return out, lengths

@@ -1,0 +1,58 @@
+"""What a classifier predicts: logits in batches, probabilities, class indices and class names.
+
+Shapes: N texts, T tokens, K classes (K = 1 for seed 000's single-logit binary model).
+One module for every caller: the training task's evaluation, ``tlite evaluate``/``classify``,
+the plots and the Python API.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import Tensor, nn
+
+from ..tokenizers import Tokenizer
+
+
+def class_names(n_labels: int) -> list[str]:
+    """``["1 star", ..., "5 stars"]`` for the 5-class task, ``["negative", "positive"]`` for sentiment."""
+    return [f"{k} star{'s' if k > 1 else ''}" for k in range(1, 6)] if n_labels == 5 else ["negative", "positive"]
+
+
+def predictions(logits: Tensor) -> Tensor:
+    """Class index per row ``(N,)``: the argmax, or ``logit > 0`` for a single logit."""
+    return (logits[:, 0] > 0).long() if logits.shape[1] == 1 else logits.argmax(-1)
+
+
+def probabilities(logits: Tensor) -> Tensor:
+    """Class probabilities ``(N, K)``; a single logit becomes ``[1 - p, p]``."""
+    if logits.shape[1] == 1:
+        p = torch.sigmoid(logits[:, 0].float())
+        return torch.stack([1 - p, p], dim=-1)
+    return torch.softmax(logits.float(), dim=-1)
+
+
+@torch.no_grad()
+def predict_logits(model: nn.Module, ids: Tensor, valid: Tensor, batch_size: int = 256) -> Tensor:
+    """Logits ``(N, K)`` of ``ids (N, T)`` with mask ``valid (N, T)``, ``batch_size`` rows at a time."""
+    device = next(model.parameters()).device
+    out = [model(ids[i : i + batch_size].to(device), valid[i : i + batch_size].to(device)).float().cpu()
+           for i in range(0, len(ids), batch_size)]
+    return torch.cat(out) if out else torch.zeros(0, model.config.n_labels)
+
+
+def encode_for_classifier(tokenizer: Tokenizer, texts: list[str], max_length: int, seed_head: bool
+                          ) -> tuple[Tensor, Tensor]:
+    """Ids and mask for the classifier: at most ``max_length`` words, padded to exactly ``max_length``
+    for the seed head (it learns one weight per position), at least one column otherwise."""
+    ids, valid = tokenizer.encode_batch(texts, max_length, pad_to=max_length if seed_head else None)
+    if ids.shape[1] == 0:
+        ids, valid = ids.new_full((len(texts), 1), tokenizer.pad_id), valid.new_zeros((len(texts), 1))
+    return ids, valid
+
+
+def classify_texts(model: nn.Module, tokenizer: Tokenizer, texts: list[str]) -> np.ndarray:
+    """Class probabilities ``(N, K)`` for raw review texts (K = 2 for a one-logit binary model)."""
+    cfg = model.config
+    ids, valid = encode_for_classifier(tokenizer, texts, cfg.max_length, cfg.head == "seed")
+    return probabilities(predict_logits(model, ids, valid)).numpy()

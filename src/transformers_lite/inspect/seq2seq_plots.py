@@ -1,0 +1,32 @@
+"""The translator's picture: cross-attention of one block and head, target tokens over source tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from ..generation.translate import encode_source, greedy_decode
+from ..tokenizers import Tokenizer
+from . import plots, scores
+
+
+def write_cross_attention(model: nn.Module, src_tokenizer: Tokenizer, tgt_tokenizer: Tokenizer, src: str,
+                          tgt: str | None, block: int, head: int, out: Path) -> list[Path]:
+    """The heatmap for ``src``, against ``tgt`` or (when ``None``) the model's greedy translation."""
+    if not src:
+        raise ValueError("give the source sentence with --src")
+    model = model.cpu()
+    limit = model.config.max_length
+    src_ids = torch.tensor(encode_source(src_tokenizer, src, limit))
+    if tgt:
+        tgt_ids = tgt_tokenizer.encode(tgt, max_length=limit - 1)
+    else:
+        tgt_ids = greedy_decode(model, src_ids[None], tgt_tokenizer.bos_id, tgt_tokenizer.eos_id)[0]
+    tgt_in = torch.tensor([tgt_tokenizer.bos_id, *tgt_ids])
+    weights = scores.cross_attention(model, src_ids, tgt_in, block, head)  # (T, S)
+    rows = [tgt_tokenizer.token(i) for i in tgt_in.tolist()]
+    cols = [src_tokenizer.token(i) for i in src_ids.tolist()]
+    return [plots.heatmap(weights, rows, cols, out / f"cross_attention_block{block}_head{head}.png",
+                          f"cross-attention, block {block}, head {head}", xlabel="source", ylabel="target (input)")]

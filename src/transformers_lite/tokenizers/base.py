@@ -1,0 +1,106 @@
+"""The one tokenizer interface, and what every tokenizer shares (padding, save/load as JSON).
+
+Every tokenizer (``WordTokenizer``, ``CharTokenizer``, ``BPETokenizer``) implements ``Tokenizer``:
+
+* ``encode(text) -> list[int]`` and ``decode(ids) -> str``: text in, ids out and back;
+* ``unk_id``, ``pad_id``, ``bos_id``, ``eos_id``: special ids (``None`` where a tokenizer has none);
+* ``len(tokenizer)`` = ``vocab_size``; ``token(i)``: how id ``i`` is shown in plots and tables;
+* ``to_dict()`` / ``save(path)``; ``registry.load_tokenizer`` reads any kind back.
+
+Callers never ask which kind a tokenizer is. Shapes: B texts, T tokens.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
+
+import torch
+from torch import Tensor
+
+from ..atomic import atomic_write_json
+from ..errors import ConfigError
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    kind: str
+    unk_id: int | None
+    pad_id: int | None
+    bos_id: int | None
+    eos_id: int | None
+
+    def __len__(self) -> int: ...
+    def encode(self, text: str, *, max_length: int | None = None, add_bos: bool = False,
+               add_eos: bool = False) -> list[int]: ...
+    def decode(self, ids: Iterable[int], *, skip_special: bool = True) -> str: ...
+    def encode_many(self, texts: Sequence[str]) -> list[list[int]]: ...
+    def token(self, i: int) -> str: ...
+    def encode_batch(self, texts: Sequence[str], max_length: int | None = None, *, pad_to: int | None = None,
+                     add_bos: bool = False, add_eos: bool = False) -> tuple[Tensor, Tensor]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def save(self, path: str | Path) -> None: ...
+
+
+class TokenizerBase:
+    """Shared behaviour; subclasses implement ``encode``, ``decode``, ``token``, ``__len__``, ``to_dict``."""
+
+    kind = "base"
+    unk_id: int | None = None
+    pad_id: int | None = None
+    bos_id: int | None = None
+    eos_id: int | None = None
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self)  # type: ignore[arg-type]
+
+    def special_ids(self) -> set[int]:
+        """Pad, BOS and EOS ids (never the unknown id: it stands for real text)."""
+        return {i for i in (self.pad_id, self.bos_id, self.eos_id) if i is not None}
+
+    def need(self, name: str) -> int:
+        """The ``name`` ("pad", "bos", "eos") id, or a ``ConfigError`` saying this tokenizer has none."""
+        value = getattr(self, f"{name}_id")
+        if value is None:
+            raise ConfigError(f"this {self.kind} tokenizer has no {name} token; create it with {name}=...")
+        return value
+
+    @staticmethod
+    def wrap(ids: list[int], max_length: int | None, bos: int | None, eos: int | None) -> list[int]:
+        """Add BOS/EOS and truncate so that the result (EOS included) fits ``max_length``."""
+        if bos is not None:
+            ids = [bos, *ids]
+        if max_length is not None:
+            ids = ids[: max_length - (1 if eos is not None else 0)]
+        if eos is not None:
+            ids = [*ids, eos]
+        return ids
+
+    def encode_many(self, texts: Sequence[str]) -> list[list[int]]:
+        """Ids of many texts (a tokenizer may do this faster than one ``encode`` per text)."""
+        return [self.encode(t) for t in texts]  # type: ignore[attr-defined]
+
+    def encode_batch(self, texts: Sequence[str], max_length: int | None = None, *, pad_to: int | None = None,
+                     add_bos: bool = False, add_eos: bool = False) -> tuple[Tensor, Tensor]:
+        """Padded ids ``(B, T)`` and the ``(B, T)`` bool mask of real tokens (``pad_to`` fixes ``T``)."""
+        rows = [self.encode(t, max_length=max_length, add_bos=add_bos, add_eos=add_eos)  # type: ignore[attr-defined]
+                for t in texts]
+        return pad_batch(rows, self.need("pad"), pad_to)
+
+    def save(self, path: str | Path) -> None:
+        atomic_write_json(path, self.to_dict())  # type: ignore[attr-defined]
+
+
+def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, pad_to: int | None = None) -> tuple[Tensor, Tensor]:
+    """Stack id lists into ``(B, T)`` padded with ``pad_id`` and a ``(B, T)`` mask of real tokens."""
+    longest = max((len(r) for r in rows), default=0)
+    width = longest if pad_to is None else pad_to
+    if longest > width:
+        raise ValueError(f"a row of {longest} ids does not fit pad_to={width}")
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.bool)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.as_tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = True
+    return ids, mask

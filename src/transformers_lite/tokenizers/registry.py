@@ -1,0 +1,47 @@
+"""Read any tokenizer back from the JSON its ``save`` wrote; the ``kind`` field says which class."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import RunError
+from .base import Tokenizer
+from .bpe import BPETokenizer
+from .char import CharTokenizer
+from .word import WordTokenizer
+
+KINDS: dict[str, Any] = {"word": WordTokenizer, "char": CharTokenizer, "bpe": BPETokenizer}
+
+
+def tokenizer_from_dict(data: dict[str, Any], origin: object = "tokenizer") -> Tokenizer:
+    """Rebuild a tokenizer from its ``to_dict`` output."""
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise RunError(f"{origin}: unknown tokenizer kind {kind!r}; expected one of {', '.join(KINDS)}")
+    return KINDS[kind].from_dict(data)
+
+
+def load_tokenizer(path: str | Path, upgrade=None) -> Tokenizer:  # noqa: ANN001
+    """Read a tokenizer JSON; a damaged file is a ``RunError`` naming it.
+
+    ``upgrade(data) -> data`` may rewrite an older file format first (see ``training.legacy``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"tokenizer file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RunError(f"{path}: damaged tokenizer file ({err}); retrain, or restore it from a backup") from None
+    if not isinstance(data, dict):
+        raise RunError(f"{path}: damaged tokenizer file (not a JSON object)")
+    if upgrade is not None:
+        data = upgrade(data)
+    try:
+        return tokenizer_from_dict(data, path)
+    except (KeyError, TypeError, ValueError) as err:
+        if isinstance(err, RunError):
+            raise
+        raise RunError(f"{path}: damaged tokenizer file ({err})") from None

@@ -1,0 +1,109 @@
+"""Callbacks: what the training loop does around its steps, each in one small class.
+
+The trainer calls, on every callback in order:
+
+* ``on_train_start(trainer, state)`` once, before the first step of this session;
+* ``on_evaluate(trainer, state, record)`` after each evaluation (``record`` is the history row);
+* ``on_step_end(trainer, state, loss)`` after every optimizer step, evaluation and checkpoint;
+* ``on_train_end(trainer, state)`` once, after the final checkpoint and weights are written.
+
+A callback may end training by setting ``state.stop_reason``. The built-in ones: ``ProgressBar``,
+``Checkpointer`` and ``EarlyStopping``; tests add their own (for example one that kills the process
+at a given step, to check that resuming is exact).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any, Protocol
+
+from .distributed import DistContext
+from .state import TrainState
+
+
+class Trainer(Protocol):
+    """What callbacks may use of the trainer."""
+
+    steps_per_epoch: int
+    total_steps: int | None
+    dist: DistContext
+
+    def checkpoint(self, state: TrainState) -> None: ...
+    def has_checkpoint(self, state: TrainState) -> bool: ...
+
+
+class Callback:
+    def on_train_start(self, trainer: Trainer, state: TrainState) -> None:
+        pass
+
+    def on_evaluate(self, trainer: Trainer, state: TrainState, record: dict[str, Any]) -> None:
+        pass
+
+    def on_step_end(self, trainer: Trainer, state: TrainState, loss: float) -> None:
+        pass
+
+    def on_train_end(self, trainer: Trainer, state: TrainState) -> None:
+        pass
+
+
+class ProgressBar(Callback):
+    """A tqdm bar per epoch with the running mean loss, on rank 0 when stderr is a terminal (or ``force``)."""
+
+    def __init__(self, force: bool = False) -> None:
+        self.force, self.bar, self.total, self.loss_n = force, None, 0.0, 0
+
+    def _open(self, trainer: Trainer, state: TrainState) -> None:
+        from tqdm.auto import tqdm
+
+        spe = trainer.steps_per_epoch
+        epochs = "?" if trainer.total_steps is None else math.ceil(trainer.total_steps / spe)
+        self.bar = tqdm(total=spe, initial=state.step % spe, desc=f"epoch {state.step // spe + 1}/{epochs}",
+                        file=sys.stderr, leave=False, dynamic_ncols=True)
+
+    def on_step_end(self, trainer: Trainer, state: TrainState, loss: float) -> None:
+        if not trainer.dist.is_main or not (self.force or sys.stderr.isatty()):
+            return
+        if state.step % trainer.steps_per_epoch == 0 or state.stop_reason:
+            self.close()  # the epoch (or the run) ended with this step
+            return
+        if self.bar is None:
+            self._open(trainer, state)
+            self.total, self.loss_n = 0.0, 0
+        self.total, self.loss_n = self.total + loss, self.loss_n + 1
+        self.bar.update(1)
+        self.bar.set_postfix(mean_loss=f"{self.total / self.loss_n:.4f}", batch_loss=f"{loss:.4f}", refresh=False)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+    def on_train_end(self, trainer: Trainer, state: TrainState) -> None:
+        self.close()
+
+
+class Checkpointer(Callback):
+    """A checkpoint at every evaluation, or every ``every`` optimizer steps when given."""
+
+    def __init__(self, every: int | None = None) -> None:
+        self.every = every
+
+    def on_evaluate(self, trainer: Trainer, state: TrainState, record: dict[str, Any]) -> None:
+        if self.every is None:
+            trainer.checkpoint(state)
+
+    def on_step_end(self, trainer: Trainer, state: TrainState, loss: float) -> None:
+        if self.every and state.step % self.every == 0 and not trainer.has_checkpoint(state):
+            trainer.checkpoint(state)
+
+
+class EarlyStopping(Callback):
+    """Stop once ``patience`` evaluations in a row have not improved the validation loss."""
+
+    def __init__(self, patience: int) -> None:
+        self.patience = patience
+
+    def on_evaluate(self, trainer: Trainer, state: TrainState, record: dict[str, Any]) -> None:
+        if state.bad_evals >= self.patience and state.stop_reason is None:
+            state.stop_reason = f"early stopping: val_loss did not improve for {self.patience} evaluations"

@@ -1,0 +1,74 @@
+"""``TrainConfig``: every setting the trainer reads, with its help text; saved in ``hyperparameters.json``.
+
+The defaults here are generic; each preset's recipe (``recipes``) sets its own. The command line is
+generated from these fields (``cli.options``), so ``--help`` and the code share one source of truth.
+
+Limits: ``epochs``, ``max_steps`` and ``max_minutes`` (at least one). Training stops at the first
+limit reached, and the learning-rate schedule spans the same limits: with a step limit it decays
+over the steps, with a time budget over the elapsed time (see ``optim.Schedule``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .. import validate
+from ..errors import ConfigError
+
+SCHEDULES = ("cosine", "inverse_sqrt", "constant")
+LIMITS = ("epochs", "max_steps", "max_minutes")
+
+
+def setting(text: str, default: Any = None, **kw: Any) -> Any:  # noqa: ANN401
+    """A dataclass field with its command-line help: ``choices``, ``none`` (what ``None`` means),
+    ``path`` (a file name) may follow as keywords."""
+    return field(default=default, metadata={"help": text, **kw})
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    lr: float = setting("peak learning rate", 1e-3)
+    weight_decay: float = setting("AdamW weight decay on matrices (biases and norms are never decayed)", 0.01)
+    beta1: float = setting("AdamW beta1", 0.9)
+    beta2: float = setting("AdamW beta2", 0.99)
+    schedule: str = setting("learning-rate schedule after warmup", "cosine", choices=SCHEDULES)
+    warmup_steps: int = setting("linear warmup steps", 100)
+    min_lr_ratio: float = setting("cosine floor as a fraction of the peak learning rate", 0.1)
+    grad_clip: float = setting("clip the gradient norm to this value (0 = no clipping)", 1.0)
+    accumulate: int = setting("micro-batches per optimizer step", 1)
+    epochs: float | None = setting("stop after this many epochs", None, none="no epoch limit")
+    max_steps: int | None = setting("stop after this many optimizer steps", None, none="no step limit")
+    max_minutes: float | None = setting("wall-clock budget; the schedule ends with it and a checkpoint is saved",
+                                      None, none="no time limit")
+    stop_at: int | None = setting("pause at this step with a checkpoint; --resume continues the same schedule",
+                                None, none="no pause")
+    eval_every: int = setting("optimizer steps between evaluations (0 = only at epoch ends)", 500)
+    checkpoint_every: int | None = setting("optimizer steps between checkpoints", None,
+                                         none="at every evaluation")
+    patience: int | None = setting("stop after this many evaluations without a better validation loss", None,
+                                 none="no early stopping")
+    bf16: bool = setting("bfloat16 autocast", False)
+    compile: bool = setting("torch.compile the model", False)
+    seed: int = setting("random seed (weights, batches, dropout)", 0)
+    device: str = setting("where to train: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps", "auto")
+
+    def __post_init__(self) -> None:
+        validate.choice("schedule", self.schedule, SCHEDULES)
+        validate.number("lr", self.lr, 0, low_open=True)
+        validate.number("weight_decay", self.weight_decay, 0)
+        validate.number("grad_clip", self.grad_clip, 0)
+        validate.number("beta1", self.beta1, 0, 1, high_open=True)
+        validate.number("beta2", self.beta2, 0, 1, high_open=True)
+        validate.number("min_lr_ratio", self.min_lr_ratio, 0, 1)
+        for name, low in (("warmup_steps", 0), ("eval_every", 0), ("accumulate", 1), ("seed", 0)):
+            validate.integer(name, getattr(self, name), low)
+        for name in ("max_steps", "stop_at", "checkpoint_every", "patience"):
+            validate.integer(name, getattr(self, name), 1, optional=True)
+        for name in ("epochs", "max_minutes"):
+            validate.number(name, getattr(self, name), 0, low_open=True, optional=True)
+        if all(getattr(self, name) is None for name in LIMITS):
+            raise ConfigError("give at least one limit: --epochs, --max-steps or --max-minutes")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
