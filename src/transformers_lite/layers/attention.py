@@ -71,7 +71,8 @@ class MultiHeadAttention(nn.Module):
         self.dropout = dropout
         self.record_weights = False  # inspection: take the explicit path and keep the weights
         self.weights: Tensor | None = None  # (B, H, T, S) of the last call, when recorded
-        self.out = nn.Linear(dim, dim)
+        # subclasses create their input projections, then ``self.out = nn.Linear(dim, dim)``: in that
+        # order, so a random seed initialises the weights as it always has
 
     def extra_repr(self) -> str:
         return f"num_heads={self.n_heads}, head_size={self.dim_head}, {self.dim}=>{self.dim}"
@@ -118,6 +119,7 @@ class SelfAttention(MultiHeadAttention):
                  rope: RotaryEmbedding | None = None) -> None:
         super().__init__(n_heads, dim, dropout=dropout)
         self.qkv = nn.Linear(dim, 3 * dim, bias=bias)  # rows: [Q; K; V]
+        self.out = nn.Linear(dim, dim)
         if rope is not None and rope.dim != self.dim_head:
             raise ValueError(f"rotary embedding dim={rope.dim} must equal the head size {self.dim_head}")
         self.rope = rope
@@ -148,6 +150,7 @@ class CrossAttention(MultiHeadAttention):
         super().__init__(n_heads, dim, dropout=dropout)
         self.query = nn.Linear(dim, dim, bias=bias)
         self.key_value = nn.Linear(dim, 2 * dim, bias=bias)  # rows: [K; V]
+        self.out = nn.Linear(dim, dim)
 
     def memory_keys_values(self, memory: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values ``(B, H, S, D)`` of the encoder output ``memory (B, S, C)``: one source's
