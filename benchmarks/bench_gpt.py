@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/bench_gpt.py throughput   # training tokens/s, trainer overhead
     .venv/bin/python benchmarks/bench_gpt.py generation   # KV cache vs no cache at context 256
-    .venv/bin/python benchmarks/bench_gpt.py quality      # seed-gpt 4 min, baby-gpt 2 min (6+ minutes)
+    .venv/bin/python benchmarks/bench_gpt.py quality      # the README commands, 3 random seeds (~20 minutes)
+    .venv/bin/python benchmarks/bench_gpt.py quality --only seed-gpt --steps-per-second 33   # a slower machine
 
 Prints one JSON line per measurement. Reference figures (a widely used minimal GPT, same 2-core
 CPU, torch 2.13 fp32): 16,600 tok/s baby-gpt (12x64), 47,400 tok/s seed-gpt size (32x64, dropout
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import tempfile
@@ -106,29 +108,41 @@ def _generation_case(model, prompt: torch.Tensor, tokens: int) -> None:  # noqa:
          speedup=round(uncached / cached, 2))
 
 
-def quality(only: str | None = None) -> None:
-    # step counts sized so the cosine schedule ends inside the time budget on the 2-core machine
-    # learning rates from 1-minute trials (seed-gpt: 3e-3 -> 7.01, 6e-3 -> 6.71, 1e-2 -> 6.65 perplexity)
-    # and dropout 0 vs 0.1 at lr 1e-2: 5.88 vs 6.65 (the 44k-parameter model underfits; dropout only slows it)
-    runs = {"seed-gpt": dict(batch=32, minutes=4.0, steps=16000, lr=1e-2),
-            "seed-gpt-no-dropout": dict(batch=32, minutes=4.0, steps=18000, lr=1e-2, dropout=0.0),
-            "baby-gpt": dict(batch=12, minutes=2.0, steps=3800, lr=1e-3)}
-    for name, r in runs.items():
+# the README's commands, exactly; a throttled copy emulates a machine where 4 minutes buy ~8,000 steps
+README = {
+    "seed-gpt": ["train", "generator", "--text", str(TEXT), "--preset", "seed-gpt", "--max-minutes", "4"],
+    "baby-gpt": ["train", "generator", "--text", str(TEXT), "--preset", "baby-gpt", "--max-minutes", "2"],
+}
+
+
+def quality(only: str | None = None, seeds: str = "0,1,2", throttle: float | None = None) -> None:
+    """Each README command once per random seed (``--seed N`` appended), through the CLI's own code path;
+    ``throttle`` caps the step rate (``gpt_recipes.Throttle``) to emulate a slower machine."""
+    from gpt_recipes import Throttle
+
+    from transformers_lite.cli import train
+    from transformers_lite.cli.main import build_parser
+
+    for name, command in README.items():
         if only and name != only:
             continue
-        config = get_preset(name.replace("-no-dropout", ""))
-        if "dropout" in r:
-            config = config.replace(dropout=r["dropout"])
-        task = GeneratorTask(GeneratorSettings(str(TEXT), batch_size=r["batch"]), config, seed=0)
-        config = task.adapt_config(config)
-        torch.manual_seed(0)
-        with tempfile.TemporaryDirectory() as tmp:
-            cfg = TrainConfig(max_steps=r["steps"], max_minutes=r["minutes"], lr=r["lr"], warmup_steps=100,
-                              eval_every=2000, weight_decay=0.1)
-            state = Trainer(build_model(config), task, cfg, tmp, config, log=lambda *_: None).fit()
-        last = state["history"][-1]
-        emit(benchmark="quality", config=name, dropout=config.dropout, lr=r["lr"], minutes_budget=r["minutes"], steps=state["step"],
-             wall_s=last["wall_s"], val_loss=round(last["val_loss"], 4), val_perplexity=round(last["val_perplexity"], 3))
+        losses = []
+        for seed in (int(s) for s in seeds.split(",")):
+            with tempfile.TemporaryDirectory() as tmp:
+                args = [*command, "--seed", str(seed), "--out", str(Path(tmp) / "run")]
+                print(f"# tlite {' '.join(args[:-2])}" + (f"  (capped at {throttle:g} steps/s)" if throttle else ""),
+                      flush=True)
+                assert train.run(build_parser().parse_args(args), callbacks=[Throttle(throttle)] if throttle else []) == 0
+                history = json.loads((Path(tmp) / "run" / "history.json").read_text())
+            last = history[-1]
+            losses.append(last["val_loss"])
+            emit(benchmark="quality", command=" ".join(command[2:]).replace(str(TEXT), "input.txt"), seed=seed,
+                 steps_per_second_cap=throttle, steps=last["step"], wall_s=last["wall_s"],
+                 val_loss=round(last["val_loss"], 4), val_perplexity=round(last["val_perplexity"], 3))
+        mean = sum(losses) / len(losses)
+        emit(benchmark="quality-mean", command=" ".join(command[2:]).replace(str(TEXT), "input.txt"), seeds=seeds,
+             steps_per_second_cap=throttle, val_loss=round(mean, 4), val_perplexity=round(math.exp(mean), 3),
+             per_seed_val_loss=[round(x, 4) for x in losses])
 
 
 def main() -> None:
@@ -136,15 +150,17 @@ def main() -> None:
     parser.add_argument("what", choices=("throughput", "generation", "quality", "all"))
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--tokens", type=int, default=250)
-    parser.add_argument("--only", choices=("seed-gpt", "seed-gpt-no-dropout", "baby-gpt"),
-                        help="quality: run one configuration")
+    parser.add_argument("--only", choices=tuple(README), help="quality: run one README command")
+    parser.add_argument("--seeds", default="0,1,2", help="quality: random seeds, comma-separated")
+    parser.add_argument("--steps-per-second", type=float, default=None,
+                        help="quality: cap the step rate, emulating a slower machine (33 ~ 8,000 steps in 4 min)")
     args = parser.parse_args()
     if args.what in ("throughput", "all"):
         throughput(args.steps)
     if args.what in ("generation", "all"):
         generation(args.tokens)
     if args.what in ("quality", "all"):
-        quality(args.only)
+        quality(args.only, args.seeds, args.steps_per_second)
 
 
 if __name__ == "__main__":

@@ -41,9 +41,8 @@ def step(*args: str) -> None:
 def main() -> None:
     minutes = os.environ.get("DEMO_MINUTES", "2")
     run = ROOT / "outputs" / f"demo_{time.strftime('%Y%m%d_%H%M%S')}"
-    step("train", "generator", "--text", str(text_path()), "--preset", "baby-gpt", "--batch-size", "12",
-         "--max-minutes", minutes, "--max-steps", "4000", "--lr", "1e-3", "--weight-decay", "0.1",
-         "--eval-every", "1000", "--out", str(run))
+    step("train", "generator", "--text", str(text_path()), "--preset", "baby-gpt", "--max-minutes", minutes,
+         "--out", str(run))
     step("evaluate", str(run))
     step("generate", str(run), "--prompt", "ROMEO:", "--max-new-tokens", "400", "--temperature", "0.8",
          "--top-k", "40", "--seed", "1")

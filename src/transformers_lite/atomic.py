@@ -6,6 +6,7 @@ truncated mix, because ``os.replace`` is atomic on POSIX file systems.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import tempfile
@@ -14,7 +15,12 @@ from typing import Any, Callable
 
 
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
-    """Call ``write(tmp_path)`` then atomically move the temporary file onto ``path``."""
+    """Call ``write(tmp_path)`` then atomically move the temporary file onto ``path``.
+
+    A write that fails (a full disk, a quota) leaves ``path`` as it was and raises an ``OSError``
+    naming ``path``. The file gets the permissions any new file would (0666 less the umask), not the
+    private 0600 of a temporary file.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -23,12 +29,29 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
         write(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
+    except OSError as err:
+        _remove(tmp)
+        raise OSError(err.errno, f"cannot write {path}: {err.strerror or err}") from None
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        _remove(tmp)
         raise
     _fsync_dir(path.parent)
+
+
+def _remove(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+@functools.lru_cache(maxsize=None)
+def _umask() -> int:
+    mask = os.umask(0)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -104,11 +104,15 @@ class GeneratorConfig(_ConfigMixin):
     tie_embeddings: bool = False  # the output Dense shares the token embedding table
     final_norm: bool = False  # a LayerNorm before the head (usual with pre-norm; the seed has none)
     position: str = "learned"  # "learned" (seed 004) or "rope"
+    # "torch": PyTorch's default initialisation of each layer; "gpt2": GPT-2's (normal(0, 0.02) weights, zero
+    # biases, and the output Dense of each residual branch scaled by 1/sqrt(2 n_blocks))
+    init: str = "torch"
 
     def __post_init__(self) -> None:
         _check_common(self)
         _positive(self, "vocab_size", "n_blocks")
         validate.choice("position", self.position, ("learned", "rope"))
+        validate.choice("init", self.init, ("torch", "gpt2"))
         if self.position == "rope" and (self.dim // self.n_heads) % 2:
             raise ConfigError(f"rope needs an even head size, got dim/n_heads = {self.dim // self.n_heads}")
 
@@ -155,6 +159,8 @@ PRESETS: dict[str, Config] = {
     "classifier": ClassifierConfig(head="mean", max_length=128, dropout=0.5, head_dropout=0.5, pad_id=1),
     # seed 004: 44,487 trainable parameters
     "seed-gpt": GeneratorConfig(),
+    # seed 004's model for the plays of the Complete Works (tlite data download complete-works)
+    "complete-works": GeneratorConfig(),
     # a widely used CPU reference configuration ("baby GPT")
     "baby-gpt": GeneratorConfig(dim=128, n_heads=4, dim_hidden=512, n_blocks=4, max_length=64, dropout=0.0,
                                 norm_first=True, final_norm=True, qkv_bias=False, vocab_size=65, activation="gelu",

@@ -11,6 +11,7 @@ continue it does not silently change it.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from dataclasses import dataclass, fields
@@ -19,15 +20,15 @@ from typing import Any, Callable
 
 import torch
 
-from .config import Config, apply_overrides, config_from_dict, get_preset
+from .config import Config, apply_overrides, config_from_dict
 from .errors import ConfigError, RunError
 from .models import build_model
-from .recipes import DEFAULT_PRESET, Settings, get_recipe
+from .recipes import DEFAULT_PRESET, Settings, get_recipe, training_model
 from .tasks import get_task
 from .training.callbacks import Callback
-from .training.checkpoint import FORMAT
+from .training.checkpoint import FORMAT, latest_checkpoint
 from .training.distributed import SINGLE, DistContext, broadcast
-from .training.rundir import new_run_dir
+from .training.rundir import RunLock, new_run_dir
 from .training.runs import load_tokenizers, read_json
 from .training.settings import LIMITS, TrainConfig
 from .training.trainer import Trainer, TrainState
@@ -63,7 +64,7 @@ class Experiment:
         get_task(task)
         name = preset or (None if model is not None else DEFAULT_PRESET[task])
         recipe = get_recipe(name or DEFAULT_PRESET[task])
-        config = model if model is not None else get_preset(name)
+        config = model if model is not None else training_model(name)
         if config.family != task or recipe.task != task:
             raise ConfigError(f"preset/config is a {config.family} model, not a {task}")
         config = apply_overrides(config, model_overrides or [])
@@ -106,21 +107,29 @@ class Experiment:
 
     def run(self, out: str | Path | None = None, *, callbacks: list[Callback] = (), log: Callable = print,
             dist_ctx: DistContext = SINGLE, resume_dir: str | Path | None = None) -> TrainResult:
-        """Train (a new run in ``out``, default ``outputs/YYYYmmdd_HHMM``; or continue ``resume_dir``)."""
-        seed = self.train.seed
-        tokenizers = load_tokenizers(Path(resume_dir), self.task) if resume_dir else None
-        task = get_task(self.task)(self.data, self.model, seed, tokenizers)
-        config = task.adapt_config(self.model)
+        """Train (a new run in ``out``, default ``outputs/YYYYmmdd_HHMM``; or continue ``resume_dir``).
+
+        The run directory is locked for the whole training (``RunLock``). A run to resume that was
+        stopped before its first checkpoint starts again from step 0 with its recorded settings.
+        """
         if resume_dir:
             run_dir = Path(resume_dir)
-            check_data_unchanged(run_dir, task.describe())
         else:
             run_dir = broadcast(new_run_dir(out) if dist_ctx.is_main else None, dist_ctx)  # rank 0 names the run
-        torch.manual_seed(seed)  # weight initialisation (a resumed run loads its weights instead)
-        model = build_model(config)
-        trainer = Trainer(model, task, self.train, run_dir, config, resume=resume_dir is not None,
-                          extra={"preset": self.preset}, callbacks=list(callbacks), log=log, dist_ctx=dist_ctx)
-        state = trainer.fit()
+        with RunLock(run_dir) if dist_ctx.is_main else contextlib.nullcontext():
+            resuming = broadcast(resume_dir is not None and latest_checkpoint(run_dir) is not None, dist_ctx)
+            if resume_dir and not resuming:
+                log(f"{run_dir} has no checkpoint yet: training its recorded settings from step 0")
+            tokenizers = load_tokenizers(run_dir, self.task) if resuming else None
+            task = get_task(self.task)(self.data, self.model, self.train.seed, tokenizers)
+            if resume_dir:
+                check_data_unchanged(run_dir, task.describe())
+            config = task.adapt_config(self.model)
+            torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
+            model = build_model(config)
+            trainer = Trainer(model, task, self.train, run_dir, config, resume=resuming,
+                              extra={"preset": self.preset}, callbacks=list(callbacks), log=log, dist_ctx=dist_ctx)
+            state = trainer.fit()
         return TrainResult(run_dir, state, trainer.interrupted_by)
 
 
@@ -128,8 +137,8 @@ def recorded_experiment(run_dir: str | Path) -> Experiment:
     """The experiment a run directory was trained with, from its ``hyperparameters.json``."""
     run_dir = Path(run_dir)
     path = run_dir / "hyperparameters.json"
-    if not path.is_file() or not (run_dir / "config.json").is_file():
-        raise RunError(f"--resume {run_dir}: not a run directory (no hyperparameters.json/config.json)")
+    if not path.is_file():
+        raise RunError(f"--resume {run_dir}: not a run directory (no hyperparameters.json)")
     hyper = read_json(path, "hyperparameters file")
     if hyper.get("format", 0) < FORMAT:
         raise RunError(f"{run_dir} was written by transformers-lite 0.1; it still loads for evaluate/generate/"

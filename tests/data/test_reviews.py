@@ -77,3 +77,23 @@ def test_real_review_counts():
     dev = load_reviews(shared_data("amazon_reviews_multi_en", "dev.jsonl"))
     assert len(train) == 12_456 and len(dev) == 5_000
     assert np.bincount(dev.stars, minlength=6)[1:].tolist() == [1000] * 5
+
+
+def test_a_quoted_csv_field_may_span_lines_and_errors_count_lines(tmp_path):
+    (tmp_path / "r.csv").write_text('review_body,stars\n"alpha\nomega",5\n"two\nlines\nhere",1\nbad,9\n')
+    with pytest.raises(ValueError, match=r"r.csv:7: stars value 9"):  # the 7th line, not the 4th record
+        load_reviews(tmp_path / "r.csv")
+    (tmp_path / "r.csv").write_text('review_body,stars\n"alpha\nomega",5\n')
+    assert load_reviews(tmp_path / "r.csv").texts == ["alpha\nomega"]  # words not glued together
+
+
+def test_json_strings_may_hold_unicode_line_separators(tmp_path):
+    (tmp_path / "r.jsonl").write_text(json.dumps({"review_body": "one\u2028two\u0085three", "stars": 2},
+                                                 ensure_ascii=False) + "\n")
+    assert load_reviews(tmp_path / "r.jsonl").texts == ["one\u2028two\u0085three"]
+
+
+def test_a_byte_order_mark_does_not_hide_the_csv_header(tmp_path):
+    (tmp_path / "r.csv").write_bytes("\ufeffreview_body,stars\r\nnice,4\r\n".encode("utf-8"))
+    reviews = load_reviews(tmp_path / "r.csv")
+    assert reviews.texts == ["nice"] and reviews.stars == [4]

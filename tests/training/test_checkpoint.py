@@ -8,7 +8,7 @@ from transformers_lite import GeneratorConfig, build_model
 from transformers_lite.tokenizers import CharTokenizer
 from transformers_lite.training import checkpoint as ckpt
 from transformers_lite.atomic import atomic_write_text
-from transformers_lite.training.optim import Schedule, make_optimizer
+from transformers_lite.training.optim import make_optimizer
 
 CFG = GeneratorConfig(vocab_size=5, max_length=8, dim=8, n_heads=2, dim_hidden=16, n_blocks=1)
 
@@ -93,21 +93,3 @@ def test_load_validates_tokenizer_config_and_weights(tmp_path):
         transformers_lite.load(tmp_path)
     with pytest.raises(ValueError, match="not a run directory"):
         transformers_lite.load(tmp_path / "nowhere")
-
-
-def test_schedules():
-    cos = Schedule("cosine", lr=1.0, warmup_steps=10, total_steps=110, min_lr_ratio=0.1)
-    assert cos(0) == pytest.approx(0.1) and cos(9) == pytest.approx(1.0)
-    assert cos(60) == pytest.approx(0.55) and cos(110) == pytest.approx(0.1) and cos(500) == pytest.approx(0.1)
-    noam = Schedule("inverse_sqrt", lr=1.0, warmup_steps=100)
-    assert noam(99) == pytest.approx(1.0) and noam(399) == pytest.approx(0.5)
-    with pytest.raises(ValueError, match="unknown schedule 'linear'"):
-        Schedule("linear")
-
-
-def test_weight_decay_groups_skip_vectors():
-    model = build_model(CFG)
-    opt = make_optimizer(model, 1e-3, weight_decay=0.1)
-    decay, no_decay = opt.param_groups
-    assert decay["weight_decay"] == 0.1 and all(p.dim() >= 2 for p in decay["params"])
-    assert no_decay["weight_decay"] == 0.0 and all(p.dim() == 1 for p in no_decay["params"])

@@ -25,7 +25,7 @@ KILL_SCRIPT = Path(__file__).with_name("kill_at_step.py")
 
 def torchrun(tmp_path, *args, kill=None, timeout=180):
     """torchrun over `tlite train generator ARGS`; ``kill=(step, rank)`` SIGKILLs that rank after that step."""
-    program = ["-m", "transformers_lite"] if kill is None else [str(KILL_SCRIPT), *map(str, kill)]
+    program = ["-m", "transformers_lite"] if kill is None else [str(KILL_SCRIPT), f"kill:{kill[0]}:{kill[1]}"]
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", *program,
            "train", "generator", *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env(), timeout=timeout)

@@ -1,5 +1,4 @@
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -69,7 +68,7 @@ def test_resume_after_sigkill_between_checkpoints(tmp_path, text_file):
     cmd = [sys.executable, "-m", "transformers_lite", "train", "generator"]
     subprocess.run(cmd + common + ["--out", str(tmp_path / "a")], check=True, capture_output=True)
     # checkpoints at 4 and 8: killed in between, by a test callback
-    killed = subprocess.run([sys.executable, str(KILL_SCRIPT), "7", "0", "train", "generator", *common, "--out",
+    killed = subprocess.run([sys.executable, str(KILL_SCRIPT), "kill:7:0", "train", "generator", *common, "--out",
                              str(tmp_path / "b")], capture_output=True)
     assert killed.returncode == -signal.SIGKILL
     assert latest_checkpoint(tmp_path / "b").name == "step-00000004"
@@ -189,3 +188,59 @@ def test_init_model_runs_once_for_a_new_run_and_never_on_resume(tmp_path, text_f
     assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))
     # the run started from the task's 0.5s (not the N(0, 0.02) init) and six small steps moved it a little
     assert (weights(tmp_path / "a")["embedding.weight"] - 0.5).abs().max() < 0.1
+
+
+class FakeClock:
+    """One second per reading: wall time becomes a pure function of the trainer's steps."""
+
+    def __init__(self):
+        self.now = -1.0
+
+    def __call__(self):
+        self.now += 1.0
+        return self.now
+
+
+class RecordLR:
+    def __init__(self):
+        self.lrs = []
+
+    def on_train_start(self, trainer, state): pass
+    def on_evaluate(self, trainer, state, record): pass
+    def on_train_end(self, trainer, state): pass
+
+    def on_step_end(self, trainer, state, loss):
+        self.lrs.append(trainer.last_lr)
+
+
+def budgeted(run_dir, text_file, resume=False, **kw):
+    task = make_task(text_file, 3)
+    config = task.adapt_config(TINY)
+    torch.manual_seed(3)
+    model = build_model(config)
+    lrs = RecordLR()
+    settings = dict(max_minutes=0.5, eval_every=10, warmup_steps=3, lr=3e-3, min_lr_ratio=0.1, seed=3)
+    settings.update(kw)
+    state = Trainer(model, task, TrainConfig(**settings), run_dir, config, resume=resume, callbacks=[lrs],
+                    log=lambda *_: None, clock=FakeClock()).fit()
+    return state, lrs.lrs
+
+
+def test_a_time_budget_spans_the_schedule_and_ends_at_the_floor(tmp_path, text_file):
+    state, lrs = budgeted(tmp_path / "t", text_file)
+    assert "time budget of 0.5 minutes used" in state.stop_reason and state.step == 30  # 30 one-second steps
+    assert lrs[:3] == pytest.approx([1e-3, 2e-3, 3e-3])  # warmup, then cosine over the rest of the 30 s
+    assert all(a >= b for a, b in zip(lrs[3:], lrs[4:]))
+    # the last step starts at 29 s of 30: it trains just above the floor (0.1 x peak), which the budget's end reaches
+    assert lrs[-1] == pytest.approx(3e-4, rel=0.05) and lrs[-1] >= 3e-4
+    schedule = Trainer(build_model(TINY), make_task(text_file), TrainConfig(max_minutes=0.5, warmup_steps=3, lr=3e-3),
+                       tmp_path / "s", TINY).schedule
+    assert schedule(31, schedule.progress(31, elapsed=30.0, warmup_end_s=3.0)) == pytest.approx(3e-4)
+
+
+def test_resuming_mid_budget_is_bitwise_exact(tmp_path, text_file):
+    budgeted(tmp_path / "a", text_file)
+    budgeted(tmp_path / "b", text_file, stop_at=14)
+    _, lrs = budgeted(tmp_path / "b", text_file, resume=True)
+    assert len(lrs) == 16  # the rest of the budget: elapsed time is checkpointed with the step
+    assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..evaluation.prediction import class_names, classify_texts
+from ..evaluation.prediction import check_texts, class_names, classify_texts
 from .common import add_run_and_texts, load_run, print_json
 
 
@@ -18,6 +18,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 def run(args: argparse.Namespace) -> int:
     loaded = load_run(args, "classifier")
+    check_texts(args.texts, loaded.tokenizer, loaded.config.max_length)
     probs = classify_texts(loaded.model, loaded.tokenizer, args.texts)
     names = class_names(loaded.config.n_labels)
     results = [{"text": t, "prediction": names[int(p.argmax())],

@@ -31,9 +31,17 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.set_defaults(func=run)
 
 
+FAMILY_OPTIONS = {"generator": ("text",), "classifier": ("data", "no_plots"), "seq2seq": ("src", "ref", "beam")}
+
+
 def run(args: argparse.Namespace) -> int:
     loaded = load_run(args)
     family = loaded.config.family
+    for other, names in FAMILY_OPTIONS.items():
+        given = [f"--{n.replace('_', '-')}" for n in names if other != family and getattr(args, n) not in (None, False, 1)]
+        if given:
+            raise ConfigError(f"{' '.join(given)} is for {other} runs; {args.run} holds a {family} "
+                              f"(its options: {', '.join('--' + n.replace('_', '-') for n in FAMILY_OPTIONS[family])})")
     if family == "generator":
         result = evaluate_generator(loaded, args.text)
         text = f"loss {result['loss']:.4f} | perplexity {result['perplexity']:.3f} | {result['n_tokens']:,} tokens"

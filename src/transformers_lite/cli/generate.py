@@ -8,6 +8,7 @@ import sys
 import torch
 
 from ..generation.generate import generate_tokens
+from ..errors import ConfigError, warn
 from .common import add_device, load_run
 
 
@@ -39,7 +40,14 @@ def run(args: argparse.Namespace) -> int:
     if args.max_new_tokens < 0:
         raise ValueError(f"--max-new-tokens must be >= 0, got {args.max_new_tokens}")
     tok = loaded.tokenizer
-    prompt = torch.tensor(tok.encode(args.prompt), dtype=torch.long)
+    if not args.prompt:
+        raise ConfigError("--prompt is empty; give at least one character to continue")
+    ids = tok.encode(args.prompt)
+    unknown = sorted({c for c, i in zip(args.prompt, ids) if i == tok.unk_id and c != tok.token(tok.unk_id)})
+    if unknown:
+        warn(f"the prompt has characters the model never saw in training ({''.join(unknown)!r}); each reads as the "
+             f"unknown symbol {tok.token(tok.unk_id)!r}")
+    prompt = torch.tensor(ids, dtype=torch.long)
     stream = generate_tokens(loaded.model, prompt, args.max_new_tokens, temperature=args.temperature,
                              top_k=args.top_k, top_p=args.top_p, seed=args.seed, use_cache=not args.no_kv_cache,
                              stride=args.stride)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
+from ..errors import TliteWarning
 from ..version import __version__
 
 # subcommand name -> module in transformers_lite.cli; each module has add_parser(subparsers) and run(args)
@@ -37,7 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:  # noqa: ANN001
+    """Warnings as one line on stderr: ``tlite: warning: ...`` (library details stay out of sight)."""
+    print(f"tlite: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
+    warnings.showwarning = _show_warning
+    warnings.simplefilter("always", TliteWarning)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -54,4 +63,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         print(f"tlite: error: {err}", file=sys.stderr)
+        return 1
+    except Exception as err:  # a bug: still one line, the traceback on request
+        if args.debug:
+            raise
+        print(f"tlite: internal error: {type(err).__name__}: {err} (run again with --debug for the traceback, "
+              "and please report it)", file=sys.stderr)
         return 1

@@ -12,11 +12,11 @@ import json
 import signal
 from pathlib import Path
 
-from ..config import PRESETS, apply_overrides, get_preset, load_config
+from ..config import PRESETS, apply_overrides, load_config
 from ..devices import resolve_device
 from ..errors import ConfigError
 from ..experiment import Experiment, resume_experiment
-from ..recipes import DEFAULT_PRESET, get_recipe
+from ..recipes import DEFAULT_PRESET, get_recipe, training_model
 from ..tasks import TASKS
 from ..training.distributed import cleanup, setup
 from .options import add_options, given
@@ -65,11 +65,9 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 def _named_model(args: argparse.Namespace):  # noqa: ANN202
     """The model config that --preset or --config names (before --set), or None."""
-    if args.preset and args.config:
-        raise ConfigError("give either --preset or --config, not both")
     if not (args.preset or args.config):
         return None
-    config = load_config(args.config) if args.config else get_preset(args.preset)
+    config = load_config(args.config) if args.config else training_model(args.preset)
     if config.family != args.task_name:
         raise ConfigError(f"preset/config is a {config.family} model, not a {args.task_name}")
     return config
@@ -77,6 +75,8 @@ def _named_model(args: argparse.Namespace):  # noqa: ANN202
 
 def build_experiment(args: argparse.Namespace) -> Experiment:
     """The experiment the command line describes (a new run, a --run-config file, or a resumed run)."""
+    if args.preset and args.config:
+        raise ConfigError("give either --preset or --config, not both")
     options = given(args, args.option_names)
     if args.resume:
         if args.run_config or args.out:

@@ -9,12 +9,14 @@ job (``WordTokenizer.encode_batch``, vectorised for whole corpora).
 from __future__ import annotations
 
 import csv
+import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from ..errors import DataError
 from .sources import read_text_file
 
 
@@ -31,9 +33,9 @@ def _parse_stars(value: object, where: str) -> int:
     try:
         stars = int(str(value).strip())
     except ValueError:
-        raise ValueError(f"{where}: stars value {value!r} is not an integer 1..5") from None
+        raise DataError(f"{where}: stars value {value!r} is not an integer 1..5") from None
     if not 1 <= stars <= 5:
-        raise ValueError(f"{where}: stars value {stars} is outside 1..5")
+        raise DataError(f"{where}: stars value {stars} is outside 1..5")
     return stars
 
 
@@ -46,51 +48,67 @@ def load_reviews(path: str | Path, *, text_field: str = "review_body", label_fie
     file and line.
     """
     path = Path(path)
-    text = read_text_file(path)
+    text = read_text_file(path)  # UTF-8, byte-order mark and Windows line endings removed
     texts: list[str] = []
     stars: list[int] = []
     if path.suffix.lower() == ".csv":
-        rows = csv.reader(text.splitlines())
-        names: list[str] | None = next(rows, None) if header else None
-        if header and names is None:
-            raise ValueError(f"{path}: the file is empty")
-
-        def column(field: str) -> int:
-            if names is None:
-                if not field.isdigit():
-                    raise ValueError(f"{path}: without a header, columns are indices; got {field!r}")
-                return int(field)
-            if field not in names:
-                raise ValueError(f"{path}: no column {field!r}; columns are {names}")
-            return names.index(field)
-
-        ti, li = column(text_field), column(label_field)
-        for lineno, row in enumerate(rows, 2 if header else 1):
-            where = f"{path}:{lineno}"
-            if max(ti, li) >= len(row):
-                raise ValueError(f"{where}: row has {len(row)} columns, needs column {max(ti, li)}")
-            _append(texts, stars, row[ti], row[li], where)
+        _read_csv(path, text, text_field, label_field, header, texts, stars)
     else:
-        for lineno, line in enumerate(text.splitlines(), 1):
+        # split on "\n" only: str.splitlines would also cut at U+2028 and friends inside JSON strings
+        for lineno, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as err:
-                raise ValueError(f"{where}: invalid JSON ({err.msg})") from None
+                raise DataError(f"{where}: invalid JSON ({err.msg} at column {err.colno})") from None
+            if not isinstance(record, dict):
+                raise DataError(f"{where}: each line must be a JSON object with {text_field!r} and {label_field!r}")
             for field in (text_field, label_field):
                 if field not in record:
-                    raise ValueError(f"{where}: missing field {field!r}")
+                    raise DataError(f"{where}: missing field {field!r}")
             _append(texts, stars, record[text_field], record[label_field], where)
     if not texts:
-        raise ValueError(f"{path}: no reviews found")
+        raise DataError(f"{path}: no reviews found")
     return Reviews(texts, stars)
+
+
+def _read_csv(path: Path, text: str, text_field: str, label_field: str, header: bool, texts: list[str],
+              stars: list[int]) -> None:
+    """CSV records (a quoted field may span lines); errors name the line where the record starts."""
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        names: list[str] | None = next(reader, None) if header else None
+        if header and names is None:
+            raise DataError(f"{path}: the file is empty")
+
+        def column(field: str) -> int:
+            if names is None:
+                if not field.isdigit():
+                    raise DataError(f"{path}: without a header, columns are indices; got {field!r}")
+                return int(field)
+            if field not in names:
+                raise DataError(f"{path}: no column {field!r}; columns are {names}")
+            return names.index(field)
+
+        ti, li = column(text_field), column(label_field)
+        start = reader.line_num + 1
+        for row in reader:
+            where = f"{path}:{start}"
+            start = reader.line_num + 1
+            if not row:
+                continue
+            if max(ti, li) >= len(row):
+                raise DataError(f"{where}: row has {len(row)} columns, needs column {max(ti, li)}")
+            _append(texts, stars, row[ti], row[li], where)
+    except csv.Error as err:
+        raise DataError(f"{path}:{reader.line_num}: malformed CSV ({err})") from None
 
 
 def _append(texts: list[str], stars: list[int], text: object, label: object, where: str) -> None:
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{where}: empty review text")
+        raise DataError(f"{where}: empty review text; remove the record or give it a text")
     texts.append(text)
     stars.append(_parse_stars(label, where))
 

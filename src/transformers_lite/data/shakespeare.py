@@ -1,11 +1,11 @@
 """Shakespeare text for the character GPT (seed 004).
 
-* ``prepare_gutenberg``: turn Project Gutenberg's Complete Works (pg100.txt) into plays only.
+* ``gutenberg.prepare_complete_works`` (its own module): the Complete Works -> plays only.
 * ``text_stats``: the seed's statistics (lines, passages, words, characters, ...).
 * ``split_text``: a contiguous train/validation split (validation = the last fraction).
 * ``get_shifted_batch``: random windows ``X (B, T)`` and targets ``Y = X shifted by one``.
-* ``steps_per_epoch``: the seed's epoch, ``0.95 L / (T B)`` steps, so each character appears about
-  once per position per epoch.
+* ``steps_per_epoch``: the seed's epoch, so each training character appears about once per position
+  per epoch: ``L_train / (T B)`` steps, which is seed 004's ``0.95 L / (T B)`` for its 95/5 split.
 """
 
 from __future__ import annotations
@@ -14,46 +14,6 @@ import re
 
 import torch
 from torch import Tensor
-
-_SPEAKER = re.compile(r"^[A-Z][A-Z0-9 '’,&\-]*[A-Z]\.$")  # "LYSANDER." or "FIRST CITIZEN."
-_HEADING = re.compile(r"^(ACT|SCENE|PROLOGUE|EPILOGUE|INDUCTION|THE END|Contents|CONTENTS|Dramatis|DRAMATIS)\b")
-_KEEP_NON_ASCII = "—‘’“”"
-
-
-def prepare_gutenberg(raw: str, *, ascii_only: bool = True) -> str:
-    """Keep only the plays' speeches from a Project Gutenberg Complete Works file.
-
-    Removes the Gutenberg header, footer and licence (outside the ``*** START``/``*** END`` markers),
-    the table of contents, the sonnets and poems, act/scene headings and character lists, by keeping
-    only passages (blocks separated by blank lines) that open with a speaker line such as
-    ``LYSANDER.`` followed by speech. Replaces the archaic ``&c.`` with ``etc.`` and drops other
-    ``&``. With ``ascii_only`` the few other non-ASCII letters (œ, Æ, æ, ...) are removed; the dashes
-    and curly quotes the seed keeps (—‘’“”) stay.
-    """
-    text = raw.replace("\r\n", "\n").replace("\ufeff", "")
-    start = re.search(r"^\*\*\* ?START OF (THE|THIS) PROJECT GUTENBERG.*$", text, re.M)
-    end = re.search(r"^\*\*\* ?END OF (THE|THIS) PROJECT GUTENBERG.*$", text, re.M)
-    if start and end and end.start() > start.end():
-        text = text[start.end() : end.start()]
-    elif start:
-        text = text[start.end() :]
-    elif end:
-        text = text[: end.start()]
-    passages = []
-    for block in re.split(r"\n\s*\n", text):
-        lines = [ln.rstrip() for ln in block.strip("\n").split("\n") if ln.strip()]
-        if len(lines) < 2 or _HEADING.match(lines[0].strip()):
-            continue
-        first = lines[0].strip()
-        if not _SPEAKER.match(first) or not any(c.islower() for c in lines[1]):
-            continue  # not "SPEAKER." followed by speech: contents, sonnets, headings, cast lists
-        passages.append("\n".join(ln.strip() for ln in lines))
-    out = "\n\n".join(passages) + "\n"
-    out = out.replace("&c.", "etc.").replace("&", "")
-    if ascii_only:
-        out = "".join(ch for ch in out if ch.isascii() or ch in _KEEP_NON_ASCII)
-    return out
-
 
 def text_stats(text: str) -> dict[str, int | float]:
     """The seed's statistics of a prepared text."""
@@ -92,6 +52,6 @@ def get_shifted_batch(rng: torch.Generator, data: Tensor, context: int, batch: i
     return window[:, :-1], window[:, 1:]
 
 
-def steps_per_epoch(n_tokens: int, context: int, batch: int) -> int:
-    """The seed's epoch: ``0.95 L / (T B)`` random-window steps."""
-    return max(1, int(0.95 * n_tokens / (context * batch)))
+def steps_per_epoch(n_train_tokens: int, context: int, batch: int) -> int:
+    """Random-window steps per epoch: ``L_train / (T B)`` (the seed's ``0.95 L / (T B)`` with a 95/5 split)."""
+    return max(1, n_train_tokens // (context * batch))

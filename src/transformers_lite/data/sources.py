@@ -15,12 +15,16 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
-DATASETS: dict[str, dict[str, tuple[str, str]]] = {
+from ..errors import DataError
+
+DATASETS: dict[str, dict[str, tuple[str, str | None]]] = {
     # file -> (url, sha256)
     "tinyshakespeare": {
         "input.txt": ("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",
                       "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"),
     },
+    # Project Gutenberg updates this file now and then: no fixed digest; prepared into plays.txt after download
+    "complete-works": {"pg100.txt": ("https://www.gutenberg.org/cache/epub/100/pg100.txt", None)},
     "multi30k": {
         name: (f"https://github.com/multi30k/dataset/raw/master/data/task1/raw/{name}", digest)
         for name, digest in (
@@ -103,17 +107,24 @@ def download(dataset: str, root: Path | None = None, timeout: float = 60.0) -> l
 
 
 def read_text_file(path: str | Path) -> str:
-    """Read UTF-8 text (``.gz`` transparently) with one-line errors naming the file and line."""
+    """Read UTF-8 text (``.gz`` transparently) as Python's text mode would: a byte-order mark is
+    dropped and Windows (``\\r\\n``) or old Mac (``\\r``) line endings become ``\\n``. Problems are one-line
+    errors naming the file (and line)."""
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"file not found: {path}")
     if not path.is_file():
-        raise ValueError(f"{path} is not a file")
-    raw = gzip.open(path, "rb").read() if path.suffix == ".gz" else path.read_bytes()
-    if not raw.strip():
-        raise ValueError(f"{path}: the file is empty")
+        raise DataError(f"{path} is not a file")
     try:
-        return raw.decode("utf-8")
+        raw = gzip.open(path, "rb").read() if path.suffix == ".gz" else path.read_bytes()
+    except (OSError, EOFError) as err:
+        raise DataError(f"{path}: cannot be read ({err})") from None
+    if not raw.strip():
+        raise DataError(f"{path}: the file is empty")
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
-        raise ValueError(f"{path}:{line}: bytes that are not UTF-8 ({raw[err.start:err.start + 1]!r})") from None
+        raise DataError(f"{path}:{line}: bytes that are not UTF-8 ({raw[err.start:err.start + 1]!r}); save the file "
+                        "as UTF-8") from None
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")

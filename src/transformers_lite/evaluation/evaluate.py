@@ -13,7 +13,8 @@ import torch
 
 from ..data.reviews import load_reviews, task_labels
 from ..data.shakespeare import split_text
-from ..data.sources import read_text_file
+from ..data.sources import read_text_file, sha256
+from ..errors import DataError
 from ..training.runs import LoadedRun
 from .metrics import accuracy, confusion_matrix, language_model_loss, macro_f1, perplexity
 from .prediction import classify_texts
@@ -26,6 +27,9 @@ def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[s
         path = Path(data.get("text", ""))
         if not path.is_file():
             raise FileNotFoundError(f"the run's training text {path} is gone; pass --text FILE")
+        if data.get("text_sha256") not in (None, sha256(path)):
+            raise DataError(f"{path} changed since {run.run_dir} was trained (sha256 differs), so its validation split "
+                            "is not the one the run recorded; pass --text FILE to score a text of your choice")
         ids = torch.tensor(run.tokenizer.encode(read_text_file(path)), dtype=torch.long)
         _, ids = split_text(ids, data.get("val_fraction", 0.1))
     else:

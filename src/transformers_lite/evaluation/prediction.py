@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..errors import DataError, warn
 from ..tokenizers import Tokenizer
 
 
@@ -49,6 +50,23 @@ def encode_for_classifier(tokenizer: Tokenizer, texts: list[str], max_length: in
     if ids.shape[1] == 0:
         ids, valid = ids.new_full((len(texts), 1), tokenizer.pad_id), valid.new_zeros((len(texts), 1))
     return ids, valid
+
+
+def check_texts(texts: list[str], tokenizer: Tokenizer, max_length: int) -> None:
+    """Inputs given by a user: an empty text (nothing the tokenizer keeps) is an error; a text longer
+    than the model reads is accepted with a warning saying how much of it counts."""
+    for i, text in enumerate(texts, 1):
+        if not text.strip():
+            raise DataError(f"text {i} is empty; give the text to classify")
+    lengths = [len(tokenizer.encode(t)) for t in texts]
+    empty = [i for i, n in enumerate(lengths, 1) if n == 0]
+    if empty:
+        warn(f"text {empty[0]} has no word of the vocabulary (only punctuation or single letters): the prediction "
+             "is the model's answer to an empty review")
+    long = [i for i, n in enumerate(lengths, 1) if n > max_length]
+    if long:
+        warn(f"{len(long)} text(s) (first: text {long[0]}, {lengths[long[0] - 1]} words) are longer than the "
+             f"{max_length} words the model reads; only their first {max_length} words count")
 
 
 def classify_texts(model: nn.Module, tokenizer: Tokenizer, texts: list[str]) -> np.ndarray:

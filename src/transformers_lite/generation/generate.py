@@ -19,7 +19,7 @@ from typing import Iterator
 import torch
 from torch import Tensor, nn
 
-from .sampling import sample_next
+from .sampling import check_sampling, sample_next
 
 
 def window_start(length: int, context: int, stride: int) -> int:
@@ -54,6 +54,7 @@ def generate_tokens(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, te
                     top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
                     use_cache: bool = True, stride: int | None = None) -> Iterator[int]:
     """Yield ``max_new_tokens`` new token ids after ``prompt (T,)`` (batch of one), one at a time."""
+    check_sampling(temperature, top_k, top_p)
     context = model.config.max_length
     stride = max(1, context // 4) if stride is None else stride
     if not 1 <= stride <= context:

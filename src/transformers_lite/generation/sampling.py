@@ -8,6 +8,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from .. import validate
+
 
 def filter_logits(logits: Tensor, top_k: int | None = None, top_p: float | None = None) -> Tensor:
     """Set to -inf every logit outside the ``top_k`` largest and outside the smallest set whose
@@ -22,6 +24,13 @@ def filter_logits(logits: Tensor, top_k: int | None = None, top_p: float | None 
         drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
         logits = logits.masked_fill(drop, float("-inf"))
     return logits
+
+
+def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -> None:
+    """``ConfigError`` for settings that would be ignored or break sampling (each named)."""
+    validate.number("temperature", temperature, 0)
+    validate.integer("top_k", top_k, 1, optional=True)
+    validate.number("top_p", top_p, 0, 1, low_open=True, optional=True)
 
 
 def sample_next(logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,

@@ -8,11 +8,13 @@ encoder keys/values of every cross-attention layer computed on the first step an
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
+from ..errors import DataError, warn
 from ..layers.masks import padding_mask_from_ids
 from ..tokenizers import Tokenizer, pad_batch
 
@@ -143,17 +145,61 @@ def encode_source(tokenizer: Tokenizer, text: str, max_length: int) -> list[int]
     return tokenizer.encode(text, max_length=max_length - 1, add_eos=True)
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
+
+
+def split_to_fit(tokenizer: Tokenizer, text: str, max_length: int) -> list[str]:
+    """``text`` as pieces that each fit the model (``max_length - 1`` ids plus EOS): whole sentences
+    packed together while they fit; a single sentence that is still too long is cut at a word."""
+    limit = max_length - 1
+    pieces: list[str] = []
+    for sentence in _SENTENCE_END.split(text.strip()):
+        joined = f"{pieces[-1]} {sentence}" if pieces else sentence
+        if pieces and len(tokenizer.encode(joined)) <= limit:
+            pieces[-1] = joined
+            continue
+        words = sentence.split()
+        while words:  # a sentence longer than the model: as many words per piece as fit
+            n = len(words)
+            while n > 1 and len(tokenizer.encode(" ".join(words[:n]))) > limit:
+                n = max(1, n * 3 // 4)
+            pieces.append(" ".join(words[:n]))
+            words = words[n:]
+    return pieces
+
+
 def translate_texts(model: nn.Module, src_tokenizer: Tokenizer, tgt_tokenizer: Tokenizer, texts: list[str],
                     settings: DecodeSettings = DecodeSettings(), batch_size: int = 64) -> list[str]:
-    """Translate raw sentences (tokenize, decode in batches of similar length, detokenize)."""
+    """Translate raw texts (tokenize, decode in batches of similar length, detokenize).
+
+    A text longer than the model's ``max_length`` is translated sentence by sentence (``split_to_fit``)
+    and the pieces joined, with a warning; an empty text is an error.
+    """
     device = next(model.parameters()).device
     limit = model.config.max_length
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths batch well
-    out: list[str] = [""] * len(texts)
+    pieces: list[str] = []
+    owner: list[int] = []  # which text each piece belongs to
+    split = []
+    for i, text in enumerate(texts):
+        if not text.strip():
+            raise DataError(f"text {i + 1} is empty; give a sentence to translate")
+        parts = [text] if len(src_tokenizer.encode(text)) < limit else split_to_fit(src_tokenizer, text, limit)
+        if len(parts) > 1:
+            split.append((i + 1, len(parts)))
+        pieces += parts
+        owner += [i] * len(parts)
+    if split:
+        warn(f"{len(split)} text(s) are longer than the model's {limit} tokens (first: text {split[0][0]}, "
+             f"in {split[0][1]} pieces); each was translated sentence by sentence and the pieces joined")
+    order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))  # similar lengths batch well
+    done: list[str] = [""] * len(pieces)
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        src, _ = pad_batch([encode_source(src_tokenizer, texts[i], limit) for i in idx], model.config.pad_id)
+        src, _ = pad_batch([encode_source(src_tokenizer, pieces[i], limit) for i in idx], model.config.pad_id)
         for i, ids in zip(idx, decode_batch(model, src.to(device), tgt_tokenizer.bos_id, tgt_tokenizer.eos_id,
                                             settings)):
-            out[i] = tgt_tokenizer.decode(ids)
-    return out
+            done[i] = tgt_tokenizer.decode(ids)
+    out: list[list[str]] = [[] for _ in texts]
+    for i, translation in zip(owner, done):
+        out[i].append(translation)
+    return [" ".join(parts) for parts in out]

@@ -29,6 +29,26 @@ class TransformerGenerator(nn.Module):
         self.head = nn.Linear(c.dim, c.vocab_size)
         if c.tie_embeddings:
             self.head.weight = self.embedding.weight  # (V, C) shared by input and output
+        if c.init == "gpt2":
+            self._init_gpt2()
+
+    @torch.no_grad()
+    def _init_gpt2(self) -> None:
+        """GPT-2's initialisation: every Dense and embedding weight ~ N(0, 0.02), biases 0; the Dense
+        that closes each residual branch (attention ``out``, feed-forward ``dense2``) ~ N(0, 0.02 /
+        sqrt(2 n_blocks)), so the residual stream's variance does not grow with depth."""
+        std = 0.02
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.normal_(module.weight, 0.0, std)
+                if module.bias is not None:
+                    nn.init.zeros_(module.bias)
+        nn.init.normal_(self.embedding.weight, 0.0, std)
+        if self.position_embedding is not None:
+            nn.init.normal_(self.position_embedding.weight, 0.0, std)
+        for block in self.blocks:
+            for closing in (block.attention.out, block.feed_forward.dense2):
+                nn.init.normal_(closing.weight, 0.0, std / (2 * len(self.blocks)) ** 0.5)
 
     def new_cache(self, batch: int, capacity: int | None = None) -> list[KVCache]:
         """One preallocated KV cache per block (``capacity`` positions, default the context)."""

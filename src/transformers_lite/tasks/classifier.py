@@ -22,9 +22,9 @@ from ..data.cooccurrence import ppmi_vectors
 from ..data.reviews import load_reviews, split_validation, task_labels
 from ..data.sources import sha256
 from .. import validate
-from ..errors import ConfigError
+from ..errors import ConfigError, DataError, warn
 from ..evaluation.metrics import accuracy, confusion_matrix, macro_f1
-from ..evaluation.prediction import encode_for_classifier, predict_logits, predictions
+from ..evaluation.prediction import class_names, encode_for_classifier, predict_logits, predictions
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
 from ..training.settings import setting
 
@@ -94,6 +94,23 @@ class ClassifierTask:
         self.val_ids, self.val_valid = encode_for_classifier(tokenizer, val_texts, self.max_length, self.seed_head)
         self.train_labels = torch.as_tensor(labels, dtype=torch.long)
         self.val_labels = torch.as_tensor(val_labels, dtype=torch.long)
+        self._check_splits()
+
+    def _check_splits(self) -> None:
+        """Empty splits are errors before training starts; classes missing from a split are warned about."""
+        what = "sentiment (3-star reviews dropped)" if self.settings.labels in (1, 2) else "5-star"
+        if len(self.train_labels) == 0:
+            raise DataError(f"{self.train_path}: no training reviews for the {what} task")
+        if len(self.val_labels) == 0:
+            source = self.val_path or f"--val-fraction {self.settings.val_fraction} of {self.train_path}"
+            raise DataError(f"the validation split ({source}) holds no reviews for the {what} task; give --val FILE "
+                            "or a larger --val-fraction")
+        k = 2 if self.settings.labels == 1 else self.settings.labels
+        for name, labels in (("training", self.train_labels), ("validation", self.val_labels)):
+            missing = sorted(set(range(k)) - set(labels.tolist()))
+            if missing:
+                shown = ", ".join(class_names(k)[c] for c in missing)
+                warn(f"the {name} reviews have no example of {shown}; macro-F1 counts that class as 0")
 
     def adapt_config(self, config: ClassifierConfig) -> ClassifierConfig:
         return config.replace(vocab_size=len(self.tokenizer), n_labels=self.settings.labels,

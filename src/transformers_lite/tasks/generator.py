@@ -23,15 +23,20 @@ from ..tokenizers import CharTokenizer, Tokenizer
 from ..training.settings import setting
 
 
+CORPORA = {"tinyshakespeare": ("tinyshakespeare", "input.txt"), "complete-works": ("complete-works", "plays.txt")}
+
+
 @dataclass(frozen=True)
 class GeneratorSettings:
-    text: str | None = setting("training text", None, none="tinyshakespeare/input.txt from the data folder",
-                               path=True)
+    text: str | None = setting("training text", None, none="the --corpus file from the data folder", path=True)
+    corpus: str = setting("the text used without --text: tiny Shakespeare, or the plays of the Complete Works "
+                          "(tlite data download complete-works)", "tinyshakespeare", choices=tuple(CORPORA))
     batch_size: int = setting("windows per batch", 32)
     val_fraction: float = setting("the last fraction of the text, kept for validation", 0.1)
     eval_tokens: int | None = setting("validation tokens scored per evaluation", None, none="the whole split")
 
     def __post_init__(self) -> None:
+        validate.choice("corpus", self.corpus, CORPORA)
         validate.integer("batch_size", self.batch_size)
         validate.number("val_fraction", self.val_fraction, 0, 1, low_open=True, high_open=True)  # needs a split
         validate.integer("eval_tokens", self.eval_tokens, optional=True)
@@ -44,7 +49,7 @@ class GeneratorTask:
     def __init__(self, settings: GeneratorSettings, config: GeneratorConfig, seed: int = 0,
                  tokenizers: dict[str, Tokenizer] | None = None) -> None:
         self.settings = settings
-        self.path = Path(settings.text) if settings.text else resolve("tinyshakespeare", "input.txt")
+        self.path = Path(settings.text) if settings.text else resolve(*CORPORA[settings.corpus])
         raw = read_text_file(self.path)
         self.tokenizer = (tokenizers or {}).get("tokenizer") or CharTokenizer.from_text(raw)
         ids = torch.tensor(self.tokenizer.encode(raw), dtype=torch.long)

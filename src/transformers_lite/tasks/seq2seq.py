@@ -20,7 +20,7 @@ from ..config import Seq2SeqConfig
 from ..data.sources import resolve, sha256
 from ..data.translation import TranslationBatch, bucket_batches, filter_by_length, load_parallel, make_batch
 from .. import validate
-from ..errors import DataError
+from ..errors import DataError, warn
 from ..evaluation.translation import corpus_scores
 from ..generation.translate import DecodeSettings, decode_batch
 from ..tokenizers import BPETokenizer, Tokenizer, WordTokenizer, pad_batch
@@ -53,6 +53,14 @@ class Seq2SeqSettings:
         validate.number("label_smoothing", self.label_smoothing, 0, 1, high_open=True)
 
 
+def _without_empty(src: list[str], tgt: list[str], name: str) -> tuple[list[str], list[str]]:
+    """Pairs whose source and target both hold text; the others are dropped with a count."""
+    keep = [i for i, (a, b) in enumerate(zip(src, tgt)) if a.strip() and b.strip()]
+    if len(keep) < len(src):
+        warn(f"dropped {len(src) - len(keep):,} {name} pairs with an empty source or target line")
+    return [src[i] for i in keep], [tgt[i] for i in keep]
+
+
 def word_tokenizer(sentences: list[str], min_frequency: int = 2) -> WordTokenizer:
     """Word-level tokenizer with ``<unk> <pad> <bos> <eos>`` (ids 0..3): the words and punctuation
     marks seen at least ``min_frequency`` times, most frequent first."""
@@ -70,8 +78,9 @@ class Seq2SeqTask:
         self.settings, self.seed, self.max_length = settings, seed, config.max_length
         self.paths = {k: Path(getattr(settings, k)) if getattr(settings, k) else resolve("multi30k", name)
                       for k, name in MULTI30K.items()}
-        src, tgt = load_parallel(self.paths["train_src"], self.paths["train_tgt"])
-        self.val_src_text, self.val_tgt_text = load_parallel(self.paths["val_src"], self.paths["val_tgt"])
+        src, tgt = _without_empty(*load_parallel(self.paths["train_src"], self.paths["train_tgt"]), "training")
+        self.val_src_text, self.val_tgt_text = _without_empty(
+            *load_parallel(self.paths["val_src"], self.paths["val_tgt"]), "validation")
         if tokenizers:
             self.src_tok, self.tgt_tok = tokenizers["src_tokenizer"], tokenizers["tgt_tokenizer"]
         elif settings.tokenizer == "joint-bpe":
@@ -88,10 +97,12 @@ class Seq2SeqTask:
                                                           self._encode(self.tgt_tok, tgt, False), limit)
         self.val_src, self.val_tgt = filter_by_length(self._encode(self.src_tok, self.val_src_text, True),
                                                       self._encode(self.tgt_tok, self.val_tgt_text, False), limit)
-        if not self.train_src:
-            raise DataError(f"no training pair fits max_length={config.max_length}; raise --set max_length")
-        if not self.val_src:
-            raise DataError(f"no validation pair fits max_length={config.max_length}; raise --set max_length")
+        for name, kept, total in (("training", self.train_src, src), ("validation", self.val_src, self.val_src_text)):
+            if not kept:
+                raise DataError(f"no {name} pair fits max_length={config.max_length} tokens; raise --set max_length")
+            if len(kept) < len(total):
+                warn(f"dropped {len(total) - len(kept):,} of {len(total):,} {name} pairs longer than "
+                     f"max_length={config.max_length} tokens")
         self._epoch_batches: tuple[int, list[list[int]]] | None = None
 
     @staticmethod

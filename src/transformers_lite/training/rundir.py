@@ -1,22 +1,44 @@
-"""Run directories: ``outputs/YYYYmmdd_HHMM`` (then ``_2``, ``_3``, ...), never overwritten."""
+"""Run directories: ``outputs/YYYYmmdd_HHMM`` (then ``_2``, ``_3``, ...), never overwritten, and locked
+while a training uses them.
+
+The lock is ``RUN_DIR/.lock``, held with ``flock``: the kernel releases it when the process ends
+however it ends (even SIGKILL), so a dead run never leaves a stale lock behind, and a second
+training aimed at the same directory is refused at once, naming the process that holds it.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import time
 from pathlib import Path
+from typing import IO
+
+from ..errors import RunError
+
+RUN_MARKERS = ("config.json", "hyperparameters.json", "checkpoint")
+
+
+def is_run(path: Path) -> bool:
+    """Whether ``path`` holds a run (complete, or started and stopped before its first checkpoint)."""
+    return any((path / name).exists() for name in RUN_MARKERS)
 
 
 def new_run_dir(out: str | Path | None = None, root: str | Path = "outputs") -> Path:
     """Create and return a fresh run directory.
 
-    With ``out`` that directory is used (created if needed; it must not already hold a run).
-    Otherwise a dated name under ``root`` gets a numeric suffix rather than reusing a directory.
+    With ``out`` that directory is used (created if needed); it must not hold a run (use ``--resume``)
+    nor other files (they would be mixed with the run's). Otherwise a dated name under ``root`` gets
+    a numeric suffix rather than reusing a directory.
     """
     if out is not None:
         path = Path(out)
-        if (path / "config.json").exists():
-            raise ValueError(f"{path} already holds a run; use --resume {path} to continue it or pick another --out")
+        if path.is_dir() and is_run(path):
+            raise RunError(f"{path} already holds a run; use --resume {path} to continue it or pick another --out")
+        if path.is_dir() and any(p.name != ".lock" for p in path.iterdir()):
+            shown = ", ".join(sorted(p.name for p in path.iterdir())[:3])
+            raise RunError(f"--out {path} is a folder with other files in it ({shown}, ...); a run needs an empty "
+                           "or new folder: pick another --out")
         _make(path, exist_ok=True)
         return path
     base = Path(root) / time.strftime("%Y%m%d_%H%M")
@@ -27,18 +49,50 @@ def new_run_dir(out: str | Path | None = None, root: str | Path = "outputs") -> 
             return path
         except FileExistsError:
             continue
-    raise ValueError(f"could not find a free run directory name under {root}")
+    raise RunError(f"could not find a free run directory name under {root}")
 
 
 def _make(path: Path, exist_ok: bool) -> None:
+    if path.exists() and not path.is_dir():
+        raise RunError(f"cannot create the output directory {path}: a file of that name is in the way")
     try:
         path.mkdir(parents=True, exist_ok=exist_ok)
     except FileExistsError:
-        if not exist_ok or not path.is_dir():
-            raise
+        raise  # a dated name already taken: the caller tries the next suffix
     except PermissionError:
         raise PermissionError(f"cannot create the output directory {path}: permission denied") from None
     except OSError as err:  # e.g. a path component is a file
-        raise ValueError(f"cannot create the output directory {path}: {err.strerror}") from None
+        raise RunError(f"cannot create the output directory {path}: {err.strerror}") from None
     if not os.access(path, os.W_OK):
         raise PermissionError(f"the output directory {path} is not writable")
+
+
+class RunLock:
+    """``with RunLock(run_dir):`` holds the run directory for this process (see the module docstring)."""
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.path = Path(run_dir) / ".lock"
+        self.handle: IO[str] | None = None
+
+    def __enter__(self) -> "RunLock":
+        handle = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            handle.close()
+            raise RunError(f"{self.path.parent} is in use by {holder}; wait for it to finish, or train into "
+                           "another --out") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {os.getpid()} on {os.uname().nodename}")
+        handle.flush()
+        self.handle = handle
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.handle is not None:
+            fcntl.flock(self.handle, fcntl.LOCK_UN)
+            self.handle.close()
+            self.handle = None

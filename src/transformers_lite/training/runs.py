@@ -7,6 +7,7 @@ Runs of the first release are read through ``legacy``.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,14 +29,22 @@ TOKENIZER_FILES = {"classifier": ("tokenizer",), "generator": ("tokenizer",),
 
 @dataclass
 class LoadedRun:
-    """What ``transformers_lite.load(run_dir)`` returns."""
+    """What ``transformers_lite.load(run_dir)`` returns. ``hyperparameters`` (the recorded settings)
+    is read when first asked for: generating text needs only the model and its tokenizer."""
 
     model: nn.Module
     config: Config
     tokenizers: dict[str, Tokenizer] = field(default_factory=dict)
-    task: str = ""
-    hyperparameters: dict[str, Any] = field(default_factory=dict)
     run_dir: Path = Path(".")
+
+    @property
+    def task(self) -> str:
+        return self.config.family
+
+    @functools.cached_property
+    def hyperparameters(self) -> dict[str, Any]:
+        path = self.run_dir / "hyperparameters.json"
+        return read_json(path, "hyperparameters file") if path.is_file() else {}
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -96,8 +105,6 @@ def load(run_dir: str | Path, device: str | torch.device = "cpu") -> LoadedRun:
     if not run_dir.is_dir():
         raise RunError(f"{run_dir} is not a run directory (no such folder)")
     config = read_config(run_dir)
-    hyper_path = run_dir / "hyperparameters.json"
-    hyper = read_json(hyper_path, "hyperparameters file") if hyper_path.is_file() else {}
     tokenizers = load_tokenizers(run_dir, config.family)
     _check_vocabularies(run_dir, config, tokenizers)
     model = build_model(config)
@@ -109,4 +116,4 @@ def load(run_dir: str | Path, device: str | torch.device = "cpu") -> LoadedRun:
         weights = folder / "model.safetensors"
     load_weights(model, weights, upgrade=legacy.upgrade_state_dict)
     model.to(device).eval()
-    return LoadedRun(model, config, tokenizers, hyper.get("task", config.family), hyper, run_dir)
+    return LoadedRun(model, config, tokenizers, run_dir)

@@ -10,6 +10,7 @@ over the steps, with a time budget over the elapsed time (see ``optim.Schedule``
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -72,3 +73,6 @@ class TrainConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def replace(self, **changes: Any) -> "TrainConfig":  # noqa: ANN401
+        return dataclasses.replace(self, **changes)

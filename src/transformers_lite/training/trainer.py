@@ -240,7 +240,8 @@ class Trainer:
 
     # ----------------------------------------------------------------- files
     def write_metadata(self) -> None:
-        self.model_config.to_json(self.run_dir / "config.json")
+        """``hyperparameters.json`` first (it holds everything a resume needs), then ``config.json`` and
+        the tokenizers: a run killed in between can still be resumed."""
         trainable, fixed = count_parameters(self.model)
         atomic_write_json(self.run_dir / "hyperparameters.json", {
             "format": FORMAT,
@@ -261,6 +262,7 @@ class Trainer:
                             "global_batch": f"per-rank batch x {self.dist.world} ranks x {self.config.accumulate}"},
             **self.extra,
         })
+        self.model_config.to_json(self.run_dir / "config.json")
         self.task.save(self.run_dir)
 
     def has_checkpoint(self, state: TrainState) -> bool:

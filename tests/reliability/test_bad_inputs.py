@@ -1,0 +1,220 @@
+"""Bad command lines and bad input files: each gets one line, ``tlite: error: ...``, and exit 1 (or,
+when the input is usable but changed, one ``tlite: warning: ...`` line and exit 0). The case ids are
+the rows of docs/reliability.md."""
+
+import gzip
+import json
+
+import pytest
+import torch
+
+from .conftest import TINY_CLS, TINY_GPT, TINY_S2S, write_reviews
+
+G = ["train", "generator", "--text", "{text}", *TINY_GPT, "--max-steps", "2"]
+C = ["train", "classifier", "--train", "{train}", "--val", "{dev}", *TINY_CLS, "--max-steps", "2"]
+S = ["train", "seq2seq", "--train-src", "{tsrc}", "--train-tgt", "{ttgt}", "--val-src", "{vsrc}", "--val-tgt", "{vtgt}",
+     *TINY_S2S, "--max-steps", "2"]
+# id -> (command line, message in the one error line)
+ERRORS = {
+    "max-steps-0": (G + ["--max-steps", "0"], "max_steps must be an integer >= 1"),
+    "epochs-negative": (G + ["--epochs", "-1"], "epochs must be a number in (0, inf]"),
+    "min-lr-ratio-negative": (G + ["--min-lr-ratio", "-2"], "min_lr_ratio must be a number in [0, 1]"),
+    "patience-0": (G + ["--patience", "0"], "patience must be an integer >= 1"),
+    "batch-size-0-generator": (G + ["--batch-size", "0"], "batch_size must be an integer >= 1"),
+    "batch-size-0-classifier": (C + ["--batch-size", "0"], "batch_size must be an integer >= 1"),
+    "n-blocks-negative": (G + ["--set", "n_blocks=-2"], "n_blocks must be an integer >= 1"),
+    "warmup-negative": (G + ["--warmup-steps", "-5"], "warmup_steps must be an integer >= 0"),
+    "grad-clip-negative": (G + ["--grad-clip", "-1"], "grad_clip must be a number in [0, inf]"),
+    "weight-decay-negative": (G + ["--weight-decay", "-0.1"], "weight_decay must be a number in [0, inf]"),
+    "stop-at-negative": (G + ["--stop-at", "-3"], "stop_at must be an integer >= 1"),
+    "lr-zero": (G + ["--lr", "0"], "lr must be a number in (0, inf]"),
+    "lr-nan": (G + ["--lr", "nan"], "lr must be a number in (0, inf]"),
+    "max-minutes-zero": (G + ["--max-minutes", "0"], "max_minutes must be a number in (0, inf]"),
+    "accumulate-zero": (G + ["--accumulate", "0"], "accumulate must be an integer >= 1"),
+    "eval-every-negative": (G + ["--eval-every", "-1"], "eval_every must be an integer >= 0"),
+    "checkpoint-every-zero": (G + ["--checkpoint-every", "0"], "checkpoint_every must be an integer >= 1"),
+    "beta2-one": (G + ["--beta2", "1"], "beta2 must be a number in [0, 1)"),
+    "val-fraction-too-big": (G + ["--val-fraction", "1.5"], "val_fraction must be a number in (0, 1)"),
+    "val-fraction-zero-generator": (G + ["--val-fraction", "0"], "val_fraction must be a number in (0, 1)"),
+    "label-smoothing-2": (C + ["--label-smoothing", "2"], "label_smoothing must be a number in [0, 1)"),
+    "eval-tokens-0": (G + ["--eval-tokens", "0"], "eval_tokens must be an integer >= 1"),
+    "max-length-0": (G + ["--set", "max_length=0"], "max_length must be an integer >= 1"),
+    "dim-not-divisible": (G + ["--set", "n_heads=3"], "dim=16 is not divisible by n_heads=3"),
+    "dropout-too-big": (G + ["--set", "dropout=1.5"], "dropout must be a number in [0, 1)"),
+    "unknown-model-key": (G + ["--set", "layers=3"], "unknown generator config key(s): layers"),
+    "renamed-model-key": (G + ["--set", "context=128"], "context (renamed max_length)"),
+    "bad-value-type": (G + ["--set", "n_blocks=three"], "n_blocks='three' is not a valid int"),
+    "override-without-equals": (G + ["--set", "n_blocks"], "is not of the form key=value"),
+    "unknown-preset": (G + ["--preset", "gpt9"], "unknown preset 'gpt9'"),
+    "preset-of-another-family": (G + ["--preset", "seed-classifier"], "is a classifier model, not a generator"),
+    "preset-and-config": (G + ["--preset", "seed-gpt", "--config", "{tmp}/c.json"], "either --preset or --config"),
+    "missing-config-file": (G + ["--config", "{tmp}/nope.json"], "config file not found"),
+    "broken-config-file": (G + ["--config", "{broken}"], "not valid JSON"),
+    "negative-random-seed": (G + ["--seed", "-1"], "seed must be an integer >= 0"),
+    "unknown-device": (G + ["--device", "tpu"], "unknown device 'tpu'"),
+    "missing-run-config": (["train", "generator", "--run-config", "{tmp}/nope.json"], "run config not found"),
+    "run-config-of-another-task": (["train", "classifier", "--run-config", "{runconfig}"],
+                                   "describes a generator run, not a classifier"),
+    "resume-with-out": (["train", "generator", "--resume", "{gen}", "--out", "{tmp}/x"], "drop --run-config/--out"),
+    "resume-not-a-run": (["train", "generator", "--resume", "{tmp}"], "not a run directory"),
+    "resume-another-task": (["train", "classifier", "--resume", "{gen}"], "trained a generator, not a classifier"),
+    "resume-changes-batch-size": (["train", "generator", "--resume", "{gen}", "--batch-size", "8"],
+                                  "changes batch_size (run 4, command 8)"),
+    "resume-changes-text": (["train", "generator", "--resume", "{gen}", "--text", "{other}"], "changes text"),
+    "resume-changes-model": (["train", "generator", "--resume", "{gen}", "--set", "n_blocks=2"],
+                             "changes n_blocks (run 1, command 2)"),
+    "missing-text": (["train", "generator", "--text", "{tmp}/nope.txt"], "file not found"),
+    "text-is-a-folder": (["train", "generator", "--text", "{tmp}"], "is not a file"),
+    "empty-text-file": (["train", "generator", "--text", "{empty}"], "the file is empty"),
+    "text-not-utf8": (["train", "generator", "--text", "{latin1}"], "bytes that are not UTF-8"),
+    "corrupt-gzip": (["train", "generator", "--text", "{badgz}"], "cannot be read"),
+    "text-too-short-for-validation": (G + ["--text", "{short}"], "too small; raise --val-fraction"),
+    "text-too-short-for-context": (G + ["--text", "{short30}", "--val-fraction", "0.5"], "too few for a context"),
+    "classifier-without-train": (["train", "classifier"], "give the training reviews with --train"),
+    "reviews-missing-field": (C + ["--train", "{nofield}"], "missing field 'stars'"),
+    "reviews-stars-out-of-range": (C + ["--train", "{stars6}"], "stars value 6 is outside 1..5"),
+    "reviews-invalid-json": (C + ["--train", "{badjson}"], "bad.jsonl:2: invalid JSON"),
+    "reviews-not-objects": (C + ["--train", "{notobj}"], "must be a JSON object"),
+    "reviews-empty-text": (C + ["--train", "{emptyreview}"], "empty review text"),
+    "csv-missing-column": (C + ["--train", "{csvnocol}"], "no column 'review_body'"),
+    "binary-task-only-three-stars": (C + ["--train", "{threes}", "--labels", "2"], "no training reviews for the "
+                                                                                  "sentiment"),
+    "classifier-empty-validation": (["train", "classifier", "--train", "{train}", "--val-fraction", "0", *TINY_CLS,
+                                     "--max-steps", "2"], "validation split"),
+    "pairs-of-different-lengths": (S + ["--val-tgt", "{ttgt}"], "parallel files differ in length"),
+    "pairs-all-too-long": (S + ["--set", "max_length=2"], "pair fits max_length=2"),
+    "bpe-vocabulary-too-small": (S + ["--tokenizer", "bpe", "--vocab-size", "2"], "vocab_size must be an integer >= 5"),
+    "top-k-negative": (["generate", "{gen}", "--top-k", "-3"], "top_k must be an integer >= 1"),
+    "top-p-zero": (["generate", "{gen}", "--top-p", "0"], "top_p must be a number in (0, 1]"),
+    "top-p-above-one": (["generate", "{gen}", "--top-p", "1.5"], "top_p must be a number in (0, 1]"),
+    "temperature-negative": (["generate", "{gen}", "--temperature", "-1"], "temperature must be a number in [0, inf]"),
+    "max-new-tokens-negative": (["generate", "{gen}", "--max-new-tokens", "-1"], "--max-new-tokens must be >= 0"),
+    "stride-zero": (["generate", "{gen}", "--stride", "0"], "stride must be in 1..16"),
+    "empty-prompt": (["generate", "{gen}", "--prompt", ""], "--prompt is empty"),
+    "generate-on-a-classifier": (["generate", "{cls}"], "holds a classifier model, not a generator"),
+    "generate-not-a-run": (["generate", "{tmp}/nowhere"], "is not a run directory"),
+    "beam-zero": (["translate", "{s2s}", "alpha", "--beam", "0"], "--beam must be >= 1"),
+    "classify-empty-text": (["classify", "{cls}", "good", ""], "text 2 is empty"),
+    "translate-empty-text": (["translate", "{s2s}", " "], "text 1 is empty"),
+    "evaluate-classifier-without-data": (["evaluate", "{cls}"], "classifier runs need --data"),
+    "evaluate-generator-with-data": (["evaluate", "{gen}", "--data", "{dev}"], "--data is for classifier runs"),
+    "evaluate-seq2seq-without-references": (["evaluate", "{s2s}", "--src", "{vsrc}"], "need --src FILE and --ref FILE"),
+    "inspect-a-classifier": (["inspect", "all", "{cls}"], "inspect supports generator and seq2seq"),
+    "inspect-block-out-of-range": (["inspect", "attention", "{gen}", "--block", "5"], "block 5 / head 0 out of range"),
+    "summary-unknown-preset": (["summary", "nope"], "unknown preset 'nope'"),
+    "download-marc": (["data", "download", "amazon_reviews_multi_en"], "MARC was withdrawn"),
+}
+# id -> (command line, text in the one warning line); the command succeeds
+WARNINGS = {
+    "prompt-with-unknown-characters": (["generate", "{gen}", "--prompt", "Zebra", "--max-new-tokens", "3"],
+                                       "characters the model never saw"),
+    "classify-a-long-text": (["classify", "{cls}", "good " * 40], "longer than the 16 words the model reads"),
+    "translate-a-long-text": (["translate", "{s2s}", "alpha beta gamma delta. " * 12], "translated sentence by sentence"),
+    "class-missing-from-validation": (C + ["--val", "{no5}", "--out", "{tmp}/missing5"], "have no example of 5 stars"),
+    "translation-pair-with-an-empty-side": (S + ["--train-src", "{holesrc}", "--train-tgt", "{holetgt}", "--out",
+                                                 "{tmp}/holes"], "dropped 1 training pairs with an empty source"),
+    "translation-pairs-too-long": (S + ["--set", "max_length=5", "--out", "{tmp}/long"], "training pairs longer than"),
+}
+
+
+@pytest.fixture(scope="module")
+def paths(files, runs, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bad")
+    (tmp / "c.json").write_text(json.dumps({"family": "generator"}))
+    (tmp / "broken.json").write_text('{"family": "generator", "dim"')
+    (tmp / "empty.txt").write_text("  \n")
+    (tmp / "latin1.txt").write_bytes("Caf\xe9 au lait\n".encode("latin-1") * 20)
+    (tmp / "bad.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")
+    (tmp / "short.txt").write_text("abcdefghijkl")
+    (tmp / "short30.txt").write_text("abcdefghij" * 3)
+    (tmp / "other.txt").write_text("Another text entirely.\n" * 50)
+    (tmp / "nofield.jsonl").write_text('{"review_body": "ok"}\n')
+    (tmp / "stars6.jsonl").write_text('{"review_body": "ok", "stars": "6"}\n')
+    (tmp / "bad.jsonl").write_text('{"review_body": "ok", "stars": 1}\n{not json\n')
+    (tmp / "notobj.jsonl").write_text("[1, 2]\n")
+    (tmp / "emptyreview.jsonl").write_text('{"review_body": "ok", "stars": 1}\n{"review_body": "  ", "stars": 2}\n')
+    (tmp / "nocol.csv").write_text("text,stars\ngood,5\n")
+    write_reviews(tmp / "threes.jsonl", 20, stars=(3,))
+    write_reviews(tmp / "no5.jsonl", 20, stars=(1, 2, 3, 4))
+    (tmp / "hole.src").write_text("\n" + (files / "train.src").read_text())  # line 1: no source
+    (tmp / "hole.tgt").write_text("gamma\n" + (files / "train.tgt").read_text())
+    run_config = tmp / "run.json"
+    run_config.write_text(json.dumps({"task": "generator", "model": {"family": "generator"},
+                                      "train": {"max_steps": 1}, "data": {}}))
+    return {"text": files / "text.txt", "train": files / "train.jsonl", "dev": files / "dev.jsonl",
+            "tsrc": files / "train.src", "ttgt": files / "train.tgt", "vsrc": files / "val.src",
+            "vtgt": files / "val.tgt", "gen": runs / "generator", "cls": runs / "classifier", "s2s": runs / "seq2seq",
+            "tmp": tmp, "broken": tmp / "broken.json", "empty": tmp / "empty.txt", "latin1": tmp / "latin1.txt",
+            "badgz": tmp / "bad.gz", "short": tmp / "short.txt", "short30": tmp / "short30.txt",
+            "other": tmp / "other.txt", "nofield": tmp / "nofield.jsonl", "stars6": tmp / "stars6.jsonl",
+            "badjson": tmp / "bad.jsonl", "notobj": tmp / "notobj.jsonl", "emptyreview": tmp / "emptyreview.jsonl",
+            "csvnocol": tmp / "nocol.csv", "threes": tmp / "threes.jsonl", "no5": tmp / "no5.jsonl",
+            "holesrc": tmp / "hole.src", "holetgt": tmp / "hole.tgt", "runconfig": run_config}
+
+
+def fill(args, paths):
+    return [a.format(**paths) for a in args]
+
+
+@pytest.mark.parametrize("case", sorted(ERRORS))
+def test_bad_input_is_one_error_line(cli, paths, case):
+    args, message = ERRORS[case]
+    result = cli(*fill(args, paths))
+    assert result.code == 1, (result.out, result.err)
+    assert len(result.lines) == 1 and result.lines[0].startswith("tlite: error: "), result.err
+    assert message in result.lines[0]
+
+
+@pytest.mark.parametrize("case", sorted(WARNINGS))
+def test_changed_input_is_one_warning_line(cli, paths, case):
+    args, message = WARNINGS[case]
+    result = cli(*fill(args, paths))
+    assert result.code == 0, result.err
+    warnings = [line for line in result.lines if line.startswith("tlite: warning: ")]
+    assert any(message in w for w in warnings), result.err
+
+
+def test_cuda_without_a_gpu_is_one_line(cli, paths):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    result = cli(*fill(G + ["--device", "cuda"], paths))
+    assert result.code == 1 and "torch sees no CUDA device" in result.err and len(result.lines) == 1
+
+
+def test_a_long_translation_is_complete(paths, monkeypatch):
+    """Every sentence of a long text is translated, not only the first max_length - 1 tokens."""
+    import transformers_lite as tl
+    from transformers_lite.generation import translate
+
+    run = tl.load(paths["s2s"])
+    long = "alpha beta gamma delta. " * 12
+    pieces = translate.split_to_fit(run.src_tokenizer, long, run.config.max_length)
+    assert len(pieces) > 1 and " ".join(pieces).split() == long.split()  # every word, in order
+    assert all(len(run.src_tokenizer.encode(p)) <= run.config.max_length - 1 for p in pieces)
+    word = run.tokenizer.encode("gamma")  # each piece "translates" to one known word
+    monkeypatch.setattr(translate, "decode_batch", lambda model, src, bos, eos, settings: [word] * len(src))
+    with pytest.warns(UserWarning, match="translated sentence by sentence"):
+        [out] = translate.translate_texts(run.model, run.src_tokenizer, run.tokenizer, [long])
+    assert out.split() == ["gamma"] * len(pieces)
+
+
+def test_gzip_text_reads_like_plain_text(tmp_path):
+    from transformers_lite.data.sources import read_text_file
+
+    with gzip.open(tmp_path / "t.txt.gz", "wt") as fh:
+        fh.write("\ufeffline one\r\nline two\r\n")
+    assert read_text_file(tmp_path / "t.txt.gz") == "line one\nline two\n"  # BOM and CRLF gone
+
+
+def test_docs_list_every_case_and_count_them():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text()
+    ids = {line.split("`")[1] for line in doc.split("## Command lines")[1].splitlines() if line.startswith("| `")}
+    assert set(ERRORS) | set(WARNINGS) <= ids
+    counts = {line.split("|")[1].strip(): line.split("|")[2].strip().strip("*")
+              for line in doc.split("## Count")[1].split("##")[0].splitlines() if line.startswith("| ") and "---" not in line}
+    total = int(counts.pop("**all cases**"))
+    assert total == len(ids) == sum(int(v) for k, v in counts.items() if k != "outcome")
+    assert counts["accepted silently with a wrong or degraded result"] == "0"
+    assert counts["Python traceback or misleading message"] == "0"

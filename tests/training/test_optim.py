@@ -1,0 +1,39 @@
+import math
+
+import pytest
+
+from transformers_lite import GeneratorConfig, build_model
+from transformers_lite.training.optim import Schedule, make_optimizer
+
+CFG = GeneratorConfig(vocab_size=5, max_length=8, dim=8, n_heads=2, dim_hidden=16, n_blocks=1)
+
+
+def test_schedules():
+    cos = Schedule("cosine", lr=1.0, warmup_steps=10, total_steps=110, min_lr_ratio=0.1)
+    assert cos(0) == pytest.approx(0.1) and cos(9) == pytest.approx(1.0)
+    assert cos(60) == pytest.approx(0.55) and cos(110) == pytest.approx(0.1) and cos(500) == pytest.approx(0.1)
+    noam = Schedule("inverse_sqrt", lr=1.0, warmup_steps=100)
+    assert noam(99) == pytest.approx(1.0) and noam(399) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="unknown schedule 'linear'"):
+        Schedule("linear")
+
+
+def test_weight_decay_groups_skip_vectors():
+    model = build_model(CFG)
+    opt = make_optimizer(model, 1e-3, weight_decay=0.1)
+    decay, no_decay = opt.param_groups
+    assert decay["weight_decay"] == 0.1 and all(p.dim() >= 2 for p in decay["params"])
+    assert no_decay["weight_decay"] == 0.0 and all(p.dim() == 1 for p in no_decay["params"])
+
+
+def test_time_budget_progress_decays_over_the_budget_after_warmup():
+    s = Schedule("cosine", lr=1.0, warmup_steps=10, total_steps=None, min_lr_ratio=0.1, budget_s=100.0)
+    assert s.progress(5, elapsed=3.0) == 0.0  # still warming up
+    # warmup ended at 20 s: the decay spans the remaining 80 s of the budget
+    assert s.progress(50, elapsed=60.0, warmup_end_s=20.0) == pytest.approx(0.5)
+    assert s(50, 0.5) == pytest.approx(0.55)
+    assert s.progress(900, elapsed=100.0, warmup_end_s=20.0) == 1.0 and s(900, 1.0) == pytest.approx(0.1)
+    both = Schedule("cosine", lr=1.0, warmup_steps=0, total_steps=100, budget_s=100.0)
+    assert both.progress(20, elapsed=70.0, warmup_end_s=0.0) == pytest.approx(0.7)  # whichever is further along
+    assert both.progress(90, elapsed=10.0, warmup_end_s=0.0) == pytest.approx(0.9)
+    assert math.isclose(Schedule("constant", lr=0.5, warmup_steps=0)(7, 0.9), 0.5)
