@@ -1,3 +1,5 @@
+import random
+
 import pytest
 import torch
 
@@ -54,7 +56,7 @@ def test_top_k_and_top_p_filtering():
     assert torch.isinf(filter_logits(logits, top_k=2)[0, 2:]).all()
     kept = ~torch.isinf(filter_logits(logits, top_p=0.7))
     assert kept.tolist() == [[True, True, False, False]]  # 0.5 < 0.7, 0.5 + 0.3 >= 0.7
-    gen = torch.Generator().manual_seed(0)
+    gen = random.Random(0)
     draws = {int(sample_next(logits, 1.0, top_k=2, generator=gen)) for _ in range(200)}
     assert draws == {0, 1}
     assert int(sample_next(logits, 0.0)) == 0

@@ -1,25 +1,35 @@
-"""Autoregressive generation for the character GPT, with and without a KV cache.
+"""Autoregressive generation for the character GPT: a batch of samples, with or without a KV cache.
 
-Both paths condition every prediction on the same window of tokens, so with the same random seed they
-produce the same text:
+Every path conditions each prediction on the same window of tokens, so with the same random seed
+they produce the same text:
 
-* While the text fits the context, the window is the whole text. The cached path runs the prompt
-  once (``prefill``) and then one token per step (``decode_one_token``).
+* While the text fits the context, the window is the whole text: the prompt runs once (prefill),
+  then one token per step.
 * Once the text outgrows the context ``T``, the window slides: it restarts from the last
-  ``T - stride + 1`` tokens (``stride`` = ``T // 4`` by default) and grows again until it is full. The
-  cached path refills its cache from that window at each restart, so it pays a full forward only
-  once every ``stride`` tokens instead of at every token. ``stride=1`` gives the classic "last T
-  tokens" window (then the cache cannot help beyond the context).
+  ``T - stride + 1`` tokens (``stride`` = ``T // 4`` by default) and grows again until it is full; the
+  cache is refilled from that window at each restart, a full forward once every ``stride`` tokens.
+  ``stride=1`` gives the classic "last T tokens" window (seed 004's), where a cache cannot help.
+
+Three paths: ``"fast"`` (``FastDecoder``, the default), ``"modules"`` (the model's own forward with
+per-block ``KVCache``s: the teaching path) and ``"no-cache"`` (the whole window every token).
+
+Random seeds: sample ``i`` of ``num_samples`` draws from its own generator (Python's
+``random.Random(seed + i)``), one uniform number per token (inverse-CDF sampling), so it is the text
+an unbatched run with random seed ``seed + i`` gives.
 """
 
 from __future__ import annotations
 
+import random
 from typing import Iterator
 
 import torch
 from torch import Tensor, nn
 
-from .sampling import check_sampling, sample_next
+from .fast_decode import FastDecoder
+from .sampling import check_sampling, sample_rows
+
+PATHS = ("fast", "modules", "no-cache")
 
 
 def window_start(length: int, context: int, stride: int) -> int:
@@ -35,26 +45,32 @@ def window_start(length: int, context: int, stride: int) -> int:
     return length - width
 
 
-@torch.no_grad()
-def prefill(model: nn.Module, ids: Tensor, cache) -> Tensor:  # noqa: ANN001
-    """Run the window ``ids (B, T)`` through the model filling ``cache``; return last logits ``(B, V)``."""
-    for c in cache:
-        c.reset()
-    return model(ids, cache=cache, last_only=True)[:, -1]
+class _ModulesDecoder:
+    """The teaching path: the model's forward with one ``KVCache`` per block."""
+
+    def __init__(self, model: nn.Module, batch: int) -> None:
+        self.model, self.cache = model, model.new_cache(batch)
+
+    @torch.no_grad()
+    def step(self, ids: Tensor) -> Tensor:
+        return self.model(ids, cache=self.cache, last_only=True)[:, -1]  # (B, V)
+
+    def reset(self) -> None:
+        for c in self.cache:
+            c.reset()
 
 
 @torch.no_grad()
-def decode_one_token(model: nn.Module, token: Tensor, cache) -> Tensor:  # noqa: ANN001
-    """Feed one new token ``(B, 1)``; return next-token logits ``(B, V)``."""
-    return model(token, cache=cache, last_only=True)[:, -1]
-
-
-@torch.no_grad()
-def generate_tokens(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, temperature: float = 1.0,
-                    top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
-                    use_cache: bool = True, stride: int | None = None) -> Iterator[int]:
-    """Yield ``max_new_tokens`` new token ids after ``prompt (T,)`` (batch of one), one at a time."""
+def generate(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, num_samples: int = 1,
+             temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
+             stride: int | None = None, path: str = "fast") -> Iterator[list[int]]:
+    """Yield, ``max_new_tokens`` times, the next token of each of ``num_samples`` continuations of
+    ``prompt (T,)``: a list of ``num_samples`` ids per step."""
     check_sampling(temperature, top_k, top_p)
+    if path not in PATHS:
+        raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+    if num_samples < 1:
+        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
     context = model.config.max_length
     stride = max(1, context // 4) if stride is None else stride
     if not 1 <= stride <= context:
@@ -62,21 +78,33 @@ def generate_tokens(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, te
     if prompt.dim() != 1 or len(prompt) == 0:
         raise ValueError("the prompt must be a non-empty 1-D tensor of token ids")
     device = next(model.parameters()).device
-    generator = torch.Generator(device=device)
-    generator.manual_seed(0 if seed is None else seed)
+    base = 0 if seed is None else seed
+    generators = [random.Random(base + i) for i in range(num_samples)]
     model.eval()
-    tokens = prompt.tolist()
-    cache = model.new_cache(1) if use_cache else None
-    cached_from = None  # window start the cache currently holds
+    tokens = prompt.to(device).repeat(num_samples, 1)  # (B, T) grows by one column per step
+    decoder = None if path == "no-cache" else \
+        FastDecoder(model, num_samples) if path == "fast" else _ModulesDecoder(model, num_samples)
+    cached_from = None  # window start the cache holds
     for _ in range(max_new_tokens):
-        start = window_start(len(tokens), context, stride)
-        if not use_cache:
-            logits = model(torch.tensor([tokens[start:]], device=device), last_only=True)[:, -1]
-        elif cached_from != start:
-            logits = prefill(model, torch.tensor([tokens[start:]], device=device), cache)
+        start = window_start(tokens.shape[1], context, stride)
+        if decoder is None:
+            logits = model(tokens[:, start:], last_only=True)[:, -1]
+        elif cached_from != start:  # (re)fill the cache from the window
+            decoder.reset()
+            logits = decoder.step(tokens[:, start:])
             cached_from = start
         else:
-            logits = decode_one_token(model, torch.tensor([[tokens[-1]]], device=device), cache)
-        nxt = int(sample_next(logits, temperature, top_k, top_p, generator)[0])
-        tokens.append(nxt)
-        yield nxt
+            logits = decoder.step(tokens[:, -1:])
+        nxt = sample_rows(logits, temperature, top_k, top_p, generators)  # (B,)
+        tokens = torch.cat([tokens, nxt[:, None].to(device)], dim=1)
+        yield nxt.tolist()
+
+
+def generate_tokens(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, temperature: float = 1.0,
+                    top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
+                    use_cache: bool = True, stride: int | None = None, path: str | None = None) -> Iterator[int]:
+    """Yield ``max_new_tokens`` new token ids after ``prompt (T,)``, one sample (see ``generate``)."""
+    chosen = path or ("fast" if use_cache else "no-cache")
+    for row in generate(model, prompt, max_new_tokens, temperature=temperature, top_k=top_k, top_p=top_p,
+                        seed=seed, stride=stride, path=chosen):
+        yield row[0]

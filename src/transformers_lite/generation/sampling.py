@@ -5,6 +5,8 @@ Shapes: B batch, V vocabulary. All functions take logits ``(B, V)``.
 
 from __future__ import annotations
 
+import random
+
 import torch
 from torch import Tensor
 
@@ -33,12 +35,28 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -
     validate.number("top_p", top_p, 0, 1, low_open=True, optional=True)
 
 
-def sample_next(logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-                generator: torch.Generator | None = None) -> Tensor:
-    """Next token ids ``(B,)``: greedy (argmax) when ``temperature`` is 0, else a sample."""
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
+def sample_rows(logits: Tensor, temperature: float, top_k: int | None, top_p: float | None,
+                generators: list[random.Random]) -> Tensor:
+    """Next token ids ``(B,)``: greedy (argmax) when ``temperature`` is 0, else one draw per row.
+
+    Row ``b`` inverts its cumulative distribution at a uniform number from ``generators[b]`` (a
+    ``random.Random``): each row consumes its own random stream, one number per token, whatever else
+    the batch holds, on any device.
+    """
     if temperature == 0:
         return logits.argmax(dim=-1)
-    probs = torch.softmax(filter_logits(logits.float() / temperature, top_k, top_p), dim=-1)  # (B, V)
-    return torch.multinomial(probs, 1, generator=generator).squeeze(-1)
+    scaled = logits.float() if temperature == 1 else logits.float() / temperature
+    probs = torch.softmax(filter_logits(scaled, top_k, top_p), dim=-1)  # (B, V)
+    u = torch.tensor([g.random() for g in generators], dtype=probs.dtype, device=probs.device)  # (B,)
+    cdf = probs.cumsum(dim=-1)  # (B, V)
+    index = torch.searchsorted(cdf, (u * cdf[:, -1])[:, None], side="right")  # (B, 1): first class with cdf > u
+    return index.squeeze(-1).clamp_(max=probs.shape[-1] - 1)
+
+
+def sample_next(logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+                generator: random.Random | None = None) -> Tensor:
+    """Next token ids ``(B,)`` for one batch with one generator (``sample_rows`` with the same stream)."""
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    generator = generator or random.Random(0)
+    return sample_rows(logits, temperature, top_k, top_p, [generator] * logits.shape[0])

@@ -82,57 +82,72 @@ def _strip(tokens: list[int], eos: int) -> list[int]:
 @torch.no_grad()
 def beam_search(model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
                 ) -> list[list[int]]:
-    """Beam search over ``settings.beam`` hypotheses per sentence, batched; best finished hypothesis
-    by ``log p / length**length_penalty``. Beam 1 is exactly greedy decoding."""
+    """Beam search over ``settings.beam`` hypotheses per sentence; the best finished hypothesis by
+    ``log p / length**length_penalty``. Beam 1 is exactly greedy decoding.
+
+    Every sentence and every beam moves in one tensor pass per step (no loop over sentences). At each
+    step the 2K best extensions of a sentence are ranked; an EOS among the K best finishes that
+    hypothesis (at the last step every one of the K best finishes); the first K others carry on. A
+    sentence is done once it has K finished hypotheses, or nothing left to extend. Shapes: B
+    sentences, K beams, V vocabulary.
+    """
     model.eval()
-    k = settings.beam
-    b = len(src)
+    k, b, device = settings.beam, len(src), src.device
     src_valid = padding_mask_from_ids(src, model.config.pad_id)
-    memory = model.encode(src, src_valid)
+    memory = model.encode(src, src_valid)  # (B, S, C)
     max_new = _max_new(src_valid, settings, model.config.max_length)
-    expand = torch.arange(b, device=src.device).repeat_interleave(k)  # (B·K,) sentence of each beam
+    expand = torch.arange(b, device=device).repeat_interleave(k)  # (B·K,) the sentence of each beam
     dec = _Decoder(model, memory[expand], src_valid[expand], max_new, settings.use_cache)
-    prefix = torch.full((b * k, 1), bos, dtype=torch.long, device=src.device)
-    scores = torch.full((b, k), float("-inf"), device=src.device)
+    prefix = torch.full((b * k, 1), bos, dtype=torch.long, device=device)  # (B·K, 1 + step)
+    scores = torch.full((b, k), float("-inf"), device=device)
     scores[:, 0] = 0.0  # one live hypothesis at the start
-    finished: list[list[tuple[float, list[int]]]] = [[] for _ in range(b)]
-    done = [False] * b
+    best = torch.full((b,), float("-inf"), dtype=torch.float64, device=device)  # best finished, normalised
+    best_tokens = torch.full((b, max_new), eos, dtype=torch.long, device=device)
+    best_length = torch.zeros(b, dtype=torch.long, device=device)
+    finished = torch.zeros(b, dtype=torch.long, device=device)  # finished hypotheses so far
+    done = torch.zeros(b, dtype=torch.bool, device=device)
+    sentence = torch.arange(b, device=device)
+    ranks = torch.arange(2 * k, device=device)
     for step in range(max_new):
         logp = dec.step(prefix)  # (B·K, V)
         vocab = logp.shape[-1]
         cand = (scores.view(-1, 1) + logp).view(b, k * vocab)  # (B, K·V)
-        top_scores, top_index = cand.topk(2 * k, dim=1)  # (B, 2K): enough to keep K non-EOS
-        new_scores = torch.full((b, k), float("-inf"), device=src.device)
-        new_rows = torch.zeros(b, k, dtype=torch.long, device=src.device)
-        new_tokens = torch.full((b, k), eos, dtype=torch.long, device=src.device)
-        top_scores, top_index = top_scores.tolist(), top_index.tolist()
-        for i in range(b):
-            if done[i]:
-                continue
-            kept = 0
-            for rank, (score, index) in enumerate(zip(top_scores[i], top_index[i])):
-                beam, token = divmod(index, vocab)
-                if score == float("-inf"):
-                    break
-                if token == eos or step == max_new - 1:
-                    if rank < k:  # only EOS among the K best counts, as in standard beam search
-                        hyp = prefix[i * k + beam, 1:].tolist() + ([] if token == eos else [token])
-                        finished[i].append((score / max(len(hyp) + (token == eos), 1) ** settings.length_penalty,
-                                            hyp))
-                    continue
-                new_scores[i, kept], new_rows[i, kept], new_tokens[i, kept] = score, i * k + beam, token
-                kept += 1
-                if kept == k:
-                    break
-            if len(finished[i]) >= k or kept == 0:
-                done[i] = True
-        if all(done):
+        top_scores, top_index = cand.topk(2 * k, dim=1)  # (B, 2K): enough to keep K that do not end
+        beams, tokens = top_index // vocab, top_index % vocab
+        live = (top_scores > float("-inf")) & ~done[:, None]
+        ends = (tokens == eos) | (step == max_new - 1)
+        fin = live & ends & (ranks < k)  # only an end among the K best counts, as in standard beam search
+        # normalised in float64 by (step + 1)**penalty: every finished hypothesis has step + 1 tokens with EOS
+        norm = (top_scores.double() / float(step + 1) ** settings.length_penalty).masked_fill(~fin, float("-inf"))
+        step_best, at = norm.max(dim=1)  # the first (lowest rank) on ties
+        better = fin.any(dim=1) & (step_best > best)  # strictly better: the earliest hypothesis wins ties
+        if better.any():
+            who = sentence[better]
+            token = tokens[who, at[better]]
+            best_tokens[who, :step] = prefix[who * k + beams[who, at[better]], 1:]
+            best_tokens[who, step] = token  # EOS stays outside the length below
+            best_length[who] = step + (token != eos).long()
+            best[who] = step_best[better]
+        finished += fin.sum(dim=1)
+        carry = live & ~ends
+        slot = carry.long().cumsum(dim=1) - 1  # (B, 2K): position among the carried ones
+        take = carry & (slot < k)
+        rows, cols = take.nonzero(as_tuple=True)
+        new_scores = torch.full((b, k), float("-inf"), device=device)
+        new_rows = (sentence[:, None] * k).expand(b, k).clone()  # (B, K): done sentences keep their own rows
+        new_tokens = torch.full((b, k), eos, dtype=torch.long, device=device)
+        new_scores[rows, slot[rows, cols]] = top_scores[rows, cols]
+        new_rows[rows, slot[rows, cols]] = rows * k + beams[rows, cols]
+        new_tokens[rows, slot[rows, cols]] = tokens[rows, cols]
+        done |= (finished >= k) | (take.sum(dim=1) == 0)
+        if bool(done.all()):
             break
-        rows = new_rows.view(-1)
-        prefix = torch.cat([prefix[rows], new_tokens.view(-1, 1)], dim=1)
-        dec.reorder(rows)
-        scores = new_scores.masked_fill(torch.tensor(done, device=src.device)[:, None], float("-inf"))
-    return [max(f, key=lambda x: x[0])[1] if f else [] for f in finished]
+        order = new_rows.view(-1)
+        prefix = torch.cat([prefix[order], new_tokens.view(-1, 1)], dim=1)
+        dec.reorder(order)
+        scores = new_scores.masked_fill(done[:, None], float("-inf"))
+    lengths, found = best_length.tolist(), (best > float("-inf")).tolist()
+    return [best_tokens[i, : lengths[i]].tolist() if found[i] else [] for i in range(b)]
 
 
 def decode_batch(model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings) -> list[list[int]]:

@@ -23,6 +23,7 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
+from torch.nn.utils import skip_init
 
 from .kv_cache import KVCache
 from .masks import causal_mask, check_mask, with_look_ahead
@@ -148,8 +149,17 @@ class CrossAttention(MultiHeadAttention):
 
     def __init__(self, n_heads: int, dim: int, *, bias: bool = True, dropout: float = 0.0) -> None:
         super().__init__(n_heads, dim, dropout=dropout)
-        self.query = nn.Linear(dim, dim, bias=bias)
-        self.key_value = nn.Linear(dim, 2 * dim, bias=bias)  # rows: [K; V]
+        self.query = skip_init(nn.Linear, dim, dim, bias=bias)
+        self.key_value = skip_init(nn.Linear, dim, 2 * dim, bias=bias)  # rows: [K; V]
+        # Q, K and V start from one draw of a (3C, C) Dense (same distribution: fan-in C either way), so a
+        # random seed gives the translator the initial weights it has always had
+        drawn = nn.Linear(dim, 3 * dim, bias=bias)
+        with torch.no_grad():
+            self.query.weight.copy_(drawn.weight[:dim])
+            self.key_value.weight.copy_(drawn.weight[dim:])
+            if bias:
+                self.query.bias.copy_(drawn.bias[:dim])
+                self.key_value.bias.copy_(drawn.bias[dim:])
         self.out = nn.Linear(dim, dim)
 
     def memory_keys_values(self, memory: Tensor) -> tuple[Tensor, Tensor]:

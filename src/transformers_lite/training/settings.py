@@ -44,7 +44,8 @@ class TrainConfig:
                                       None, none="no time limit")
     stop_at: int | None = setting("pause at this step with a checkpoint; --resume continues the same schedule",
                                 None, none="no pause")
-    eval_every: int = setting("optimizer steps between evaluations (0 = only at epoch ends)", 500)
+    eval_every: int = setting("optimizer steps between evaluations (0 = at every epoch end); training also ends "
+                              "with one", 500)
     checkpoint_every: int | None = setting("optimizer steps between checkpoints", None,
                                          none="at every evaluation")
     patience: int | None = setting("stop after this many evaluations without a better validation loss", None,

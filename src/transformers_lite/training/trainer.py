@@ -175,9 +175,9 @@ class Trainer:
     def after_step(self, state: TrainState, loss: float) -> None:
         """Check the limits, evaluate when due, then let the callbacks act (checkpoint, stop, ...)."""
         state.stop_reason = self.limit_reason(state)
-        epoch_end = state.step % self.steps_per_epoch == 0
         every = self.config.eval_every
-        if (every and state.step % every == 0) or epoch_end or state.stop_reason is not None:
+        due = state.step % every == 0 if every else state.step % self.steps_per_epoch == 0
+        if due or state.stop_reason is not None:
             self.evaluate(state)
         self._call("on_step_end", state, loss)
 
