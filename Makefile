@@ -5,18 +5,33 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup test demo bench clean
+.PHONY: setup browser test lint demo bench screenshots clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q $(TORCH_SPEC)
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[all,dev]'
 	touch $(STAMP)
 
-test: setup
+# the browser tests drive Debian's headless Chromium; installed here when missing (needs root and apt-get)
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing chromium + chromium-driver (browser tests)"; \
+	    (DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+	     (apt-get update -q >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null 2>&1)) || \
+	    echo "warning: could not install chromium; the browser tests will be skipped"; \
+	  else echo "note: chromium + chromium-driver are not installed (root + apt-get needed); the browser tests will be skipped"; fi; \
+	fi
+
+test: lint browser
 	$(BIN)/python -m pytest -n 2
+
+lint: setup
+	$(BIN)/ruff check src tests benchmarks examples
+	$(BIN)/ruff format --check src tests benchmarks examples
 
 demo: setup
 	$(BIN)/python examples/demo.py
@@ -25,6 +40,9 @@ bench: setup  # needs ../shared/data (or TLITE_DATA_DIR); about 15 minutes on 2 
 	$(BIN)/python benchmarks/bench_tokenize.py
 	$(BIN)/python benchmarks/bench_gpt.py all
 	$(BIN)/python benchmarks/bench_classifier.py
+
+screenshots: setup browser  # trains small runs on ../shared/data (about 6 min), writes outputs/screenshots/*.png
+	$(BIN)/python examples/screenshots.py
 
 clean:
 	rm -rf $(VENV) outputs .pytest_cache

@@ -34,15 +34,34 @@ DEV = DATA / "amazon_reviews_multi_en" / "dev.jsonl"
 VOCAB = DATA / "amazon_reviews_vocab" / "amazon_reviews_train_en.txt"
 MACHINE = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
 
-SEED = ["--preset", "seed-classifier", "--vocab", str(VOCAB), "--epochs", "10", "--lr", "1e-3",
-        "--schedule", "constant", "--warmup-steps", "0", "--weight-decay", "0", "--grad-clip", "0"]
+SEED = [
+    "--preset",
+    "seed-classifier",
+    "--vocab",
+    str(VOCAB),
+    "--epochs",
+    "10",
+    "--lr",
+    "1e-3",
+    "--schedule",
+    "constant",
+    "--warmup-steps",
+    "0",
+    "--weight-decay",
+    "0",
+    "--grad-clip",
+    "0",
+]
 DEFAULT: list[str] = []  # the `classifier` preset and the task's defaults (vocabulary: document frequency >= 2)
 # the default before PPMI embeddings: random embeddings, the seeds' 6,653 words, 6 epochs
 RANDOM = ["--embedding-init", "random", "--vocab", str(VOCAB), "--epochs", "6"]
 RUNS = {
-    "seed-5": (SEED, 5), "seed-2": (SEED, 1),
-    "default-5": (DEFAULT, 5), "default-2": (DEFAULT, 2),
-    "random-init-5": (RANDOM, 5), "random-init-2": (RANDOM, 2),
+    "seed-5": (SEED, 5),
+    "seed-2": (SEED, 1),
+    "default-5": (DEFAULT, 5),
+    "default-2": (DEFAULT, 2),
+    "random-init-5": (RANDOM, 5),
+    "random-init-2": (RANDOM, 2),
 }
 TFIDF = {"tfidf": {}, "tfidf-bigrams": {"ngram_max": 2, "max_features": 20000, "c": 2.0}}
 
@@ -50,8 +69,23 @@ TFIDF = {"tfidf": {}, "tfidf-bigrams": {"ngram_max": 2, "max_features": 20000, "
 def transformer(name: str, out: Path, seed: int) -> dict:
     args, labels = RUNS[name]
     run = out / f"{name}-seed{seed}"
-    cmd = ["train", "classifier", "--train", str(TRAIN), "--val", str(DEV), "--labels", str(labels), *args,
-           "--seed", str(seed), "--eval-every", "0", "--out", str(run)]
+    cmd = [
+        "train",
+        "classifier",
+        "--train",
+        str(TRAIN),
+        "--val",
+        str(DEV),
+        "--labels",
+        str(labels),
+        *args,
+        "--seed",
+        str(seed),
+        "--eval-every",
+        "0",
+        "--out",
+        str(run),
+    ]
     print(f"# tlite {shlex.join(cmd)}", flush=True)
     start = time.perf_counter()
     if tlite(cmd):
@@ -61,10 +95,19 @@ def transformer(name: str, out: Path, seed: int) -> dict:
     result, _ = evaluate_classifier(loaded, DEV)
     history = json.loads((run / "history.json").read_text())
     best = max(history, key=lambda h: h["val_accuracy"])
-    return {"model": name, "seed": seed, "labels": labels, "dev_accuracy": round(result["accuracy"], 4),
-            "dev_macro_f1": round(result["macro_f1"], 4), "best_epoch_accuracy": round(best["val_accuracy"], 4),
-            "best_epoch": best["epoch"], "parameters": loaded.hyperparameters["parameters"]["trainable"],
-            "train_seconds": round(seconds, 1), "run": str(run), "machine": MACHINE}
+    return {
+        "model": name,
+        "seed": seed,
+        "labels": labels,
+        "dev_accuracy": round(result["accuracy"], 4),
+        "dev_macro_f1": round(result["macro_f1"], 4),
+        "best_epoch_accuracy": round(best["val_accuracy"], 4),
+        "best_epoch": best["epoch"],
+        "parameters": loaded.hyperparameters["parameters"]["trainable"],
+        "train_seconds": round(seconds, 1),
+        "run": str(run),
+        "machine": MACHINE,
+    }
 
 
 def mean_over_seeds(rows: list[dict]) -> dict:
@@ -88,10 +131,21 @@ def main() -> None:
             for labels in (5, 2):
                 start = time.perf_counter()
                 r = tfidf_baseline(TRAIN, DEV, labels, **TFIDF[name])
-                print(json.dumps({"model": name, "labels": labels, "dev_accuracy": round(r["accuracy"], 4),
-                                  "dev_macro_f1": round(r["macro_f1"], 4), "parameters": r["parameters"],
-                                  "settings": TFIDF[name], "train_seconds": round(time.perf_counter() - start, 1),
-                                  "machine": MACHINE}), flush=True)
+                print(
+                    json.dumps(
+                        {
+                            "model": name,
+                            "labels": labels,
+                            "dev_accuracy": round(r["accuracy"], 4),
+                            "dev_macro_f1": round(r["macro_f1"], 4),
+                            "parameters": r["parameters"],
+                            "settings": TFIDF[name],
+                            "train_seconds": round(time.perf_counter() - start, 1),
+                            "machine": MACHINE,
+                        }
+                    ),
+                    flush=True,
+                )
         else:
             rows = [transformer(name, args.out, seed) for seed in seeds]
             for row in rows:

@@ -76,9 +76,15 @@ def throughput(steps: int) -> None:
             wrapped.append(trainer_loop(task, config, steps))
         bare, wrapped = min(bare), min(wrapped)
         tokens = steps * batch * config.max_length
-        emit(benchmark="train_throughput", config=name, batch=f"{batch}x{config.max_length}",
-             dropout=config.dropout, bare_tokens_per_s=round(tokens / bare), trainer_tokens_per_s=round(tokens / wrapped),
-             trainer_overhead_pct=round(100 * (wrapped / bare - 1), 2))
+        emit(
+            benchmark="train_throughput",
+            config=name,
+            batch=f"{batch}x{config.max_length}",
+            dropout=config.dropout,
+            bare_tokens_per_s=round(tokens / bare),
+            trainer_tokens_per_s=round(tokens / wrapped),
+            trainer_overhead_pct=round(100 * (wrapped / bare - 1), 2),
+        )
 
 
 def generation(tokens: int) -> None:
@@ -103,9 +109,15 @@ def _generation_case(model, prompt: torch.Tensor, tokens: int) -> None:  # noqa:
             times[cache].append(time.perf_counter() - start)
     assert outputs[True] == outputs[False], "cached and uncached generation differ"
     cached, uncached = sorted(times[True])[1], sorted(times[False])[1]
-    emit(benchmark="generation", config="baby-gpt size, context 256", prompt_tokens=len(prompt), new_tokens=tokens,
-         cached_tokens_per_s=round(tokens / cached), uncached_tokens_per_s=round(tokens / uncached),
-         speedup=round(uncached / cached, 2))
+    emit(
+        benchmark="generation",
+        config="baby-gpt size, context 256",
+        prompt_tokens=len(prompt),
+        new_tokens=tokens,
+        cached_tokens_per_s=round(tokens / cached),
+        uncached_tokens_per_s=round(tokens / uncached),
+        speedup=round(uncached / cached, 2),
+    )
 
 
 # the README's commands, exactly; a throttled copy emulates a machine where 4 minutes buy ~8,000 steps
@@ -130,19 +142,36 @@ def quality(only: str | None = None, seeds: str = "0,1,2", throttle: float | Non
         for seed in (int(s) for s in seeds.split(",")):
             with tempfile.TemporaryDirectory() as tmp:
                 args = [*command, "--seed", str(seed), "--out", str(Path(tmp) / "run")]
-                print(f"# tlite {' '.join(args[:-2])}" + (f"  (capped at {throttle:g} steps/s)" if throttle else ""),
-                      flush=True)
-                assert train.run(build_parser().parse_args(args), callbacks=[Throttle(throttle)] if throttle else []) == 0
+                print(
+                    f"# tlite {' '.join(args[:-2])}" + (f"  (capped at {throttle:g} steps/s)" if throttle else ""),
+                    flush=True,
+                )
+                assert (
+                    train.run(build_parser().parse_args(args), callbacks=[Throttle(throttle)] if throttle else []) == 0
+                )
                 history = json.loads((Path(tmp) / "run" / "history.json").read_text())
             last = history[-1]
             losses.append(last["val_loss"])
-            emit(benchmark="quality", command=" ".join(command[2:]).replace(str(TEXT), "input.txt"), seed=seed,
-                 steps_per_second_cap=throttle, steps=last["step"], wall_s=last["wall_s"],
-                 val_loss=round(last["val_loss"], 4), val_perplexity=round(last["val_perplexity"], 3))
+            emit(
+                benchmark="quality",
+                command=" ".join(command[2:]).replace(str(TEXT), "input.txt"),
+                seed=seed,
+                steps_per_second_cap=throttle,
+                steps=last["step"],
+                wall_s=last["wall_s"],
+                val_loss=round(last["val_loss"], 4),
+                val_perplexity=round(last["val_perplexity"], 3),
+            )
         mean = sum(losses) / len(losses)
-        emit(benchmark="quality-mean", command=" ".join(command[2:]).replace(str(TEXT), "input.txt"), seeds=seeds,
-             steps_per_second_cap=throttle, val_loss=round(mean, 4), val_perplexity=round(math.exp(mean), 3),
-             per_seed_val_loss=[round(x, 4) for x in losses])
+        emit(
+            benchmark="quality-mean",
+            command=" ".join(command[2:]).replace(str(TEXT), "input.txt"),
+            seeds=seeds,
+            steps_per_second_cap=throttle,
+            val_loss=round(mean, 4),
+            val_perplexity=round(math.exp(mean), 3),
+            per_seed_val_loss=[round(x, 4) for x in losses],
+        )
 
 
 def main() -> None:
@@ -152,8 +181,12 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=250)
     parser.add_argument("--only", choices=tuple(README), help="quality: run one README command")
     parser.add_argument("--seeds", default="0,1,2", help="quality: random seeds, comma-separated")
-    parser.add_argument("--steps-per-second", type=float, default=None,
-                        help="quality: cap the step rate, emulating a slower machine (33 ~ 8,000 steps in 4 min)")
+    parser.add_argument(
+        "--steps-per-second",
+        type=float,
+        default=None,
+        help="quality: cap the step rate, emulating a slower machine (33 ~ 8,000 steps in 4 min)",
+    )
     args = parser.parse_args()
     if args.what in ("throughput", "all"):
         throughput(args.steps)

@@ -30,19 +30,28 @@ def main() -> None:
     args = parser.parse_args()
     reviews = load_reviews(DATA / "amazon_reviews_multi_en" / "train.jsonl")
     texts = (reviews.texts * (args.n // len(reviews) + 1))[: args.n]
-    tok = WordTokenizer(load_vocabulary(DATA / "amazon_reviews_vocab" / "amazon_reviews_train_en.txt"), "[UNK]",
-                        pad="[PAD]")
+    tok = WordTokenizer(
+        load_vocabulary(DATA / "amazon_reviews_vocab" / "amazon_reviews_train_en.txt"), "[UNK]", pad="[PAD]"
+    )
     times = []
     for _ in range(args.repeats + 1):
         t0 = time.perf_counter()
         tok.encode_batch(texts, max_length=50, pad_to=50)
         times.append(time.perf_counter() - t0)
-    result = {"benchmark": "tokenize+index", "reviews": args.n, "first_s": round(times[0], 3),
-              "median_s": round(statistics.median(times[1:]), 3), "best_s": round(min(times[1:]), 3),
-              "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores"}
-    print(json.dumps(result) if args.json else
-          f"{args.n:,} reviews: median {result['median_s']} s (best {result['best_s']} s, first call "
-          f"{result['first_s']} s) on {result['machine']}")
+    result = {
+        "benchmark": "tokenize+index",
+        "reviews": args.n,
+        "first_s": round(times[0], 3),
+        "median_s": round(statistics.median(times[1:]), 3),
+        "best_s": round(min(times[1:]), 3),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+    }
+    print(
+        json.dumps(result)
+        if args.json
+        else f"{args.n:,} reviews: median {result['median_s']} s (best {result['best_s']} s, first call "
+        f"{result['first_s']} s) on {result['machine']}"
+    )
 
 
 if __name__ == "__main__":

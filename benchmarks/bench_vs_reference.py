@@ -63,10 +63,21 @@ def reference(size: dict, nanogpt: str | None):  # noqa: ANN201
 
 
 def project(size: dict, **overrides):  # noqa: ANN003, ANN201
-    config = GeneratorConfig(vocab_size=VOCAB, max_length=size["block_size"], dim=size["n_embd"], n_heads=size["n_head"],
-                             dim_hidden=4 * size["n_embd"], n_blocks=size["n_layer"], dropout=size["dropout"],
-                             activation="gelu", norm_first=True, final_norm=True, tie_embeddings=True, qkv_bias=True,
-                             **overrides)
+    config = GeneratorConfig(
+        vocab_size=VOCAB,
+        max_length=size["block_size"],
+        dim=size["n_embd"],
+        n_heads=size["n_head"],
+        dim_hidden=4 * size["n_embd"],
+        n_blocks=size["n_layer"],
+        dropout=size["dropout"],
+        activation="gelu",
+        norm_first=True,
+        final_norm=True,
+        tie_embeddings=True,
+        qkv_bias=True,
+        **overrides,
+    )
     model = build_model(config)
     return model, make_optimizer(model, 1e-3, 0.1, (0.9, 0.99))
 
@@ -112,10 +123,17 @@ def train(nanogpt: str | None, steps: int, repeats: int, only: list[str] | None,
             times["project"].append(train_block(ours, our_opt, batches, False))
         tokens = steps * size["batch"] * size["block_size"]
         ref_rate, our_rate = (tokens / statistics.median(times[k]) for k in ("reference", "project"))
-        emit(benchmark="train", size=name, **size, reference="nanoGPT" if nanogpt else "reference_gpt.py",
-             project_path="torch.compile" if compiled else "eager", compile_s=compile_s,
-             reference_tokens_per_s=round(ref_rate), project_tokens_per_s=round(our_rate),
-             ratio=round(our_rate / ref_rate, 2))
+        emit(
+            benchmark="train",
+            size=name,
+            **size,
+            reference="nanoGPT" if nanogpt else "reference_gpt.py",
+            project_path="torch.compile" if compiled else "eager",
+            compile_s=compile_s,
+            reference_tokens_per_s=round(ref_rate),
+            project_tokens_per_s=round(our_rate),
+            ratio=round(our_rate / ref_rate, 2),
+        )
 
 
 def _rate(fn, tokens: int, repeats: int) -> float:
@@ -138,28 +156,59 @@ def sample(nanogpt: str | None, repeats: int) -> None:
     ref.eval(), ours.eval()
     for prompt_len, new in ((1, 250), (256, 300)):
         prompt = torch.randint(0, VOCAB, (prompt_len,), generator=torch.Generator().manual_seed(2))
-        rates = {"reference": _rate(lambda: ref.generate(prompt[None], new), new, repeats)}
+        rates = {"reference": _rate(lambda prompt=prompt, new=new: ref.generate(prompt[None], new), new, repeats)}
         for path in ("fast", "modules", "no-cache"):
-            rates[path] = _rate(lambda: list(generate(ours, prompt, new, seed=1, path=path)), new, repeats)
-        emit(benchmark="sample", prompt_tokens=prompt_len, new_tokens=new, context=256,
-             reference="nanoGPT" if nanogpt else "reference_gpt.py",
-             **{f"{k.replace('-', '_')}_tokens_per_s": round(v) for k, v in rates.items()},
-             fast_vs_reference=round(rates["fast"] / rates["reference"], 2))
+            rates[path] = _rate(
+                lambda prompt=prompt, new=new, path=path: list(generate(ours, prompt, new, seed=1, path=path)),
+                new,
+                repeats,
+            )
+        emit(
+            benchmark="sample",
+            prompt_tokens=prompt_len,
+            new_tokens=new,
+            context=256,
+            reference="nanoGPT" if nanogpt else "reference_gpt.py",
+            **{f"{k.replace('-', '_')}_tokens_per_s": round(v) for k, v in rates.items()},
+            fast_vs_reference=round(rates["fast"] / rates["reference"], 2),
+        )
     prompt = torch.tensor([1, 2, 3])
     one = _rate(lambda: list(generate(ours, prompt, 200, seed=1)), 200, repeats)
     many = _rate(lambda: list(generate(ours, prompt, 200, num_samples=16, seed=1)), 16 * 200, repeats)
-    emit(benchmark="batched-sample", samples=16, new_tokens=200, one_at_a_time_tokens_per_s=round(one),
-         sixteen_at_once_tokens_per_s=round(many), ratio=round(many / one, 2))
-    baby = build_model(GeneratorConfig(vocab_size=VOCAB, dim=128, n_heads=4, dim_hidden=512, n_blocks=4, max_length=64,
-                                       norm_first=True, final_norm=True, activation="gelu", tie_embeddings=True,
-                                       dropout=0.0)).eval()
+    emit(
+        benchmark="batched-sample",
+        samples=16,
+        new_tokens=200,
+        one_at_a_time_tokens_per_s=round(one),
+        sixteen_at_once_tokens_per_s=round(many),
+        ratio=round(many / one, 2),
+    )
+    baby = build_model(
+        GeneratorConfig(
+            vocab_size=VOCAB,
+            dim=128,
+            n_heads=4,
+            dim_hidden=512,
+            n_blocks=4,
+            max_length=64,
+            norm_first=True,
+            final_norm=True,
+            activation="gelu",
+            tie_embeddings=True,
+            dropout=0.0,
+        )
+    ).eval()
     first = []
     for _ in range(max(repeats, 5)):
         start = time.perf_counter()
         next(generate(baby, torch.tensor([10, 20, 30, 40, 50, 60]), 100, seed=1))
         first.append(time.perf_counter() - start)
-    emit(benchmark="time-to-first-token", model="baby-gpt", prompt_tokens=6,
-         milliseconds=round(1000 * statistics.median(first), 2))
+    emit(
+        benchmark="time-to-first-token",
+        model="baby-gpt",
+        prompt_tokens=6,
+        milliseconds=round(1000 * statistics.median(first), 2),
+    )
 
 
 def memory() -> None:
@@ -179,7 +228,7 @@ def _memory(what: str) -> None:
         train_block(model, opt, [(data[:, :-1], data[:, 1:])] * 20, False)
     else:
         model.eval()
-        list(generate_tokens(model, torch.tensor([1]), 300))
+        list(generate(model, torch.tensor([1]), 300))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"peak_rss_mib": round(peak / 1024, 1), "before_model_mib": round(before / 1024, 1)}))
 

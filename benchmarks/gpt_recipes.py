@@ -57,8 +57,10 @@ TRIALS: dict[str, dict[str, tuple[dict, list[str]]]] = {  # name -> (settings, m
         "lr2e-3-gpt2init": ({"lr": 2e-3, "batch_size": 12}, ["init=gpt2"]),
         "lr3e-3-gpt2init": ({"lr": 3e-3, "batch_size": 12}, ["init=gpt2"]),
         "lr2e-3-b8": ({"lr": 2e-3, "batch_size": 8}, []),
-        "lr2e-3-beta95-wd0.1-floor0": ({"lr": 2e-3, "batch_size": 12, "beta2": 0.95, "weight_decay": 0.1,
-                                        "min_lr_ratio": 0.0}, []),
+        "lr2e-3-beta95-wd0.1-floor0": (
+            {"lr": 2e-3, "batch_size": 12, "beta2": 0.95, "weight_decay": 0.1, "min_lr_ratio": 0.0},
+            [],
+        ),
     },
 }
 
@@ -75,21 +77,38 @@ class Throttle(Callback):
         time.sleep(max(0.0, self.next - time.perf_counter()))
 
 
-def trial(preset: str, name: str, seed: int, minutes: float, rate: float | None, eval_every: int,
-          steps: int | None = None) -> dict:
+def trial(
+    preset: str, name: str, seed: int, minutes: float, rate: float | None, eval_every: int, steps: int | None = None
+) -> dict:
     settings, model = TRIALS[preset][name]
     limit = {"max_steps": steps} if steps else {"max_minutes": minutes}
-    experiment = Experiment.from_preset("generator", preset, model_overrides=model, text=str(TEXT), seed=seed,
-                                        **limit, **{"eval_every": eval_every, **settings})
+    experiment = Experiment.from_preset(
+        "generator",
+        preset,
+        model_overrides=model,
+        text=str(TEXT),
+        seed=seed,
+        **limit,
+        **{"eval_every": eval_every, **settings},
+    )
     callbacks = [Throttle(rate)] if rate else []
     with tempfile.TemporaryDirectory() as tmp:
         result = experiment.run(Path(tmp) / "run", callbacks=callbacks, log=lambda *_: None)
     last = result.state.history[-1]
-    return {"preset": preset, "trial": name, "seed": seed, "minutes": None if steps else minutes,
-            "steps_per_second_cap": rate,
-            "steps": result.state.step, "wall_s": last["wall_s"], "val_loss": round(last["val_loss"], 4),
-            "val_perplexity": round(last["val_perplexity"], 3), "settings": settings, "model": model,
-            "machine": MACHINE}
+    return {
+        "preset": preset,
+        "trial": name,
+        "seed": seed,
+        "minutes": None if steps else minutes,
+        "steps_per_second_cap": rate,
+        "steps": result.state.step,
+        "wall_s": last["wall_s"],
+        "val_loss": round(last["val_loss"], 4),
+        "val_perplexity": round(last["val_perplexity"], 3),
+        "settings": settings,
+        "model": model,
+        "machine": MACHINE,
+    }
 
 
 def main() -> None:

@@ -99,8 +99,10 @@ class ReferenceGPT(nn.Module):
 
     def configure_optimizers(self, weight_decay: float, learning_rate: float, betas: tuple[float, float]):  # noqa: ANN201
         params = [p for p in self.parameters() if p.requires_grad]
-        groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
-                  {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+        groups = [
+            {"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+            {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+        ]
         return torch.optim.AdamW(groups, lr=learning_rate, betas=betas, fused=True)
 
     @torch.no_grad()

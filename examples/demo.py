@@ -41,14 +41,38 @@ def step(*args: str) -> None:
 def main() -> None:
     minutes = os.environ.get("DEMO_MINUTES", "2")
     run = ROOT / "outputs" / f"demo_{time.strftime('%Y%m%d_%H%M%S')}"
-    step("train", "generator", "--text", str(text_path()), "--preset", "baby-gpt", "--max-minutes", minutes,
-         "--out", str(run))
+    step(
+        "train",
+        "generator",
+        "--text",
+        str(text_path()),
+        "--preset",
+        "baby-gpt",
+        "--max-minutes",
+        minutes,
+        "--out",
+        str(run),
+    )
     step("evaluate", str(run))
-    step("generate", str(run), "--prompt", "ROMEO:", "--max-new-tokens", "400", "--temperature", "0.8",
-         "--top-k", "40", "--seed", "1")
+    step(
+        "generate",
+        str(run),
+        "--prompt",
+        "ROMEO:",
+        "--max-new-tokens",
+        "400",
+        "--temperature",
+        "0.8",
+        "--top-k",
+        "40",
+        "--seed",
+        "1",
+    )
     step("inspect", "all", str(run), "--block", "3", "--head", "0")
-    print(f"\nThe run (weights, history.json, hyperparameters.json) is in {run}\n"
-          f"Plots: {run / 'plots'} (attention map, next-character bars, position similarity, embeddings)")
+    print(
+        f"\nThe run (weights, history.json, hyperparameters.json) is in {run}\n"
+        f"Plots: {run / 'plots'} (attention map, next-character bars, position similarity, embeddings)"
+    )
 
 
 if __name__ == "__main__":

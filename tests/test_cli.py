@@ -6,13 +6,26 @@ import sys
 import pytest
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 30
-TINY = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set",
-        "max_length=16", "--batch-size", "4"]
+TINY = [
+    "--set",
+    "dim=16",
+    "--set",
+    "n_heads=2",
+    "--set",
+    "dim_hidden=32",
+    "--set",
+    "n_blocks=1",
+    "--set",
+    "max_length=16",
+    "--batch-size",
+    "4",
+]
 
 
 def tlite(*args, check=False, env=None):
-    return subprocess.run([sys.executable, "-m", "transformers_lite", *map(str, args)], capture_output=True,
-                          text=True, env=env)
+    return subprocess.run(
+        [sys.executable, "-m", "transformers_lite", *map(str, args)], capture_output=True, text=True, env=env
+    )
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +42,20 @@ def run_dir(tmp_path_factory):
 def test_every_subcommand_has_help_with_an_example_and_real_defaults():
     from transformers_lite.cli.main import build_parser
 
-    for cmd in (["train", "generator"], ["train", "classifier"], ["train", "seq2seq"], ["summary"], ["data"],
-                ["evaluate"], ["generate"], ["classify"], ["translate"], ["inspect"], ["baseline"], ["backprop"]):
+    for cmd in (
+        ["train", "generator"],
+        ["train", "classifier"],
+        ["train", "seq2seq"],
+        ["summary"],
+        ["data"],
+        ["evaluate"],
+        ["generate"],
+        ["classify"],
+        ["translate"],
+        ["inspect"],
+        ["baseline"],
+        ["backprop"],
+    ):
         parser = build_parser()
         for word in cmd:  # walk down to the subcommand's own parser
             parser = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices[word]
@@ -46,13 +71,16 @@ def test_train_writes_a_run_and_logs_one_line_per_evaluation(run_dir):
     assert [h["step"] for h in history] == [3, 6]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["train", "generator", "--preset", "gpt9"], "unknown preset 'gpt9'"),
-    (["train", "generator", "--set", "layers=3"], "unknown generator config key(s): layers"),
-    (["train", "generator", "--set", "n_blocks=three"], "n_blocks='three' is not a valid int"),
-    (["train", "generator", "--preset", "seed-classifier"], "is a classifier model, not a generator"),
-    (["train", "generator", "--resume", "/nonexistent/run"], "not a run directory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["train", "generator", "--preset", "gpt9"], "unknown preset 'gpt9'"),
+        (["train", "generator", "--set", "layers=3"], "unknown generator config key(s): layers"),
+        (["train", "generator", "--set", "n_blocks=three"], "n_blocks='three' is not a valid int"),
+        (["train", "generator", "--preset", "seed-classifier"], "is a classifier model, not a generator"),
+        (["train", "generator", "--resume", "/nonexistent/run"], "not a run directory"),
+    ],
+)
 def test_bad_input_is_one_line(args, message):
     result = tlite(*args)
     assert result.returncode == 1
@@ -69,7 +97,8 @@ def test_resume_rejects_another_task_and_unwritable_out(run_dir, tmp_path):
         assert result.returncode == 1 and "permission denied" in result.stderr
     result = tlite("train", "generator", "--text", run_dir / "tokenizer.json", *TINY, "--out", run_dir)
     assert result.returncode == 1 and "already holds a run" in result.stderr
-    result = tlite("train", "generator", "--text", run_dir / "tokenizer.json", *TINY, "--out",
-                   run_dir / "config.json" / "sub")  # a file in the way
+    result = tlite(
+        "train", "generator", "--text", run_dir / "tokenizer.json", *TINY, "--out", run_dir / "config.json" / "sub"
+    )  # a file in the way
     assert result.returncode == 1 and "cannot create the output directory" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

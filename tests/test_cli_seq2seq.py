@@ -13,11 +13,40 @@ def test_train_translate_evaluate_and_inspect_seq2seq(tmp_path):
     train = write_reverse_task(tmp_path, 300, 0)
     val = write_reverse_task(tmp_path, 20, 1)
     run = tmp_path / "run"
-    result = tlite("train", "seq2seq", "--train-src", train[0], "--train-tgt", train[1], "--val-src", val[0],
-                   "--val-tgt", val[1], "--tokenizer", "word", "--set", "dim=32", "--set", "n_heads=2",
-                   "--set", "dim_hidden=64", "--set", "n_encoder_blocks=1", "--set", "n_decoder_blocks=1",
-                   "--set", "max_length=16", "--max-tokens", "256", "--max-steps", "20", "--bleu-sentences", "10",
-                   "--out", run)
+    result = tlite(
+        "train",
+        "seq2seq",
+        "--train-src",
+        train[0],
+        "--train-tgt",
+        train[1],
+        "--val-src",
+        val[0],
+        "--val-tgt",
+        val[1],
+        "--tokenizer",
+        "word",
+        "--set",
+        "dim=32",
+        "--set",
+        "n_heads=2",
+        "--set",
+        "dim_hidden=64",
+        "--set",
+        "n_encoder_blocks=1",
+        "--set",
+        "n_decoder_blocks=1",
+        "--set",
+        "max_length=16",
+        "--max-tokens",
+        "256",
+        "--max-steps",
+        "20",
+        "--bleu-sentences",
+        "10",
+        "--out",
+        run,
+    )
     assert result.returncode == 0, result.stderr
     assert "val_bleu" in json.loads((run / "history.json").read_text())[-1]
     for name in ("src_tokenizer.json", "tgt_tokenizer.json", "model.safetensors"):

@@ -1,9 +1,18 @@
+import dataclasses
 import json
 
 import pytest
 
-from transformers_lite import (PRESETS, ClassifierConfig, GeneratorConfig, apply_overrides, build_model,
-                               config_from_dict, get_preset, load_config)
+from transformers_lite import (
+    PRESETS,
+    ClassifierConfig,
+    GeneratorConfig,
+    apply_overrides,
+    build_model,
+    config_from_dict,
+    get_preset,
+    load_config,
+)
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
@@ -18,7 +27,7 @@ def test_json_round_trip_for_every_preset(name, tmp_path):
 
 def test_configs_are_frozen_and_validated():
     cfg = GeneratorConfig()
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.dim = 64  # type: ignore[misc]
     with pytest.raises(ValueError, match="dim=30 is not divisible by n_heads=4"):
         GeneratorConfig(dim=30)
@@ -51,8 +60,10 @@ def test_unknown_preset_and_family_and_field():
         config_from_dict({"family": "generator", "bogus": 1})
 
 
-@pytest.mark.parametrize("field, value", [("n_blocks", -2), ("n_blocks", 0), ("max_length", 0), ("dim_hidden", 0),
-                                          ("vocab_size", 0), ("n_heads", True)])
+@pytest.mark.parametrize(
+    "field, value",
+    [("n_blocks", -2), ("n_blocks", 0), ("max_length", 0), ("dim_hidden", 0), ("vocab_size", 0), ("n_heads", True)],
+)
 def test_impossible_sizes_are_rejected_by_name(field, value):
     with pytest.raises(ValueError, match=field):
         GeneratorConfig(**{field: value})

@@ -18,10 +18,13 @@ def test_tied_weights_are_counted_once():
 
 
 def test_cli_summary_of_both_seed_presets():
-    for preset, total in (("seed-classifier", "251,552 trainable parameters (+32,000 non-trainable)"),
-                          ("seed-gpt", "44,487 trainable parameters (+0 non-trainable)")):
-        out = subprocess.run([sys.executable, "-m", "transformers_lite", "summary", preset],
-                             capture_output=True, text=True, check=True).stdout
+    for preset, total in (
+        ("seed-classifier", "251,552 trainable parameters (+32,000 non-trainable)"),
+        ("seed-gpt", "44,487 trainable parameters (+0 non-trainable)"),
+    ):
+        out = subprocess.run(
+            [sys.executable, "-m", "transformers_lite", "summary", preset], capture_output=True, text=True, check=True
+        ).stdout
         assert out.strip().splitlines()[-1] == f"Total: {total}"
     bad = subprocess.run([sys.executable, "-m", "transformers_lite", "summary", "nope"], capture_output=True, text=True)
     assert bad.returncode == 1 and "unknown preset 'nope'" in bad.stderr

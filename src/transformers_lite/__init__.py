@@ -3,19 +3,51 @@
 Public API re-exports only; importing this package has no side effects.
 """
 
-from .config import (PRESETS, ClassifierConfig, GeneratorConfig, Seq2SeqConfig, apply_overrides, config_from_dict,
-                     get_preset, load_config)
+from .config import (
+    PRESETS,
+    ClassifierConfig,
+    GeneratorConfig,
+    Seq2SeqConfig,
+    apply_overrides,
+    config_from_dict,
+    get_preset,
+    load_config,
+)
 from .errors import ConfigError, DataError, RunError, TliteError
 from .experiment import Experiment, TrainResult
 from .models import Seq2SeqTransformer, TransformerClassifier, TransformerGenerator, build_model
+from .pipeline import Run, load
 from .recipes import RECIPES, Recipe, get_recipe
 from .summary import count_parameters, summary
-from .training.runs import LoadedRun, load
+from .training.runs import LoadedRun
 from .version import __version__
 
 __all__ = [
-    "PRESETS", "ClassifierConfig", "GeneratorConfig", "Seq2SeqConfig", "apply_overrides", "config_from_dict",
-    "get_preset", "load_config", "ConfigError", "DataError", "RunError", "TliteError", "Experiment", "TrainResult",
-    "Seq2SeqTransformer", "TransformerClassifier", "TransformerGenerator", "build_model", "RECIPES", "Recipe",
-    "get_recipe", "count_parameters", "summary", "LoadedRun", "load", "__version__",
+    "PRESETS",
+    "ClassifierConfig",
+    "GeneratorConfig",
+    "Seq2SeqConfig",
+    "apply_overrides",
+    "config_from_dict",
+    "get_preset",
+    "load_config",
+    "ConfigError",
+    "DataError",
+    "RunError",
+    "TliteError",
+    "Experiment",
+    "TrainResult",
+    "Seq2SeqTransformer",
+    "TransformerClassifier",
+    "TransformerGenerator",
+    "build_model",
+    "RECIPES",
+    "Recipe",
+    "get_recipe",
+    "count_parameters",
+    "summary",
+    "LoadedRun",
+    "Run",
+    "load",
+    "__version__",
 ]

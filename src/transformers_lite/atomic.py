@@ -10,8 +10,9 @@ import functools
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
@@ -47,7 +48,7 @@ def _remove(tmp: str) -> None:
         pass
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _umask() -> int:
     mask = os.umask(0)  # reading the umask means setting it; put it straight back
     os.umask(mask)

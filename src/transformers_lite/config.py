@@ -13,13 +13,13 @@ import dataclasses
 import json
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar
 
-from .atomic import atomic_write_text
 from . import validate
+from .atomic import atomic_write_text
 from .errors import ConfigError
 
-ACTIVATIONS = ("relu", "gelu")
+ACTIVATIONS = ("relu", "gelu", "gelu_tanh")  # gelu_tanh: the tanh approximation GPT-2 uses
 # fields renamed since the first release: old name -> new name (old run files are migrated on load)
 RENAMED = {"context": "max_length", "tie_weights": "tie_embeddings", "tie_output": "tie_embeddings"}
 
@@ -72,7 +72,7 @@ class ClassifierConfig(_ConfigMixin):
     head: str = "seed"  # "seed" (Dense(C,1) -> flatten -> Dense(T,K)) or "mean" (masked mean pooling)
     head_dropout: float = 0.0
     position_encoding_length: int = 1000
-    pad_id: Union[int, None] = None
+    pad_id: int | None = None
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -80,8 +80,9 @@ class ClassifierConfig(_ConfigMixin):
         validate.choice("head", self.head, ("seed", "mean"))
         validate.number("head_dropout", self.head_dropout, 0, 1, high_open=True)
         if self.max_length > self.position_encoding_length:
-            raise ConfigError(f"max_length={self.max_length} must be at most "
-                              f"position_encoding_length={self.position_encoding_length}")
+            raise ConfigError(
+                f"max_length={self.max_length} must be at most position_encoding_length={self.position_encoding_length}"
+            )
         if self.pad_id is not None and not 0 <= self.pad_id < self.vocab_size:
             raise ConfigError(f"pad_id={self.pad_id} is outside the vocabulary of {self.vocab_size}")
 
@@ -107,10 +108,13 @@ class GeneratorConfig(_ConfigMixin):
     # "torch": PyTorch's default initialisation of each layer; "gpt2": GPT-2's (normal(0, 0.02) weights, zero
     # biases, and the output Dense of each residual branch scaled by 1/sqrt(2 n_blocks))
     init: str = "torch"
+    head_bias: bool = True  # the output Dense has a bias (GPT-2's has none)
+    norm_eps: float = 1e-5  # every LayerNorm's epsilon (GPT-2: 1e-5)
 
     def __post_init__(self) -> None:
         _check_common(self)
         _positive(self, "vocab_size", "n_blocks")
+        validate.number("norm_eps", self.norm_eps, 0, low_open=True)
         validate.choice("position", self.position, ("learned", "rope"))
         validate.choice("init", self.init, ("torch", "gpt2"))
         if self.position == "rope" and (self.dim // self.n_heads) % 2:
@@ -149,7 +153,7 @@ class Seq2SeqConfig(_ConfigMixin):
             raise ConfigError(f"pad_id={self.pad_id} is outside the vocabularies")
 
 
-Config = Union[ClassifierConfig, GeneratorConfig, Seq2SeqConfig]
+Config = ClassifierConfig | GeneratorConfig | Seq2SeqConfig
 FAMILIES: dict[str, type] = {c.family: c for c in (ClassifierConfig, GeneratorConfig, Seq2SeqConfig)}
 
 PRESETS: dict[str, Config] = {
@@ -162,13 +166,31 @@ PRESETS: dict[str, Config] = {
     # seed 004's model for the plays of the Complete Works (tlite data download complete-works)
     "complete-works": GeneratorConfig(),
     # a widely used CPU reference configuration ("baby GPT")
-    "baby-gpt": GeneratorConfig(dim=128, n_heads=4, dim_hidden=512, n_blocks=4, max_length=64, dropout=0.0,
-                                norm_first=True, final_norm=True, qkv_bias=False, vocab_size=65, activation="gelu",
-                                tie_embeddings=True),
+    "baby-gpt": GeneratorConfig(
+        dim=128,
+        n_heads=4,
+        dim_hidden=512,
+        n_blocks=4,
+        max_length=64,
+        dropout=0.0,
+        norm_first=True,
+        final_norm=True,
+        qkv_bias=False,
+        vocab_size=65,
+        activation="gelu",
+        tie_embeddings=True,
+    ),
     # a small Multi30k translator
     "seq2seq-small": Seq2SeqConfig(share_embeddings=True),  # joint BPE: one table for both languages
-    "seq2seq-tiny": Seq2SeqConfig(dim=64, n_heads=4, dim_hidden=128, n_encoder_blocks=2, n_decoder_blocks=2,
-                                  src_vocab_size=1000, tgt_vocab_size=1000),
+    "seq2seq-tiny": Seq2SeqConfig(
+        dim=64,
+        n_heads=4,
+        dim_hidden=128,
+        n_encoder_blocks=2,
+        n_decoder_blocks=2,
+        src_vocab_size=1000,
+        tgt_vocab_size=1000,
+    ),
 }
 
 
@@ -242,8 +264,7 @@ def parse_value(key: str, value: Any, current: Any, type_name: Any) -> Any:
     if allows_none and value.lower() in ("none", "null"):
         return None
     names = str(type_name)
-    kind = type(current) if current is not None else \
-        (int if "int" in names else float if "float" in names else str)
+    kind = type(current) if current is not None else (int if "int" in names else float if "float" in names else str)
     try:
         if kind is bool:
             if value.lower() in ("true", "1", "yes"):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 
 import torch
 
-from .errors import ConfigError
+from .errors import ConfigError, warn
 
 DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
 
@@ -35,3 +37,31 @@ def resolve_device(name: str) -> str:
             raise ConfigError("--device mps was asked for but this torch build or machine has no MPS; use --device cpu")
         return name
     raise ConfigError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)}")
+
+
+def compiler_missing(device: str) -> str | None:
+    """Why ``torch.compile`` cannot build kernels for ``device`` here, or ``None`` when it can.
+
+    On the CPU, TorchInductor writes C++ and needs a compiler (``$CXX``, ``g++``, ``c++`` or ``clang++``);
+    on CUDA it needs Triton.
+    """
+    if device.startswith("cuda"):
+        try:
+            import triton  # noqa: F401
+        except ImportError:
+            return "torch.compile on CUDA needs triton (pip install triton)"
+        return None
+    if device == "cpu":
+        names = [os.environ.get("CXX", ""), "g++", "c++", "clang++"]
+        if not any(name and shutil.which(name) for name in names):
+            return "torch.compile on the CPU needs a C++ compiler (g++ or clang++) and none is on PATH"
+    return None
+
+
+def compiled(module: torch.nn.Module, device: str) -> torch.nn.Module:
+    """``torch.compile(module)``, or ``module`` itself with one warning line where no compiler can serve ``device``."""
+    reason = compiler_missing(device)
+    if reason:
+        warn(f"{reason}; running without --compile")
+        return module
+    return torch.compile(module)

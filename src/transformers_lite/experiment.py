@@ -14,9 +14,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -35,7 +36,17 @@ from .training.trainer import Trainer, TrainState
 
 TRAIN_FIELDS = {f.name for f in fields(TrainConfig)}
 # what a resumed run may change: how long it trains, how often it reports, where it runs
-RESUME_MAY_CHANGE = {*LIMITS, "stop_at", "eval_every", "checkpoint_every", "patience", "device", "compile"}
+RESUME_MAY_CHANGE = {
+    *LIMITS,
+    "stop_at",
+    "eval_every",
+    "checkpoint_every",
+    "patience",
+    "device",
+    "compile",
+    "log_every",
+    "logger",
+}
 # model fields the data decides (vocabulary sizes, labels, pad id): never compared on resume
 DATA_DERIVED = {"vocab_size", "n_labels", "pad_id", "src_vocab_size", "tgt_vocab_size", "share_embeddings"}
 
@@ -56,8 +67,15 @@ class Experiment:
     preset: str | None = None
 
     @classmethod
-    def from_preset(cls, task: str, preset: str | None = None, *, model: Config | None = None,
-                    model_overrides: list[str] | dict[str, Any] | None = None, **settings: Any) -> "Experiment":
+    def from_preset(
+        cls,
+        task: str,
+        preset: str | None = None,
+        *,
+        model: Config | None = None,
+        model_overrides: list[str] | dict[str, Any] | None = None,
+        **settings: Any,
+    ) -> Experiment:
         """The preset's model and recipe (default: the task's default preset), then ``model_overrides``
         (``["n_blocks=6"]``) and ``settings`` (any ``TrainConfig`` or data field) on top. With ``model``
         (a config of your own) the recipe of the task's default preset is used."""
@@ -70,27 +88,35 @@ class Experiment:
         config = apply_overrides(config, model_overrides or [])
         return cls(task, config, recipe.train, recipe.data, name).with_settings(**settings)
 
-    def with_settings(self, **settings: Any) -> "Experiment":
+    def with_settings(self, **settings: Any) -> Experiment:
         """A copy with trainer or data settings changed by name. Giving any limit (``epochs``,
         ``max_steps``, ``max_minutes``) replaces all of the recipe's limits."""
         data_fields = {f.name for f in fields(self.data)}
         unknown = sorted(set(settings) - TRAIN_FIELDS - data_fields)
         if unknown:
-            raise ConfigError(f"unknown {self.task} setting(s): {', '.join(unknown)}; valid: "
-                              f"{', '.join(sorted(TRAIN_FIELDS | data_fields))}")
+            raise ConfigError(
+                f"unknown {self.task} setting(s): {', '.join(unknown)}; valid: "
+                f"{', '.join(sorted(TRAIN_FIELDS | data_fields))}"
+            )
         train = {k: v for k, v in settings.items() if k in TRAIN_FIELDS}
         if any(k in LIMITS for k in train):
             train = {**{k: None for k in LIMITS}, **train}
         data = {k: v for k, v in settings.items() if k in data_fields}
-        return dataclasses.replace(self, train=dataclasses.replace(self.train, **train),
-                                   data=dataclasses.replace(self.data, **data))
+        return dataclasses.replace(
+            self, train=dataclasses.replace(self.train, **train), data=dataclasses.replace(self.data, **data)
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "preset": self.preset, "model": self.model.to_dict(),
-                "train": self.train.to_dict(), "data": dataclasses.asdict(self.data)}
+        return {
+            "task": self.task,
+            "preset": self.preset,
+            "model": self.model.to_dict(),
+            "train": self.train.to_dict(),
+            "data": dataclasses.asdict(self.data),
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], origin: object = "run config") -> "Experiment":
+    def from_dict(cls, data: dict[str, Any], origin: object = "run config") -> Experiment:
         """Rebuild from ``to_dict`` output (``--run-config``); unknown or missing sections are errors."""
         try:
             task = data["task"]
@@ -105,8 +131,15 @@ class Experiment:
             raise ConfigError(f"{origin}: {err}") from None
         return cls(task, model, train, settings, data.get("preset"))
 
-    def run(self, out: str | Path | None = None, *, callbacks: list[Callback] = (), log: Callable = print,
-            dist_ctx: DistContext = SINGLE, resume_dir: str | Path | None = None) -> TrainResult:
+    def run(
+        self,
+        out: str | Path | None = None,
+        *,
+        callbacks: list[Callback] = (),
+        log: Callable = print,
+        dist_ctx: DistContext = SINGLE,
+        resume_dir: str | Path | None = None,
+    ) -> TrainResult:
         """Train (a new run in ``out``, default ``outputs/YYYYmmdd_HHMM``; or continue ``resume_dir``).
 
         The run directory is locked for the whole training (``RunLock``). A run to resume that was
@@ -127,8 +160,18 @@ class Experiment:
             config = task.adapt_config(self.model)
             torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
             model = build_model(config)
-            trainer = Trainer(model, task, self.train, run_dir, config, resume=resuming,
-                              extra={"preset": self.preset}, callbacks=list(callbacks), log=log, dist_ctx=dist_ctx)
+            trainer = Trainer(
+                model,
+                task,
+                self.train,
+                run_dir,
+                config,
+                resume=resuming,
+                extra={"preset": self.preset},
+                callbacks=list(callbacks),
+                log=log,
+                dist_ctx=dist_ctx,
+            )
             state = trainer.fit()
         return TrainResult(run_dir, state, trainer.interrupted_by)
 
@@ -140,15 +183,27 @@ def recorded_experiment(run_dir: str | Path) -> Experiment:
     if not path.is_file():
         raise RunError(f"--resume {run_dir}: not a run directory (no hyperparameters.json)")
     hyper = read_json(path, "hyperparameters file")
+    if hyper.get("imported_from"):
+        raise RunError(
+            f"{run_dir} was imported from {hyper['imported_from']}, not trained here: there is no training to resume"
+        )
     if hyper.get("format", 0) < FORMAT:
-        raise RunError(f"{run_dir} was written by transformers-lite 0.1; it still loads for evaluate/generate/"
-                       "classify/translate, but cannot be resumed: start a new run")
+        raise RunError(
+            f"{run_dir} was written by transformers-lite 0.1; it still loads for evaluate/generate/"
+            "classify/translate, but cannot be resumed: start a new run"
+        )
     train = {**hyper["train"], "stop_at": None}  # a paused run continues to its end unless paused again
     return Experiment.from_dict({**hyper, "train": train}, path)
 
 
-def resume_experiment(run_dir: str | Path, task: str | None = None, *, model: Config | None = None,
-                      model_overrides: list[str] | None = None, **settings: Any) -> Experiment:
+def resume_experiment(
+    run_dir: str | Path,
+    task: str | None = None,
+    *,
+    model: Config | None = None,
+    model_overrides: list[str] | None = None,
+    **settings: Any,
+) -> Experiment:
     """The recorded experiment with the allowed ``settings`` changes (limits, reporting, device).
 
     ``model`` (default: the recorded one) with ``model_overrides``, and every other setting, must
@@ -170,13 +225,18 @@ def resume_experiment(run_dir: str | Path, task: str | None = None, *, model: Co
     for key, value in settings.items():
         if key in RESUME_MAY_CHANGE or key not in current:
             continue
-        same = (Path(value).resolve() == Path(current[key]).resolve()) if key in paths and value and current[key] \
+        same = (
+            (Path(value).resolve() == Path(current[key]).resolve())
+            if key in paths and value and current[key]
             else value == current[key]
+        )
         if not same:
             differences.append(f"{key} (run {current[key]!r}, command {value!r})")
     if differences:
-        raise RunError(f"--resume {run_dir} continues the recorded run, but the command changes "
-                       f"{'; '.join(differences)}; drop those options, or start a new run with --out")
+        raise RunError(
+            f"--resume {run_dir} continues the recorded run, but the command changes "
+            f"{'; '.join(differences)}; drop those options, or start a new run with --out"
+        )
     return recorded.with_settings(**{k: v for k, v in settings.items() if k in RESUME_MAY_CHANGE})
 
 
@@ -186,8 +246,10 @@ def check_data_unchanged(run_dir: Path, now: dict[str, Any]) -> None:
     for key, digest in recorded.items():
         if key.endswith("_sha256") and now.get(key) not in (None, digest):
             name = key.removesuffix("_sha256")
-            raise RunError(f"{now.get(name)} changed since {run_dir} started (sha256 differs); restore the original "
-                           "file, or start a new run")
+            raise RunError(
+                f"{now.get(name)} changed since {run_dir} started (sha256 differs); restore the original "
+                "file, or start a new run"
+            )
 
 
 def print_config(experiment: Experiment) -> str:

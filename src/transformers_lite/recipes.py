@@ -12,14 +12,14 @@ them; giving any one replaces the recipe's limits (``--max-minutes 4`` means fou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from .config import PRESETS, Config, get_preset
 from .errors import ConfigError
 from .tasks import ClassifierSettings, GeneratorSettings, Seq2SeqSettings
 from .training.settings import TrainConfig
 
-Settings = Union[ClassifierSettings, GeneratorSettings, Seq2SeqSettings]
+Settings = ClassifierSettings | GeneratorSettings | Seq2SeqSettings
 DEFAULT_PRESET = {"classifier": "classifier", "generator": "seed-gpt", "seq2seq": "seq2seq-small"}
 
 
@@ -43,30 +43,52 @@ _SEQ2SEQ_TRAIN = TrainConfig(epochs=18, lr=1e-3, warmup_steps=300, weight_decay=
 # seed-gpt within a time budget (benchmarks/gpt_recipes.py seed-gpt): dropout 0.1 -> 0 at lr 1e-2 took 1-minute
 # perplexity from 6.85 to 6.12 (the 44k-parameter model underfits a million characters: dropout only slows it);
 # lr 1e-2 beat 1e-3 (8.63) and 2e-2 (6.22); 4-minute runs: cosine to 0 (5.52) beat a floor of 10 % (5.55)
-_SEED_GPT_TRAIN = TrainConfig(lr=1e-2, min_lr_ratio=0.0, warmup_steps=100, weight_decay=0.01, max_minutes=4.0,
-                              eval_every=1000)
-_SEED_GPT_NOTES = ("dropout 0 (the seed's 0.1 only slows this underfitting model), lr 1e-2, cosine to 0 over the "
-                   "budget: benchmarks/gpt_recipes.py seed-gpt; result: benchmarks/bench_gpt.py quality")
+_SEED_GPT_TRAIN = TrainConfig(
+    lr=1e-2, min_lr_ratio=0.0, warmup_steps=100, weight_decay=0.01, max_minutes=4.0, eval_every=1000
+)
+_SEED_GPT_NOTES = (
+    "dropout 0 (the seed's 0.1 only slows this underfitting model), lr 1e-2, cosine to 0 over the "
+    "budget: benchmarks/gpt_recipes.py seed-gpt; result: benchmarks/bench_gpt.py quality"
+)
 
 RECIPES: dict[str, Recipe] = {
-    "seed-classifier": Recipe("classifier", _CLASSIFIER_TRAIN, ClassifierSettings(embedding_init="random"),
-                              "the classifier task's defaults with seed 000's random N(0, 1) embeddings"),
-    "classifier": Recipe("classifier", _CLASSIFIER_TRAIN, ClassifierSettings(embedding_init="ppmi"),
-                         "PPMI embeddings, 3 epochs, lr 4e-3: bash benchmarks/classifier_trials.sh DATA ppmi"),
-    "seed-gpt": Recipe("generator", _SEED_GPT_TRAIN, GeneratorSettings(batch_size=32), _SEED_GPT_NOTES,
-                       model={"dropout": 0.0}),
+    "seed-classifier": Recipe(
+        "classifier",
+        _CLASSIFIER_TRAIN,
+        ClassifierSettings(embedding_init="random"),
+        "the classifier task's defaults with seed 000's random N(0, 1) embeddings",
+    ),
+    "classifier": Recipe(
+        "classifier",
+        _CLASSIFIER_TRAIN,
+        ClassifierSettings(embedding_init="ppmi"),
+        "PPMI embeddings, 3 epochs, lr 4e-3: bash benchmarks/classifier_trials.sh DATA ppmi",
+    ),
+    "seed-gpt": Recipe(
+        "generator", _SEED_GPT_TRAIN, GeneratorSettings(batch_size=32), _SEED_GPT_NOTES, model={"dropout": 0.0}
+    ),
     # at 3,000 steps (benchmarks/gpt_recipes.py baby-gpt --steps 3000): lr 2e-3 1.684, 1e-3 1.691, 2e-3 with beta2
     # 0.95 + weight decay 0.1 + cosine to 0 1.690, 3e-3 with GPT-2 initialisation 1.697; batch 24 and 8 lost at 1 min
-    "baby-gpt": Recipe("generator", TrainConfig(lr=2e-3, warmup_steps=100, weight_decay=0.01, max_minutes=2.0,
-                                                eval_every=1000), GeneratorSettings(batch_size=12),
-                       "lr 2e-3, batch 12: benchmarks/gpt_recipes.py baby-gpt --steps 3000"),
+    "baby-gpt": Recipe(
+        "generator",
+        TrainConfig(lr=2e-3, warmup_steps=100, weight_decay=0.01, max_minutes=2.0, eval_every=1000),
+        GeneratorSettings(batch_size=12),
+        "lr 2e-3, batch 12: benchmarks/gpt_recipes.py baby-gpt --steps 3000",
+    ),
     # seed 004's data setup on the Complete Works: 95/5 split, 10 epochs of its definition (0.95 L / (64 x 32) steps)
-    "complete-works": Recipe("generator", _SEED_GPT_TRAIN.replace(max_minutes=None, epochs=10.0),
-                             GeneratorSettings(corpus="complete-works", batch_size=32, val_fraction=0.05),
-                             "seed-gpt's recipe on the plays of the Complete Works with seed 004's 95/5 split and "
-                             "10 epochs", model={"dropout": 0.0}),
-    "seq2seq-small": Recipe("seq2seq", _SEQ2SEQ_TRAIN, Seq2SeqSettings(),
-                            "18 epochs: validation loss is lowest around epoch 13, BLEU plateaus from epoch 7"),
+    "complete-works": Recipe(
+        "generator",
+        _SEED_GPT_TRAIN.replace(max_minutes=None, epochs=10.0),
+        GeneratorSettings(corpus="complete-works", batch_size=32, val_fraction=0.05),
+        "seed-gpt's recipe on the plays of the Complete Works with seed 004's 95/5 split and 10 epochs",
+        model={"dropout": 0.0},
+    ),
+    "seq2seq-small": Recipe(
+        "seq2seq",
+        _SEQ2SEQ_TRAIN,
+        Seq2SeqSettings(),
+        "18 epochs: validation loss is lowest around epoch 13, BLEU plateaus from epoch 7",
+    ),
     "seq2seq-tiny": Recipe("seq2seq", _SEQ2SEQ_TRAIN, Seq2SeqSettings()),
 }
 
@@ -87,6 +109,9 @@ def check_registry() -> list[str]:
     """Problems with the preset tables (a test keeps this empty): every preset has a recipe of its family."""
     problems = [f"preset {name!r} has no recipe" for name in PRESETS if name not in RECIPES]
     problems += [f"recipe {name!r} has no preset" for name in RECIPES if name not in PRESETS]
-    problems += [f"recipe {name!r} is for {r.task}, its preset is a {PRESETS[name].family}"
-                 for name, r in RECIPES.items() if name in PRESETS and PRESETS[name].family != r.task]
+    problems += [
+        f"recipe {name!r} is for {r.task}, its preset is a {PRESETS[name].family}"
+        for name, r in RECIPES.items()
+        if name in PRESETS and PRESETS[name].family != r.task
+    ]
     return problems

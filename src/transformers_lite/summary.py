@@ -9,8 +9,15 @@ from __future__ import annotations
 
 from torch import nn
 
-from .layers import (FeedForward, LearnedPositionEmbedding, MultiHeadAttention, Residual, RotaryEmbedding,
-                     SinusoidalPositionEncoding, TokenEmbedding)
+from .layers import (
+    FeedForward,
+    LearnedPositionEmbedding,
+    MultiHeadAttention,
+    Residual,
+    RotaryEmbedding,
+    SinusoidalPositionEncoding,
+    TokenEmbedding,
+)
 
 
 def _dense(m: nn.Linear, act: str | None = None) -> str:
@@ -43,12 +50,24 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
             return
         if isinstance(module, Residual):
             drop = f", Dropout({module.dropout.p})" if module.dropout.p > 0 else ""
-            rows.append((indent + path, f"Residual(LayerNorm({module.norm.normalized_shape[0]}){drop}, "
-                         f"{module.extra_repr()})", count(module.parameters()), 0))
+            rows.append(
+                (
+                    indent + path,
+                    f"Residual(LayerNorm({module.norm.normalized_shape[0]}){drop}, {module.extra_repr()})",
+                    count(module.parameters()),
+                    0,
+                )
+            )
             return
         if isinstance(module, FeedForward):
-            rows.append((indent + path + ".dense1", _dense(module.dense1, module.activation),
-                         count(module.dense1.parameters()), 0))
+            rows.append(
+                (
+                    indent + path + ".dense1",
+                    _dense(module.dense1, module.activation),
+                    count(module.dense1.parameters()),
+                    0,
+                )
+            )
             rows.append((indent + path + ".dense2", _dense(module.dense2), count(module.dense2.parameters()), 0))
             return
         desc = None

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .errors import ConfigError
 
@@ -17,8 +18,16 @@ def integer(name: str, value: Any, low: int = 1, *, optional: bool = False) -> N
         raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
 
 
-def number(name: str, value: Any, low: float | None = None, high: float | None = None, *,  # noqa: ANN401
-           low_open: bool = False, high_open: bool = False, optional: bool = False) -> None:
+def number(
+    name: str,
+    value: Any,
+    low: float | None = None,
+    high: float | None = None,
+    *,  # noqa: ANN401
+    low_open: bool = False,
+    high_open: bool = False,
+    optional: bool = False,
+) -> None:
     """``value`` is a finite number in the interval ``[low, high]`` (ends open when asked), or ``None``."""
     if value is None and optional:
         return

@@ -29,7 +29,7 @@ def test_training_with_hand_gradients_and_hand_adam_matches_torch():
     auto_opt = torch.optim.Adam(auto_model.parameters(), lr=1e-2)
     hand_losses, auto_losses = [], []
     ids, labels = torch.randint(0, 30, (6, 8)), torch.randint(0, 5, (6,))  # one batch: the loss must fall
-    for step in range(5):
+    for _ in range(5):
         loss, cache = composed.seed_classifier_forward(hand_model, ids, labels)
         hand_opt.step(composed.seed_classifier_backward(cache))
         hand_losses.append(float(loss))
@@ -53,8 +53,9 @@ def test_mul4d_inside_attention_equals_torch_matmul():
 
 
 def test_cli_prints_the_table_and_the_summary_line():
-    result = subprocess.run([sys.executable, "-m", "transformers_lite", "backprop", "check"], capture_output=True,
-                            text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "transformers_lite", "backprop", "check"], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith(f"{len(CHECKS)}/{len(CHECKS)} operations match autograd")

@@ -134,8 +134,19 @@ def test_current_edition_keeps_only_speeches():
     assert prepared.edition == "current" and prepared.passages == 3 and prepared.plays == 1
     assert text.startswith("LYSANDER.\nHow now, my love?")
     assert "HERMIA.\nBelike" in text and text.endswith("never did run smooth.\n")
-    for gone in ("Gutenberg", "Contents", "SONNETS", "fairest", "Dramatis", "ACT I", "SCENE", "LICENSE", "&", "Enter",
-                 "Exeunt"):
+    for gone in (
+        "Gutenberg",
+        "Contents",
+        "SONNETS",
+        "fairest",
+        "Dramatis",
+        "ACT I",
+        "SCENE",
+        "LICENSE",
+        "&",
+        "Enter",
+        "Exeunt",
+    ):
         assert gone not in text
     assert "etc." in text and "dipus" in text and "Œ" not in text
     assert "Œ" in prepare_complete_works(CURRENT, ascii_only=False, min_kept=0.3).text
@@ -149,7 +160,8 @@ def test_1990s_edition_becomes_the_same_shape():
         "GREGORY.\nNo, for then we should be colliers.\n\n"
         "SAMPSON.\nI mean, an we be in choler, we'll draw.\nA dog of the house of Montague moves me.\n\n"
         "ROMEO.\nBut soft! What light through yonder window breaks?\nIt is the East, and Juliet is the sun! etc.\n"
-        "Arise, fair sun, and kill the envious moon,\n")
+        "Arise, fair sun, and kill the envious moon,\n"
+    )
     assert "copyright" in prepared.report().lower() or "kept" in prepared.report()
 
 
@@ -170,8 +182,9 @@ def test_cli_prints_what_it_kept_and_refuses_a_nearly_empty_result(tmp_path):
     assert "1990s edition: kept" in ok.stdout and "from 1 plays" in ok.stdout
     assert (tmp_path / "plays.txt").read_text().startswith("ROMEO.\nSpeak again, bright angel.\n\nROMEO.")
     (tmp_path / "sonnets.txt").write_text(OLD.split("1595")[0])
-    bad = subprocess.run(cmd + [str(tmp_path / "sonnets.txt"), str(tmp_path / "out.txt")], capture_output=True,
-                         text=True)
+    bad = subprocess.run(
+        cmd + [str(tmp_path / "sonnets.txt"), str(tmp_path / "out.txt")], capture_output=True, text=True
+    )
     assert bad.returncode == 1 and "Nothing was written" in bad.stderr and not (tmp_path / "out.txt").exists()
     assert len(bad.stderr.strip().splitlines()) == 1
 
@@ -181,8 +194,9 @@ def test_download_complete_works_prepares_plays_txt(tmp_path, monkeypatch):
 
     many = CURRENT.replace("LYSANDER.\nHow now", "LYSANDER.\nSpeak, Hermia.\n\n" * 40 + "LYSANDER.\nHow now")
     (tmp_path / "pg100.txt").write_text(many)
-    monkeypatch.setitem(sources.DATASETS, "complete-works",
-                        {"pg100.txt": ((tmp_path / "pg100.txt").as_uri(), None)})  # no network in tests
+    monkeypatch.setitem(
+        sources.DATASETS, "complete-works", {"pg100.txt": ((tmp_path / "pg100.txt").as_uri(), None)}
+    )  # no network in tests
     path, prepared = gutenberg.download_complete_works(tmp_path / "cache")
     assert path == tmp_path / "cache" / "complete-works" / "plays.txt" and prepared.edition == "current"
     assert path.read_text().startswith("LYSANDER.\nSpeak, Hermia.\n\n") and prepared.passages == 43

@@ -14,14 +14,15 @@ def write_jsonl(path, records):
 
 
 def test_jsonl_with_string_and_int_stars(tmp_path):
-    path = write_jsonl(tmp_path / "r.jsonl", [{"review_body": "good", "stars": "5", "x": 1},
-                                              {"review_body": "bad", "stars": 1}])
+    path = write_jsonl(
+        tmp_path / "r.jsonl", [{"review_body": "good", "stars": "5", "x": 1}, {"review_body": "bad", "stars": 1}]
+    )
     r = load_reviews(path)
     assert r.texts == ["good", "bad"] and r.stars == [5, 1]
 
 
 def test_csv_with_and_without_header(tmp_path):
-    (tmp_path / "a.csv").write_text("text,label\n\"nice, really\",4\nawful,2\n")
+    (tmp_path / "a.csv").write_text('text,label\n"nice, really",4\nawful,2\n')
     r = load_reviews(tmp_path / "a.csv", text_field="text", label_field="label")
     assert r.texts == ["nice, really", "awful"] and r.stars == [4, 2]
     (tmp_path / "b.csv").write_text("3,meh\n")
@@ -29,14 +30,17 @@ def test_csv_with_and_without_header(tmp_path):
     assert r.texts == ["meh"] and r.stars == [3]
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"review_body": "x", "stars": "6"}\n', r"r.jsonl:1: stars value 6 is outside 1..5"),
-    ('{"review_body": "x"}\n', r"r.jsonl:1: missing field 'stars'"),
-    ('{"review_body": "ok", "stars": 2}\n{"review_body": "  ", "stars": 2}\n', r"r.jsonl:2: empty review text"),
-    ('{"review_body": "x", "stars": "five"}\n', r"r.jsonl:1: stars value 'five' is not an integer"),
-    ("{not json\n", r"r.jsonl:1: invalid JSON"),
-    ("", r"r.jsonl: the file is empty"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('{"review_body": "x", "stars": "6"}\n', r"r.jsonl:1: stars value 6 is outside 1..5"),
+        ('{"review_body": "x"}\n', r"r.jsonl:1: missing field 'stars'"),
+        ('{"review_body": "ok", "stars": 2}\n{"review_body": "  ", "stars": 2}\n', r"r.jsonl:2: empty review text"),
+        ('{"review_body": "x", "stars": "five"}\n', r"r.jsonl:1: stars value 'five' is not an integer"),
+        ("{not json\n", r"r.jsonl:1: invalid JSON"),
+        ("", r"r.jsonl: the file is empty"),
+    ],
+)
 def test_bad_input_names_file_and_line(tmp_path, content, message):
     (tmp_path / "r.jsonl").write_text(content)
     with pytest.raises(ValueError, match=message):
@@ -88,8 +92,9 @@ def test_a_quoted_csv_field_may_span_lines_and_errors_count_lines(tmp_path):
 
 
 def test_json_strings_may_hold_unicode_line_separators(tmp_path):
-    (tmp_path / "r.jsonl").write_text(json.dumps({"review_body": "one\u2028two\u0085three", "stars": 2},
-                                                 ensure_ascii=False) + "\n")
+    (tmp_path / "r.jsonl").write_text(
+        json.dumps({"review_body": "one\u2028two\u0085three", "stars": 2}, ensure_ascii=False) + "\n"
+    )
     assert load_reviews(tmp_path / "r.jsonl").texts == ["one\u2028two\u0085three"]
 
 

@@ -1,6 +1,6 @@
+import json
 import subprocess
 import sys
-import json
 
 import pytest
 import torch
@@ -9,10 +9,19 @@ from transformers_lite.data.shakespeare import get_shifted_batch, split_text, st
 
 from ..conftest import shared_data
 
+
 def test_stats_match_hand_counts():
     stats = text_stats("AB cd.\nef\n\nGH\n")
-    assert stats == {"characters": 14, "unique_characters": 11, "lines": 4, "passages": 2, "words": 4,
-                     "longest_line": 6, "longest_passage": 9, "mean_line_length": 2.5}
+    assert stats == {
+        "characters": 14,
+        "unique_characters": 11,
+        "lines": 4,
+        "passages": 2,
+        "words": 4,
+        "longest_line": 6,
+        "longest_passage": 9,
+        "mean_line_length": 2.5,
+    }
 
 
 def test_contiguous_split_and_shifted_batches():
@@ -33,7 +42,11 @@ def test_contiguous_split_and_shifted_batches():
 
 def test_tiny_shakespeare_statistics_through_the_cli():
     path = shared_data("tinyshakespeare", "input.txt")
-    out = subprocess.run([sys.executable, "-m", "transformers_lite", "data", "stats", str(path), "--json"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "transformers_lite", "data", "stats", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     stats = json.loads(out)
     assert stats["characters"] == 1_115_394 and stats["unique_characters"] == 65 and stats["lines"] == 40_000

@@ -14,8 +14,7 @@ VARIANTS = {
 
 def model(**kw):
     torch.manual_seed(0)
-    cfg = GeneratorConfig(vocab_size=11, max_length=12, dim=16, n_heads=2, dim_hidden=32, n_blocks=2, dropout=0.1,
-                          **kw)
+    cfg = GeneratorConfig(vocab_size=11, max_length=12, dim=16, n_heads=2, dim_hidden=32, n_blocks=2, dropout=0.1, **kw)
     return build_model(cfg).eval()
 
 

@@ -17,8 +17,14 @@ def test_tiny_repeated_text_is_learned_to_near_zero_loss(tmp_path):
     config = task.adapt_config(config)
     torch.manual_seed(0)
     model = build_model(config)
-    Trainer(model, task, TrainConfig(max_steps=150, lr=1e-2, warmup_steps=10, eval_every=150), tmp_path / "r",
-            config, log=lambda *_: None).fit()
+    Trainer(
+        model,
+        task,
+        TrainConfig(max_steps=150, lr=1e-2, warmup_steps=10, eval_every=150),
+        tmp_path / "r",
+        config,
+        log=lambda *_: None,
+    ).fit()
     loss, _ = language_model_loss(model.eval(), task.val_ids, 16)
     assert loss < 0.05
     tok = task.tokenizer

@@ -7,8 +7,18 @@ from transformers_lite.evaluation.translation import corpus_scores
 from transformers_lite.generation.translate import DecodeSettings, _Decoder, _max_new, beam_search, greedy_decode
 from transformers_lite.layers.masks import padding_mask_from_ids
 
-CFG = Seq2SeqConfig(src_vocab_size=20, tgt_vocab_size=20, dim=16, n_heads=2, dim_hidden=32, n_encoder_blocks=2,
-                    n_decoder_blocks=2, dropout=0.0, max_length=24, pad_id=1)
+CFG = Seq2SeqConfig(
+    src_vocab_size=20,
+    tgt_vocab_size=20,
+    dim=16,
+    n_heads=2,
+    dim_hidden=32,
+    n_encoder_blocks=2,
+    n_decoder_blocks=2,
+    dropout=0.0,
+    max_length=24,
+    pad_id=1,
+)
 BOS, EOS = 2, 3
 
 
@@ -65,8 +75,9 @@ def test_bleu_of_a_perfect_output_is_100():
 
 
 @torch.no_grad()
-def reference_beam_search(model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
-                ) -> list[list[int]]:
+def reference_beam_search(
+    model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
+) -> list[list[int]]:
     """The first release's beam search (a Python loop over sentences and candidates): the reference
     the batched one must equal."""
     model.eval()
@@ -102,8 +113,7 @@ def reference_beam_search(model: nn.Module, src: Tensor, bos: int, eos: int, set
                 if token == eos or step == max_new - 1:
                     if rank < k:  # only EOS among the K best counts, as in standard beam search
                         hyp = prefix[i * k + beam, 1:].tolist() + ([] if token == eos else [token])
-                        finished[i].append((score / max(len(hyp) + (token == eos), 1) ** settings.length_penalty,
-                                            hyp))
+                        finished[i].append((score / max(len(hyp) + (token == eos), 1) ** settings.length_penalty, hyp))
                     continue
                 new_scores[i, kept], new_rows[i, kept], new_tokens[i, kept] = score, i * k + beam, token
                 kept += 1
@@ -120,8 +130,6 @@ def reference_beam_search(model: nn.Module, src: Tensor, bos: int, eos: int, set
     return [max(f, key=lambda x: x[0])[1] if f else [] for f in finished]
 
 
-
-
 @pytest.mark.parametrize("beam, penalty, eos_bias", [(2, 1.0, -2.0), (3, 0.6, -2.0), (4, 1.0, 0.0), (5, 0.0, 1.0)])
 def test_batched_beam_search_equals_the_reference(beam, penalty, eos_bias):
     torch.manual_seed(beam)
@@ -131,6 +139,8 @@ def test_batched_beam_search_equals_the_reference(beam, penalty, eos_bias):
     src = torch.randint(4, 20, (6, 7))
     src[2, 3:] = 1  # padding
     src[:, -1] = EOS
-    for settings in (DecodeSettings(beam=beam, length_penalty=penalty),
-                     DecodeSettings(beam=beam, length_penalty=penalty, max_len_a=0, max_len_b=3, use_cache=False)):
+    for settings in (
+        DecodeSettings(beam=beam, length_penalty=penalty),
+        DecodeSettings(beam=beam, length_penalty=penalty, max_len_a=0, max_len_b=3, use_cache=False),
+    ):
         assert beam_search(m, src, BOS, EOS, settings) == reference_beam_search(m, src, BOS, EOS, settings)

@@ -28,9 +28,12 @@ def test_next_token_probabilities_and_similarity_and_projections():
 def test_pngs_are_written(tmp_path):
     model = build_model(CFG)
     w = scores.generator_attention(model, torch.randint(0, 10, (6,)), 0, 0)
-    paths = [plots.heatmap(w, list("abcdef"), list("abcdef"), tmp_path / "a.png", "attention"),
-             plots.bars(list("xyz"), [0.5, 0.3, 0.2], tmp_path / "b.png", "next"),
-             plots.scatter_labels(scores.tsne_2d(model.embeddings()["token"]), list("0123456789"), tmp_path / "c.png",
-                                  "t-SNE")]
+    paths = [
+        plots.heatmap(w, list("abcdef"), list("abcdef"), tmp_path / "a.png", "attention"),
+        plots.bars(list("xyz"), [0.5, 0.3, 0.2], tmp_path / "b.png", "next"),
+        plots.scatter_labels(
+            scores.tsne_2d(model.embeddings()["token"]), list("0123456789"), tmp_path / "c.png", "t-SNE"
+        ),
+    ]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

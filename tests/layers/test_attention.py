@@ -49,14 +49,21 @@ def test_fully_masked_rows_give_zeros_not_nan_in_both_paths():
         out.sum().backward()
         assert not torch.isnan(x.grad).any()
         x.grad = None
-    _, w = scaled_dot_attention(torch.randn(1, 2, 4), torch.randn(1, 3, 4), torch.randn(1, 3, 4),
-                                torch.zeros(1, 2, 3, dtype=torch.bool))
+    _, w = scaled_dot_attention(
+        torch.randn(1, 2, 4), torch.randn(1, 3, 4), torch.randn(1, 3, 4), torch.zeros(1, 2, 3, dtype=torch.bool)
+    )
     assert torch.equal(w, torch.zeros(1, 2, 3))
 
 
 @settings(max_examples=25, deadline=None)
-@given(b=st.integers(1, 3), t=st.integers(1, 6), s=st.integers(1, 6), h=st.sampled_from([1, 2, 4]),
-       pad=st.integers(0, 5), bias=st.booleans())
+@given(
+    b=st.integers(1, 3),
+    t=st.integers(1, 6),
+    s=st.integers(1, 6),
+    h=st.sampled_from([1, 2, 4]),
+    pad=st.integers(0, 5),
+    bias=st.booleans(),
+)
 def test_fused_equals_explicit_for_self_and_cross_attention(b, t, s, h, pad, bias):
     torch.manual_seed(b * 100 + t * 10 + s)
     cross, selfa = CrossAttention(h, 8, bias=bias).eval(), SelfAttention(h, 8, bias=bias).eval()

@@ -1,8 +1,15 @@
 import pytest
 import torch
 
-from transformers_lite.layers import (CausalBlock, DecoderBlock, EncoderBlock, FeedForward, MeanPoolHead, Residual,
-                                      SeedHead)
+from transformers_lite.layers import (
+    CausalBlock,
+    DecoderBlock,
+    EncoderBlock,
+    FeedForward,
+    MeanPoolHead,
+    Residual,
+    SeedHead,
+)
 from transformers_lite.layers.masks import attention_mask
 
 

@@ -1,8 +1,13 @@
 import pytest
 import torch
 
-from transformers_lite.layers.masks import (attention_mask, causal_mask, padding_mask, padding_mask_from_ids,
-                                            with_look_ahead)
+from transformers_lite.layers.masks import (
+    attention_mask,
+    causal_mask,
+    padding_mask,
+    padding_mask_from_ids,
+    with_look_ahead,
+)
 
 
 def test_causal_mask_is_lower_triangular():

@@ -31,8 +31,9 @@ def test_causal_no_leak(position):
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_kv_cache_logits_equal_full_forward(norm_first):
-    model = build_model(GeneratorConfig(vocab_size=20, max_length=16, norm_first=norm_first, final_norm=norm_first,
-                                        dropout=0.0)).eval()
+    model = build_model(
+        GeneratorConfig(vocab_size=20, max_length=16, norm_first=norm_first, final_norm=norm_first, dropout=0.0)
+    ).eval()
     ids = torch.randint(0, 20, (2, 12))
     full = model(ids)
     cache = model.new_cache(2)

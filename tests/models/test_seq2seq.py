@@ -3,8 +3,18 @@ import torch
 
 from transformers_lite import Seq2SeqConfig, build_model, count_parameters, get_preset
 
-CFG = Seq2SeqConfig(src_vocab_size=30, tgt_vocab_size=25, dim=16, n_heads=2, dim_hidden=32, n_encoder_blocks=2,
-                    n_decoder_blocks=2, dropout=0.0, max_length=32, pad_id=0)
+CFG = Seq2SeqConfig(
+    src_vocab_size=30,
+    tgt_vocab_size=25,
+    dim=16,
+    n_heads=2,
+    dim_hidden=32,
+    n_encoder_blocks=2,
+    n_decoder_blocks=2,
+    dropout=0.0,
+    max_length=32,
+    pad_id=0,
+)
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

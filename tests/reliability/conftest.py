@@ -9,13 +9,54 @@ import pytest
 from transformers_lite.cli.main import main
 
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 30
-TINY_GPT = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set",
-            "max_length=16", "--batch-size", "4"]
-TINY_CLS = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16", "--min-df",
-            "1", "--embedding-init", "random"]
-TINY_S2S = ["--tokenizer", "word", "--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set",
-            "n_encoder_blocks=1", "--set", "n_decoder_blocks=1", "--set", "max_length=16", "--max-tokens", "128",
-            "--bleu-sentences", "0"]
+TINY_GPT = [
+    "--set",
+    "dim=16",
+    "--set",
+    "n_heads=2",
+    "--set",
+    "dim_hidden=32",
+    "--set",
+    "n_blocks=1",
+    "--set",
+    "max_length=16",
+    "--batch-size",
+    "4",
+]
+TINY_CLS = [
+    "--set",
+    "dim=16",
+    "--set",
+    "n_heads=2",
+    "--set",
+    "dim_hidden=32",
+    "--set",
+    "max_length=16",
+    "--min-df",
+    "1",
+    "--embedding-init",
+    "random",
+]
+TINY_S2S = [
+    "--tokenizer",
+    "word",
+    "--set",
+    "dim=16",
+    "--set",
+    "n_heads=2",
+    "--set",
+    "dim_hidden=32",
+    "--set",
+    "n_encoder_blocks=1",
+    "--set",
+    "n_decoder_blocks=1",
+    "--set",
+    "max_length=16",
+    "--max-tokens",
+    "128",
+    "--bleu-sentences",
+    "0",
+]
 KEYWORDS = {1: "awful", 2: "poor", 3: "okay", 4: "good", 5: "superb"}
 WORDS = "alpha beta gamma delta epsilon zeta eta theta".split()
 
@@ -32,11 +73,13 @@ class Result:
 @pytest.fixture
 def cli(capsys):
     """``cli(*args)`` runs ``tlite`` in this process; an exception escaping ``main`` (a traceback) fails."""
+
     def run(*args) -> Result:
         with warnings.catch_warnings():
             code = main([str(a) for a in args])
         out, err = capsys.readouterr()
         return Result(code, out, err)
+
     return run
 
 
@@ -76,11 +119,60 @@ def files(tmp_path_factory):
 def runs(files, tmp_path_factory):
     """One tiny trained run of each family (trained in-process, a few steps)."""
     folder = tmp_path_factory.mktemp("runs")
-    assert main(["train", "generator", "--text", str(files / "text.txt"), *TINY_GPT, "--max-steps", "4",
-                 "--out", str(folder / "generator")]) == 0
-    assert main(["train", "classifier", "--train", str(files / "train.jsonl"), "--val", str(files / "dev.jsonl"),
-                 *TINY_CLS, "--max-steps", "4", "--out", str(folder / "classifier")]) == 0
-    assert main(["train", "seq2seq", "--train-src", str(files / "train.src"), "--train-tgt", str(files / "train.tgt"),
-                 "--val-src", str(files / "val.src"), "--val-tgt", str(files / "val.tgt"), *TINY_S2S, "--max-steps",
-                 "4", "--out", str(folder / "seq2seq")]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "generator",
+                "--text",
+                str(files / "text.txt"),
+                *TINY_GPT,
+                "--max-steps",
+                "4",
+                "--out",
+                str(folder / "generator"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "train",
+                "classifier",
+                "--train",
+                str(files / "train.jsonl"),
+                "--val",
+                str(files / "dev.jsonl"),
+                *TINY_CLS,
+                "--max-steps",
+                "4",
+                "--out",
+                str(folder / "classifier"),
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "train",
+                "seq2seq",
+                "--train-src",
+                str(files / "train.src"),
+                "--train-tgt",
+                str(files / "train.tgt"),
+                "--val-src",
+                str(files / "val.src"),
+                "--val-tgt",
+                str(files / "val.tgt"),
+                *TINY_S2S,
+                "--max-steps",
+                "4",
+                "--out",
+                str(folder / "seq2seq"),
+            ]
+        )
+        == 0
+    )
     return folder

@@ -8,12 +8,27 @@ import json
 import pytest
 import torch
 
+from transformers_lite.cli.main import main
+
 from .conftest import TINY_CLS, TINY_GPT, TINY_S2S, write_reviews
 
 G = ["train", "generator", "--text", "{text}", *TINY_GPT, "--max-steps", "2"]
 C = ["train", "classifier", "--train", "{train}", "--val", "{dev}", *TINY_CLS, "--max-steps", "2"]
-S = ["train", "seq2seq", "--train-src", "{tsrc}", "--train-tgt", "{ttgt}", "--val-src", "{vsrc}", "--val-tgt", "{vtgt}",
-     *TINY_S2S, "--max-steps", "2"]
+S = [
+    "train",
+    "seq2seq",
+    "--train-src",
+    "{tsrc}",
+    "--train-tgt",
+    "{ttgt}",
+    "--val-src",
+    "{vsrc}",
+    "--val-tgt",
+    "{vtgt}",
+    *TINY_S2S,
+    "--max-steps",
+    "2",
+]
 # id -> (command line, message in the one error line)
 ERRORS = {
     "max-steps-0": (G + ["--max-steps", "0"], "max_steps must be an integer >= 1"),
@@ -53,16 +68,22 @@ ERRORS = {
     "negative-random-seed": (G + ["--seed", "-1"], "seed must be an integer >= 0"),
     "unknown-device": (G + ["--device", "tpu"], "unknown device 'tpu'"),
     "missing-run-config": (["train", "generator", "--run-config", "{tmp}/nope.json"], "run config not found"),
-    "run-config-of-another-task": (["train", "classifier", "--run-config", "{runconfig}"],
-                                   "describes a generator run, not a classifier"),
+    "run-config-of-another-task": (
+        ["train", "classifier", "--run-config", "{runconfig}"],
+        "describes a generator run, not a classifier",
+    ),
     "resume-with-out": (["train", "generator", "--resume", "{gen}", "--out", "{tmp}/x"], "drop --run-config/--out"),
     "resume-not-a-run": (["train", "generator", "--resume", "{tmp}"], "not a run directory"),
     "resume-another-task": (["train", "classifier", "--resume", "{gen}"], "trained a generator, not a classifier"),
-    "resume-changes-batch-size": (["train", "generator", "--resume", "{gen}", "--batch-size", "8"],
-                                  "changes batch_size (run 4, command 8)"),
+    "resume-changes-batch-size": (
+        ["train", "generator", "--resume", "{gen}", "--batch-size", "8"],
+        "changes batch_size (run 4, command 8)",
+    ),
     "resume-changes-text": (["train", "generator", "--resume", "{gen}", "--text", "{other}"], "changes text"),
-    "resume-changes-model": (["train", "generator", "--resume", "{gen}", "--set", "n_blocks=2"],
-                             "changes n_blocks (run 1, command 2)"),
+    "resume-changes-model": (
+        ["train", "generator", "--resume", "{gen}", "--set", "n_blocks=2"],
+        "changes n_blocks (run 1, command 2)",
+    ),
     "missing-text": (["train", "generator", "--text", "{tmp}/nope.txt"], "file not found"),
     "text-is-a-folder": (["train", "generator", "--text", "{tmp}"], "is not a file"),
     "empty-text-file": (["train", "generator", "--text", "{empty}"], "the file is empty"),
@@ -77,10 +98,14 @@ ERRORS = {
     "reviews-not-objects": (C + ["--train", "{notobj}"], "must be a JSON object"),
     "reviews-empty-text": (C + ["--train", "{emptyreview}"], "empty review text"),
     "csv-missing-column": (C + ["--train", "{csvnocol}"], "no column 'review_body'"),
-    "binary-task-only-three-stars": (C + ["--train", "{threes}", "--labels", "2"], "no training reviews for the "
-                                                                                  "sentiment"),
-    "classifier-empty-validation": (["train", "classifier", "--train", "{train}", "--val-fraction", "0", *TINY_CLS,
-                                     "--max-steps", "2"], "validation split"),
+    "binary-task-only-three-stars": (
+        C + ["--train", "{threes}", "--labels", "2"],
+        "no training reviews for the sentiment",
+    ),
+    "classifier-empty-validation": (
+        ["train", "classifier", "--train", "{train}", "--val-fraction", "0", *TINY_CLS, "--max-steps", "2"],
+        "validation split",
+    ),
     "pairs-of-different-lengths": (S + ["--val-tgt", "{ttgt}"], "parallel files differ in length"),
     "pairs-all-too-long": (S + ["--set", "max_length=2"], "pair fits max_length=2"),
     "bpe-vocabulary-too-small": (S + ["--tokenizer", "bpe", "--vocab-size", "2"], "vocab_size must be an integer >= 5"),
@@ -96,9 +121,17 @@ ERRORS = {
     "beam-zero": (["translate", "{s2s}", "alpha", "--beam", "0"], "--beam must be >= 1"),
     "classify-empty-text": (["classify", "{cls}", "good", ""], "text 2 is empty"),
     "translate-empty-text": (["translate", "{s2s}", " "], "text 1 is empty"),
-    "evaluate-classifier-without-data": (["evaluate", "{cls}"], "classifier runs need --data"),
+    "evaluate-recorded-data-gone": (["evaluate", "{gone}"], "file {gonefile} is gone; pass --text FILE"),
     "evaluate-generator-with-data": (["evaluate", "{gen}", "--data", "{dev}"], "--data is for classifier runs"),
-    "evaluate-seq2seq-without-references": (["evaluate", "{s2s}", "--src", "{vsrc}"], "need --src FILE and --ref FILE"),
+    "evaluate-seq2seq-without-references": (["evaluate", "{s2s}", "--src", "{vsrc}"], "give both --src FILE and --ref"),
+    "classify-texts-and-input": (["classify", "{cls}", "good", "--input", "{dev}"], "not both"),
+    "classify-nothing": (["classify", "{cls}"], "give at least one text, or --input FILE"),
+    "classify-input-with-an-empty-line": (["classify", "{cls}", "--input", "{holey}"], "holey.txt:2: empty input"),
+    "classify-input-bad-json-line": (["classify", "{cls}", "--input", "{badlines}"], "bad.jsonl:2: invalid JSON"),
+    "translate-input-missing-field": (
+        ["translate", "{s2s}", "--input", "{nofieldlines}"],
+        "no 'text' or 'source' field",
+    ),
     "inspect-a-classifier": (["inspect", "all", "{cls}"], "inspect supports generator and seq2seq"),
     "inspect-block-out-of-range": (["inspect", "attention", "{gen}", "--block", "5"], "block 5 / head 0 out of range"),
     "summary-unknown-preset": (["summary", "nope"], "unknown preset 'nope'"),
@@ -106,13 +139,20 @@ ERRORS = {
 }
 # id -> (command line, text in the one warning line); the command succeeds
 WARNINGS = {
-    "prompt-with-unknown-characters": (["generate", "{gen}", "--prompt", "Zebra", "--max-new-tokens", "3"],
-                                       "characters the model never saw"),
+    "prompt-with-unknown-characters": (
+        ["generate", "{gen}", "--prompt", "Zebra", "--max-new-tokens", "3"],
+        "characters the model never saw",
+    ),
     "classify-a-long-text": (["classify", "{cls}", "good " * 40], "longer than the 16 words the model reads"),
-    "translate-a-long-text": (["translate", "{s2s}", "alpha beta gamma delta. " * 12], "translated sentence by sentence"),
+    "translate-a-long-text": (
+        ["translate", "{s2s}", "alpha beta gamma delta. " * 12],
+        "translated sentence by sentence",
+    ),
     "class-missing-from-validation": (C + ["--val", "{no5}", "--out", "{tmp}/missing5"], "have no example of 5 stars"),
-    "translation-pair-with-an-empty-side": (S + ["--train-src", "{holesrc}", "--train-tgt", "{holetgt}", "--out",
-                                                 "{tmp}/holes"], "dropped 1 training pairs with an empty source"),
+    "translation-pair-with-an-empty-side": (
+        S + ["--train-src", "{holesrc}", "--train-tgt", "{holetgt}", "--out", "{tmp}/holes"],
+        "dropped 1 training pairs with an empty source",
+    ),
     "translation-pairs-too-long": (S + ["--set", "max_length=5", "--out", "{tmp}/long"], "training pairs longer than"),
 }
 
@@ -138,18 +178,70 @@ def paths(files, runs, tmp_path_factory):
     write_reviews(tmp / "no5.jsonl", 20, stars=(1, 2, 3, 4))
     (tmp / "hole.src").write_text("\n" + (files / "train.src").read_text())  # line 1: no source
     (tmp / "hole.tgt").write_text("gamma\n" + (files / "train.tgt").read_text())
+    (tmp / "holey.txt").write_text("good box\n\nawful box\n")
+    (tmp / "nofieldlines.jsonl").write_text('{"german": "alpha"}\n')
+    gone_text = tmp / "gone.txt"
+    gone_text.write_text((files / "text.txt").read_text())
+    assert (
+        main(
+            [
+                "train",
+                "generator",
+                "--text",
+                str(gone_text),
+                "--set",
+                "max_length=16",
+                "--batch-size",
+                "4",
+                "--max-steps",
+                "1",
+                "--out",
+                str(tmp / "gone"),
+            ]
+        )
+        == 0
+    )
+    gone_text.unlink()
     run_config = tmp / "run.json"
-    run_config.write_text(json.dumps({"task": "generator", "model": {"family": "generator"},
-                                      "train": {"max_steps": 1}, "data": {}}))
-    return {"text": files / "text.txt", "train": files / "train.jsonl", "dev": files / "dev.jsonl",
-            "tsrc": files / "train.src", "ttgt": files / "train.tgt", "vsrc": files / "val.src",
-            "vtgt": files / "val.tgt", "gen": runs / "generator", "cls": runs / "classifier", "s2s": runs / "seq2seq",
-            "tmp": tmp, "broken": tmp / "broken.json", "empty": tmp / "empty.txt", "latin1": tmp / "latin1.txt",
-            "badgz": tmp / "bad.gz", "short": tmp / "short.txt", "short30": tmp / "short30.txt",
-            "other": tmp / "other.txt", "nofield": tmp / "nofield.jsonl", "stars6": tmp / "stars6.jsonl",
-            "badjson": tmp / "bad.jsonl", "notobj": tmp / "notobj.jsonl", "emptyreview": tmp / "emptyreview.jsonl",
-            "csvnocol": tmp / "nocol.csv", "threes": tmp / "threes.jsonl", "no5": tmp / "no5.jsonl",
-            "holesrc": tmp / "hole.src", "holetgt": tmp / "hole.tgt", "runconfig": run_config}
+    run_config.write_text(
+        json.dumps({"task": "generator", "model": {"family": "generator"}, "train": {"max_steps": 1}, "data": {}})
+    )
+    return {
+        "text": files / "text.txt",
+        "train": files / "train.jsonl",
+        "dev": files / "dev.jsonl",
+        "tsrc": files / "train.src",
+        "ttgt": files / "train.tgt",
+        "vsrc": files / "val.src",
+        "vtgt": files / "val.tgt",
+        "gen": runs / "generator",
+        "cls": runs / "classifier",
+        "s2s": runs / "seq2seq",
+        "tmp": tmp,
+        "broken": tmp / "broken.json",
+        "empty": tmp / "empty.txt",
+        "latin1": tmp / "latin1.txt",
+        "badgz": tmp / "bad.gz",
+        "short": tmp / "short.txt",
+        "short30": tmp / "short30.txt",
+        "other": tmp / "other.txt",
+        "nofield": tmp / "nofield.jsonl",
+        "stars6": tmp / "stars6.jsonl",
+        "badjson": tmp / "bad.jsonl",
+        "notobj": tmp / "notobj.jsonl",
+        "emptyreview": tmp / "emptyreview.jsonl",
+        "csvnocol": tmp / "nocol.csv",
+        "threes": tmp / "threes.jsonl",
+        "no5": tmp / "no5.jsonl",
+        "holesrc": tmp / "hole.src",
+        "holetgt": tmp / "hole.tgt",
+        "runconfig": run_config,
+        "gone": tmp / "gone",
+        "gonefile": gone_text,
+        "holey": tmp / "holey.txt",
+        "badlines": tmp / "bad.jsonl",
+        "nofieldlines": tmp / "nofieldlines.jsonl",
+    }
 
 
 def fill(args, paths):
@@ -162,7 +254,7 @@ def test_bad_input_is_one_error_line(cli, paths, case):
     result = cli(*fill(args, paths))
     assert result.code == 1, (result.out, result.err)
     assert len(result.lines) == 1 and result.lines[0].startswith("tlite: error: "), result.err
-    assert message in result.lines[0]
+    assert message.format(**paths) in result.lines[0]
 
 
 @pytest.mark.parametrize("case", sorted(WARNINGS))
@@ -212,8 +304,11 @@ def test_docs_list_every_case_and_count_them():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "reliability.md").read_text()
     ids = {line.split("`")[1] for line in doc.split("## Command lines")[1].splitlines() if line.startswith("| `")}
     assert set(ERRORS) | set(WARNINGS) <= ids
-    counts = {line.split("|")[1].strip(): line.split("|")[2].strip().strip("*")
-              for line in doc.split("## Count")[1].split("##")[0].splitlines() if line.startswith("| ") and "---" not in line}
+    counts = {
+        line.split("|")[1].strip(): line.split("|")[2].strip().strip("*")
+        for line in doc.split("## Count")[1].split("##")[0].splitlines()
+        if line.startswith("| ") and "---" not in line
+    }
     total = int(counts.pop("**all cases**"))
     assert total == len(ids) == sum(int(v) for k, v in counts.items() if k != "outcome")
     assert counts["accepted silently with a wrong or degraded result"] == "0"

@@ -20,8 +20,24 @@ from transformers_lite.training.checkpoint import latest_checkpoint
 
 SCRIPT = Path(__file__).resolve().parents[1] / "training" / "kill_at_step.py"
 TEXT = "Now is the winter of our discontent\nMade glorious summer by this sun of York;\n" * 60
-TINY = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set",
-        "max_length=16", "--batch-size", "4", "--warmup-steps", "2", "--seed", "4"]
+TINY = [
+    "--set",
+    "dim=16",
+    "--set",
+    "n_heads=2",
+    "--set",
+    "dim_hidden=32",
+    "--set",
+    "n_blocks=1",
+    "--set",
+    "max_length=16",
+    "--batch-size",
+    "4",
+    "--warmup-steps",
+    "2",
+    "--seed",
+    "4",
+]
 ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
 
 
@@ -43,8 +59,19 @@ def straight(tmp_path_factory):
     """The reference: 40 steps without interruption."""
     tmp = tmp_path_factory.mktemp("faults")
     (tmp / "t.txt").write_text(TEXT)
-    result = tlite("train", "generator", "--text", tmp / "t.txt", *TINY, "--max-steps", "40", "--eval-every", "5",
-                   "--out", tmp / "straight")
+    result = tlite(
+        "train",
+        "generator",
+        "--text",
+        tmp / "t.txt",
+        *TINY,
+        "--max-steps",
+        "40",
+        "--eval-every",
+        "5",
+        "--out",
+        tmp / "straight",
+    )
     assert result.returncode == 0, result.stderr
     return tmp
 
@@ -65,10 +92,27 @@ def resume_until_done(run, command=None, tries=5):
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_kill_9_at_a_random_moment_then_resume_is_exact(straight, seed):
     run = straight / f"killed{seed}"
-    command = ["train", "generator", "--text", straight / "t.txt", *TINY, "--max-steps", "40", "--eval-every", "5",
-               "--checkpoint-every", "1", "--out", run]
-    proc = subprocess.Popen([sys.executable, "-m", "transformers_lite", *map(str, command)], env=ENV,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [
+        "train",
+        "generator",
+        "--text",
+        straight / "t.txt",
+        *TINY,
+        "--max-steps",
+        "40",
+        "--eval-every",
+        "5",
+        "--checkpoint-every",
+        "1",
+        "--out",
+        run,
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "transformers_lite", *map(str, command)],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(random.Random(seed).uniform(1.0, 3.5))  # start-up, metadata, or any step and its checkpoint
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -80,8 +124,20 @@ def test_kill_9_at_a_random_moment_then_resume_is_exact(straight, seed):
 
 def test_kill_9_in_the_middle_of_a_checkpoint_write(straight):
     run = straight / "midwrite"
-    killed = tlite("train", "generator", "--text", straight / "t.txt", *TINY, "--max-steps", "40", "--eval-every",
-                   "5", "--out", run, script="kill-mid-write:3")
+    killed = tlite(
+        "train",
+        "generator",
+        "--text",
+        straight / "t.txt",
+        *TINY,
+        "--max-steps",
+        "40",
+        "--eval-every",
+        "5",
+        "--out",
+        run,
+        script="kill-mid-write:3",
+    )
     assert killed.returncode == -signal.SIGKILL
     assert latest_checkpoint(run).name == "step-00000010"  # the 3rd (step 15) died halfway: LATEST untouched
     assert list((run / "checkpoint").glob("step-00000015/.optimizer.safetensors.*.tmp"))  # the debris it left
@@ -92,9 +148,28 @@ def test_kill_9_in_the_middle_of_a_checkpoint_write(straight):
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_sigterm_and_ctrl_c_checkpoint_and_exit_non_zero(straight, sig, code):
     run = straight / f"signal{code}"
-    proc = subprocess.Popen([sys.executable, "-m", "transformers_lite", "train", "generator", "--text",
-                             str(straight / "t.txt"), *TINY, "--max-steps", "100000", "--eval-every", "50", "--out",
-                             str(run)], env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "transformers_lite",
+            "train",
+            "generator",
+            "--text",
+            str(straight / "t.txt"),
+            *TINY,
+            "--max-steps",
+            "100000",
+            "--eval-every",
+            "50",
+            "--out",
+            str(run),
+        ],
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while latest_checkpoint(run) is None and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -107,8 +182,20 @@ def test_sigterm_and_ctrl_c_checkpoint_and_exit_non_zero(straight, sig, code):
 
 def test_a_full_disk_is_one_line_and_keeps_the_previous_checkpoint(straight):
     run = straight / "full"
-    result = tlite("train", "generator", "--text", straight / "t.txt", *TINY, "--max-steps", "40", "--eval-every", "5",
-                   "--out", run, script="disk-full:2")
+    result = tlite(
+        "train",
+        "generator",
+        "--text",
+        straight / "t.txt",
+        *TINY,
+        "--max-steps",
+        "40",
+        "--eval-every",
+        "5",
+        "--out",
+        run,
+        script="disk-full:2",
+    )
     assert result.returncode == 1
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("tlite: error:") and "No space left on device" in line and "optimizer.safetensors" in line
@@ -119,9 +206,28 @@ def test_a_full_disk_is_one_line_and_keeps_the_previous_checkpoint(straight):
 
 def test_two_trainings_into_one_folder(straight):
     run = straight / "twice"
-    first = subprocess.Popen([sys.executable, "-m", "transformers_lite", "train", "generator", "--text",
-                              str(straight / "t.txt"), *TINY, "--max-steps", "100000", "--eval-every", "50", "--out",
-                              str(run)], env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "transformers_lite",
+            "train",
+            "generator",
+            "--text",
+            str(straight / "t.txt"),
+            *TINY,
+            "--max-steps",
+            "100000",
+            "--eval-every",
+            "50",
+            "--out",
+            str(run),
+        ],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while not (run / "hyperparameters.json").is_file() and time.monotonic() < deadline:
         time.sleep(0.05)

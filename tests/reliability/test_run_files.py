@@ -45,8 +45,9 @@ def test_weights_that_load_as_nan(cli, gen):
     one_error(cli("evaluate", gen), "model.safetensors", f"tensor {name} holds NaN")
 
 
-@pytest.mark.parametrize("name, what", [("config.json", "damaged model config"),
-                                        ("tokenizer.json", "damaged tokenizer file")])
+@pytest.mark.parametrize(
+    "name, what", [("config.json", "damaged model config"), ("tokenizer.json", "damaged tokenizer file")]
+)
 def test_broken_json_files_name_the_file(cli, gen, name, what):
     (gen / name).write_text('{"kind": "char", "vocab')
     one_error(cli("generate", gen), name, what)
@@ -85,8 +86,10 @@ def test_out_into_a_folder_of_other_files_is_refused(cli, files, tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir()
     (folder / "notes.txt").write_text("my notes")
-    one_error(cli("train", "generator", "--text", files / "text.txt", "--max-steps", "1", "--out", folder),
-              "is a folder with other files in it (notes.txt")
+    one_error(
+        cli("train", "generator", "--text", files / "text.txt", "--max-steps", "1", "--out", folder),
+        "is a folder with other files in it (notes.txt",
+    )
     assert (folder / "notes.txt").read_text() == "my notes" and len(list(folder.iterdir())) == 1
 
 
@@ -94,16 +97,45 @@ def test_a_changed_training_file_is_refused_on_resume_and_evaluate(cli, files, t
     text = tmp_path / "t.txt"
     text.write_text((files / "text.txt").read_text())
     run = tmp_path / "run"
-    assert cli("train", "generator", "--text", text, "--set", "max_length=16", "--batch-size", "4", "--max-steps",
-               "3", "--stop-at", "2", "--out", run).code == 0
+    assert (
+        cli(
+            "train",
+            "generator",
+            "--text",
+            text,
+            "--set",
+            "max_length=16",
+            "--batch-size",
+            "4",
+            "--max-steps",
+            "3",
+            "--stop-at",
+            "2",
+            "--out",
+            run,
+        ).code
+        == 0
+    )
     text.write_text(text.read_text().upper())
     one_error(cli("train", "generator", "--resume", run), "changed since", "sha256 differs")
     one_error(cli("evaluate", run), "changed since", "pass --text FILE")
 
 
 def test_the_original_command_with_resume_added_is_accepted(cli, files, tmp_path):
-    command = ["train", "generator", "--text", files / "text.txt", "--preset", "seed-gpt", "--set", "max_length=16",
-               "--batch-size", "4", "--max-steps", "4"]
+    command = [
+        "train",
+        "generator",
+        "--text",
+        files / "text.txt",
+        "--preset",
+        "seed-gpt",
+        "--set",
+        "max_length=16",
+        "--batch-size",
+        "4",
+        "--max-steps",
+        "4",
+    ]
     assert cli(*command, "--stop-at", "2", "--out", tmp_path / "run").code == 0
     result = cli(*command, "--resume", tmp_path / "run")
     assert result.code == 0 and "resumed" in result.out and "at step 4" in result.out
@@ -113,8 +145,12 @@ def test_run_files_are_readable_like_any_other_output(gen):
     umask = os.umask(0)
     os.umask(umask)
     expected = 0o666 & ~umask
-    for path in [gen / "model.safetensors", gen / "config.json", gen / "hyperparameters.json",
-                 *latest_checkpoint(gen).iterdir()]:
+    for path in [
+        gen / "model.safetensors",
+        gen / "config.json",
+        gen / "hyperparameters.json",
+        *latest_checkpoint(gen).iterdir(),
+    ]:
         assert path.stat().st_mode & 0o777 == expected, path
 
 

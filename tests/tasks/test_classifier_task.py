@@ -41,8 +41,14 @@ def test_tiny_model_learns_keyword_labels(tmp_path, corpus, labels, head):
     config = task.adapt_config(config)
     torch.manual_seed(0)
     model = build_model(config)
-    state = Trainer(model, task, TrainConfig(epochs=8, lr=5e-3, warmup_steps=20, eval_every=0), tmp_path / "r",
-                    config, log=lambda *_: None).fit()
+    state = Trainer(
+        model,
+        task,
+        TrainConfig(epochs=8, lr=5e-3, warmup_steps=20, eval_every=0),
+        tmp_path / "r",
+        config,
+        log=lambda *_: None,
+    ).fit()
     assert state.history[-1]["val_accuracy"] > 0.9
     if labels == 2:
         assert len(task.val_labels) < 300  # 3-star reviews dropped
@@ -52,10 +58,39 @@ def test_classify_and_evaluate_through_the_cli(tmp_path, corpus):
     train, dev = corpus
     run = tmp_path / "run"
     cmd = [sys.executable, "-m", "transformers_lite"]
-    trained = subprocess.run(cmd + ["train", "classifier", "--train", str(train), "--val", str(dev), "--labels", "5",
-                                    "--min-df", "1", "--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32",
-                                    "--set", "max_length=16", "--epochs", "8", "--lr", "5e-3", "--warmup-steps", "20",
-                                    "--out", str(run)], capture_output=True, text=True)
+    trained = subprocess.run(
+        cmd
+        + [
+            "train",
+            "classifier",
+            "--train",
+            str(train),
+            "--val",
+            str(dev),
+            "--labels",
+            "5",
+            "--min-df",
+            "1",
+            "--set",
+            "dim=16",
+            "--set",
+            "n_heads=2",
+            "--set",
+            "dim_hidden=32",
+            "--set",
+            "max_length=16",
+            "--epochs",
+            "8",
+            "--lr",
+            "5e-3",
+            "--warmup-steps",
+            "20",
+            "--out",
+            str(run),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert trained.returncode == 0, trained.stderr
     out = subprocess.run(cmd + ["evaluate", str(run), "--data", str(dev), "--json"], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
@@ -65,8 +100,9 @@ def test_classify_and_evaluate_through_the_cli(tmp_path, corpus):
     assert sum(map(sum, result["confusion_matrix"])) == 300
     for name in ("confusion_matrix.png", "probabilities_by_true_class.png", "training_curves.png"):
         assert (run / name).read_bytes()[:4] == b"\x89PNG"
-    out = subprocess.run(cmd + ["classify", str(run), "It was superb, the box too.", "Awful.", "--json"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        cmd + ["classify", str(run), "It was superb, the box too.", "Awful.", "--json"], capture_output=True, text=True
+    )
     assert out.returncode == 0, out.stderr
     results = json.loads(out.stdout)["results"]
     assert [r["prediction"] for r in results] == ["5 stars", "1 star"]
@@ -81,9 +117,14 @@ def test_seed_classifier_preset_on_real_reviews_smoke(tmp_path):
     config = task.adapt_config(get_preset("seed-classifier"))
     assert config.vocab_size == 6653 + 2 and len(task.train_labels) == 12_456 and len(task.val_labels) == 5_000
     model = build_model(config)
-    state = Trainer(model, task, TrainConfig(epochs=1, eval_every=0, lr=2e-3, schedule="constant", warmup_steps=0),
-                    tmp_path / "r", config,
-                    log=lambda *_: None).fit()
+    state = Trainer(
+        model,
+        task,
+        TrainConfig(epochs=1, eval_every=0, lr=2e-3, schedule="constant", warmup_steps=0),
+        tmp_path / "r",
+        config,
+        log=lambda *_: None,
+    ).fit()
     assert 0.3 < state.history[-1]["val_accuracy"] < 1.0  # chance is 0.2 on the balanced dev split
 
 

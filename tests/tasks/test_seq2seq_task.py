@@ -26,16 +26,24 @@ def write_reverse_task(tmp_path, n, seed):
 def test_synthetic_reverse_task_is_learned(tmp_path):
     train = write_reverse_task(tmp_path, 2000, 0)
     val = write_reverse_task(tmp_path, 100, 1)
-    settings = Seq2SeqSettings(*map(str, train), *map(str, val), tokenizer="word", max_tokens=512,
-                               label_smoothing=0.0, bleu_sentences=0)
-    config = Seq2SeqConfig(dim=64, n_heads=4, dim_hidden=128, n_encoder_blocks=2, n_decoder_blocks=2, dropout=0.0,
-                           max_length=16)
+    settings = Seq2SeqSettings(
+        *map(str, train), *map(str, val), tokenizer="word", max_tokens=512, label_smoothing=0.0, bleu_sentences=0
+    )
+    config = Seq2SeqConfig(
+        dim=64, n_heads=4, dim_hidden=128, n_encoder_blocks=2, n_decoder_blocks=2, dropout=0.0, max_length=16
+    )
     task = Seq2SeqTask(settings, config)
     config = task.adapt_config(config)
     torch.manual_seed(0)
     model = build_model(config)
-    Trainer(model, task, TrainConfig(max_steps=400, lr=3e-3, warmup_steps=50, eval_every=400, schedule="cosine",
-                                     weight_decay=0.0), tmp_path / "run", config, log=lambda *_: None).fit()
+    Trainer(
+        model,
+        task,
+        TrainConfig(max_steps=400, lr=3e-3, warmup_steps=50, eval_every=400, schedule="cosine", weight_decay=0.0),
+        tmp_path / "run",
+        config,
+        log=lambda *_: None,
+    ).fit()
     src, _ = pad_batch(task.val_src, config.pad_id)
     out = greedy_decode(model, src, task.tgt_tok.bos_id, task.tgt_tok.eos_id, DecodeSettings())
     correct = sum(a == b for hyp, ref in zip(out, task.val_tgt) for a, b in zip(hyp, ref))

@@ -20,7 +20,7 @@ def test_round_trip_padding_and_save_load(tmp_path):
     ids = tok.encode(text, add_bos=True, add_eos=True)
     assert ids[0] == tok.bos_id and ids[-1] == tok.eos_id and tok.decode(ids) == text
     batch, mask = tok.encode_batch(["ein mann", text])
-    assert batch[0, mask[0].sum():].eq(tok.pad_id).all() and mask[1].all()
+    assert batch[0, mask[0].sum() :].eq(tok.pad_id).all() and mask[1].all()
     tok.save(tmp_path / "bpe.json")
     back = load_tokenizer(tmp_path / "bpe.json")
     assert back.encode(text) == tok.encode(text) and isinstance(back, BPETokenizer)

@@ -11,8 +11,11 @@ CORPUS = ["ein mann fährt fahrrad .", "eine frau läuft im park .", "ein hund s
 
 
 def every_kind():
-    return [WordTokenizer(["ein", "mann", "im", "park"], "<unk>", pad="<pad>", bos="<bos>", eos="<eos>", split="punct"),
-            CharTokenizer.from_text(" ".join(CORPUS)), BPETokenizer.train(CORPUS, vocab_size=60)]
+    return [
+        WordTokenizer(["ein", "mann", "im", "park"], "<unk>", pad="<pad>", bos="<bos>", eos="<eos>", split="punct"),
+        CharTokenizer.from_text(" ".join(CORPUS)),
+        BPETokenizer.train(CORPUS, vocab_size=60),
+    ]
 
 
 @pytest.mark.parametrize("tok", every_kind(), ids=lambda t: t.kind)

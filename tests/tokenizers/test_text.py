@@ -12,8 +12,15 @@ def test_simplify_follows_the_seed():
     assert simplify("Crème Brûlée") == "creme brulee"
     assert simplify("Don't `quote` it’s\nfine") == "dont quote its fine"
     assert simplify("a\u200db") == "ab"
-    assert words("This coffee from Kenya is really good.") == ["this", "coffee", "from", "kenya", "is", "really",
-                                                               "good"]
+    assert words("This coffee from Kenya is really good.") == [
+        "this",
+        "coffee",
+        "from",
+        "kenya",
+        "is",
+        "really",
+        "good",
+    ]
     assert words("I a x1 ab") == ["x1", "ab"]  # single characters are not words
 
 

@@ -89,7 +89,8 @@ def test_real_reviews_fast_path_parity():
     from transformers_lite.data.reviews import load_reviews
 
     dev = load_reviews(shared_data("amazon_reviews_multi_en", "dev.jsonl"))
-    tok = WordTokenizer(load_vocabulary(shared_data("amazon_reviews_vocab", "amazon_reviews_train_en.txt")),
-                        "[UNK]", pad="[PAD]")
+    tok = WordTokenizer(
+        load_vocabulary(shared_data("amazon_reviews_vocab", "amazon_reviews_train_en.txt")), "[UNK]", pad="[PAD]"
+    )
     ids, valid = tok.encode_batch(dev.texts, 50, pad_to=50)
     assert [row[m].tolist() for row, m in zip(ids, valid)] == [tok.encode(t, max_length=50) for t in dev.texts]

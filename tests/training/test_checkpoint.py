@@ -5,9 +5,9 @@ import torch
 
 import transformers_lite
 from transformers_lite import GeneratorConfig, build_model
+from transformers_lite.atomic import atomic_write_text
 from transformers_lite.tokenizers import CharTokenizer
 from transformers_lite.training import checkpoint as ckpt
-from transformers_lite.atomic import atomic_write_text
 from transformers_lite.training.optim import make_optimizer
 
 CFG = GeneratorConfig(vocab_size=5, max_length=8, dim=8, n_heads=2, dim_hidden=16, n_blocks=1)

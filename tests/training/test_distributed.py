@@ -11,9 +11,28 @@ import torch
 from safetensors.torch import load_file
 
 TEXT = "Now is the winter of our discontent\nMade glorious summer by this sun of York;\n" * 50
-TINY = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set",
-        "max_length=16", "--set", "dropout=0.0", "--batch-size", "4", "--eval-every", "3", "--warmup-steps", "2",
-        "--seed", "2"]
+TINY = [
+    "--set",
+    "dim=16",
+    "--set",
+    "n_heads=2",
+    "--set",
+    "dim_hidden=32",
+    "--set",
+    "n_blocks=1",
+    "--set",
+    "max_length=16",
+    "--set",
+    "dropout=0.0",
+    "--batch-size",
+    "4",
+    "--eval-every",
+    "3",
+    "--warmup-steps",
+    "2",
+    "--seed",
+    "2",
+]
 
 
 def env():
@@ -26,8 +45,17 @@ KILL_SCRIPT = Path(__file__).with_name("kill_at_step.py")
 def torchrun(tmp_path, *args, kill=None, timeout=180):
     """torchrun over `tlite train generator ARGS`; ``kill=(step, rank)`` SIGKILLs that rank after that step."""
     program = ["-m", "transformers_lite"] if kill is None else [str(KILL_SCRIPT), f"kill:{kill[0]}:{kill[1]}"]
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", *program,
-           "train", "generator", *map(str, args)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node=2",
+        *program,
+        "train",
+        "generator",
+        *map(str, args),
+    ]
     return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env(), timeout=timeout)
 
 
@@ -43,9 +71,27 @@ def test_two_ranks_equal_one_process_with_the_same_global_batch(tmp_path, text):
     assert result.returncode == 0, result.stderr[-3000:]
     assert "weights identical on all 2 ranks: True" in result.stdout
     assert result.stdout.count("step 6 |") == 1  # only rank 0 logs
-    single = subprocess.run([sys.executable, "-m", "transformers_lite", "train", "generator", "--text", str(text),
-                             *TINY, "--max-steps", "6", "--accumulate", "2", "--out", str(tmp_path / "single")],
-                            capture_output=True, text=True, env=env())
+    single = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "transformers_lite",
+            "train",
+            "generator",
+            "--text",
+            str(text),
+            *TINY,
+            "--max-steps",
+            "6",
+            "--accumulate",
+            "2",
+            "--out",
+            str(tmp_path / "single"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env(),
+    )
     assert single.returncode == 0, single.stderr
     a, b = load_file(tmp_path / "ddp" / "model.safetensors"), load_file(tmp_path / "single" / "model.safetensors")
     for name in a:
@@ -66,7 +112,19 @@ def test_resume_under_ddp(tmp_path, text):
 
 def test_a_killed_rank_ends_the_job_with_an_error(tmp_path, text):
     start = time.monotonic()
-    result = torchrun(tmp_path, "--text", text, *TINY, "--max-steps", "50", "--dist-timeout", "20", "--out",
-                      tmp_path / "k", kill=(2, 1), timeout=120)
+    result = torchrun(
+        tmp_path,
+        "--text",
+        text,
+        *TINY,
+        "--max-steps",
+        "50",
+        "--dist-timeout",
+        "20",
+        "--out",
+        tmp_path / "k",
+        kill=(2, 1),
+        timeout=120,
+    )
     assert result.returncode != 0
     assert time.monotonic() - start < 90

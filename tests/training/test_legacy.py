@@ -47,8 +47,11 @@ def test_resuming_a_legacy_run_is_refused_with_a_clear_message(tmp_path):
     import shutil
 
     shutil.copytree(RUNS / "generator", tmp_path / "old")
-    result = subprocess.run([sys.executable, "-m", "transformers_lite", "train", "generator", "--resume",
-                             str(tmp_path / "old")], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "transformers_lite", "train", "generator", "--resume", str(tmp_path / "old")],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 1
     assert "written by transformers-lite 0.1" in result.stderr and "cannot be resumed" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -10,6 +10,7 @@ from safetensors.torch import load_file
 
 from transformers_lite import GeneratorConfig, build_model
 from transformers_lite.tasks.generator import GeneratorSettings, GeneratorTask
+from transformers_lite.training.callbacks import Callback
 from transformers_lite.training.checkpoint import latest_checkpoint
 from transformers_lite.training.trainer import NonFiniteLoss, TrainConfig, Trainer
 
@@ -62,14 +63,37 @@ def test_straight_equals_pause_and_resume_bitwise(tmp_path, text_file):
 
 
 def test_resume_after_sigkill_between_checkpoints(tmp_path, text_file):
-    common = ["--text", str(text_file), "--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32",
-              "--set", "n_blocks=1", "--set", "max_length=16", "--batch-size", "4", "--max-steps", "12",
-              "--eval-every", "4", "--warmup-steps", "2", "--seed", "5"]
+    common = [
+        "--text",
+        str(text_file),
+        "--set",
+        "dim=16",
+        "--set",
+        "n_heads=2",
+        "--set",
+        "dim_hidden=32",
+        "--set",
+        "n_blocks=1",
+        "--set",
+        "max_length=16",
+        "--batch-size",
+        "4",
+        "--max-steps",
+        "12",
+        "--eval-every",
+        "4",
+        "--warmup-steps",
+        "2",
+        "--seed",
+        "5",
+    ]
     cmd = [sys.executable, "-m", "transformers_lite", "train", "generator"]
     subprocess.run(cmd + common + ["--out", str(tmp_path / "a")], check=True, capture_output=True)
     # checkpoints at 4 and 8: killed in between, by a test callback
-    killed = subprocess.run([sys.executable, str(KILL_SCRIPT), "kill:7:0", "train", "generator", *common, "--out",
-                             str(tmp_path / "b")], capture_output=True)
+    killed = subprocess.run(
+        [sys.executable, str(KILL_SCRIPT), "kill:7:0", "train", "generator", *common, "--out", str(tmp_path / "b")],
+        capture_output=True,
+    )
     assert killed.returncode == -signal.SIGKILL
     assert latest_checkpoint(tmp_path / "b").name == "step-00000004"
     subprocess.run(cmd + ["--resume", str(tmp_path / "b")], check=True, capture_output=True)
@@ -103,8 +127,9 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, text_file):
 
     task = make_task(text_file, cls=Exploding)
     config = task.adapt_config(TINY)
-    trainer = Trainer(build_model(config), task, TrainConfig(max_steps=10, eval_every=4), tmp_path / "n", config,
-                      log=lambda *_: None)
+    trainer = Trainer(
+        build_model(config), task, TrainConfig(max_steps=10, eval_every=4), tmp_path / "n", config, log=lambda *_: None
+    )
     with pytest.raises(NonFiniteLoss, match="loss became nan at step 6.*step-00000004"):
         trainer.fit()
     assert latest_checkpoint(tmp_path / "n").name == "step-00000004"
@@ -113,13 +138,26 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, text_file):
 def test_early_stopping_and_time_budget(tmp_path, text_file):
     task = make_task(text_file)
     config = task.adapt_config(TINY)
-    t = Trainer(build_model(config), task, TrainConfig(max_steps=50, eval_every=1, patience=1, lr=1e-9,
-                                                       warmup_steps=0), tmp_path / "e", config, log=lambda *_: None)
+    t = Trainer(
+        build_model(config),
+        task,
+        TrainConfig(max_steps=50, eval_every=1, patience=1, lr=1e-9, warmup_steps=0),
+        tmp_path / "e",
+        config,
+        log=lambda *_: None,
+    )
     state = t.fit()
     assert state.stop_reason.startswith("early stopping") and state.step < 50
     ticks = iter(range(10**6))  # a fake clock: one second per reading
-    t = Trainer(build_model(config), task, TrainConfig(max_minutes=0.05), tmp_path / "m", config, log=lambda *_: None,
-                clock=lambda: float(next(ticks)))
+    t = Trainer(
+        build_model(config),
+        task,
+        TrainConfig(max_minutes=0.05),
+        tmp_path / "m",
+        config,
+        log=lambda *_: None,
+        clock=lambda: float(next(ticks)),
+    )
     state = t.fit()
     assert 1 <= state.step <= 3 and "time budget of 0.05 minutes used" in state.stop_reason
     assert latest_checkpoint(tmp_path / "m") is not None
@@ -133,8 +171,14 @@ def test_gradient_accumulation_matches_a_larger_batch(tmp_path, text_file):
     model = build_model(config)
     reference = build_model(config)
     reference.load_state_dict(model.state_dict())
-    Trainer(model, task, TrainConfig(max_steps=1, accumulate=2, warmup_steps=0, grad_clip=0), tmp_path / "g",
-            config, log=lambda *_: None).fit()
+    Trainer(
+        model,
+        task,
+        TrainConfig(max_steps=1, accumulate=2, warmup_steps=0, grad_clip=0),
+        tmp_path / "g",
+        config,
+        log=lambda *_: None,
+    ).fit()
     from transformers_lite.training.optim import make_optimizer
 
     opt = make_optimizer(reference, 1e-3, 0.01, (0.9, 0.99))
@@ -148,9 +192,33 @@ def test_gradient_accumulation_matches_a_larger_batch(tmp_path, text_file):
 def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path, text_file):
     import time
 
-    cmd = [sys.executable, "-m", "transformers_lite", "train", "generator", "--text", str(text_file), "--set", "dim=16",
-           "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "n_blocks=1", "--set", "max_length=16",
-           "--batch-size", "4", "--max-steps", "100000", "--eval-every", "50", "--out", str(tmp_path / "c")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "transformers_lite",
+        "train",
+        "generator",
+        "--text",
+        str(text_file),
+        "--set",
+        "dim=16",
+        "--set",
+        "n_heads=2",
+        "--set",
+        "dim_hidden=32",
+        "--set",
+        "n_blocks=1",
+        "--set",
+        "max_length=16",
+        "--batch-size",
+        "4",
+        "--max-steps",
+        "100000",
+        "--eval-every",
+        "50",
+        "--out",
+        str(tmp_path / "c"),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while latest_checkpoint(tmp_path / "c") is None and time.monotonic() < deadline:
@@ -177,8 +245,15 @@ def test_init_model_runs_once_for_a_new_run_and_never_on_resume(tmp_path, text_f
         config = task.adapt_config(TINY)
         torch.manual_seed(3)
         model = build_model(config)
-        Trainer(model, task, TrainConfig(max_steps=6, eval_every=3, warmup_steps=1, lr=3e-3, seed=3, **kw),
-                tmp_path / run, config, resume=resume, log=lambda *_: None).fit()
+        Trainer(
+            model,
+            task,
+            TrainConfig(max_steps=6, eval_every=3, warmup_steps=1, lr=3e-3, seed=3, **kw),
+            tmp_path / run,
+            config,
+            resume=resume,
+            log=lambda *_: None,
+        ).fit()
 
     fit("a")
     assert len(calls) == 1
@@ -201,13 +276,9 @@ class FakeClock:
         return self.now
 
 
-class RecordLR:
+class RecordLR(Callback):
     def __init__(self):
         self.lrs = []
-
-    def on_train_start(self, trainer, state): pass
-    def on_evaluate(self, trainer, state, record): pass
-    def on_train_end(self, trainer, state): pass
 
     def on_step_end(self, trainer, state, loss):
         self.lrs.append(trainer.last_lr)
@@ -221,8 +292,17 @@ def budgeted(run_dir, text_file, resume=False, **kw):
     lrs = RecordLR()
     settings = dict(max_minutes=0.5, eval_every=10, warmup_steps=3, lr=3e-3, min_lr_ratio=0.1, seed=3)
     settings.update(kw)
-    state = Trainer(model, task, TrainConfig(**settings), run_dir, config, resume=resume, callbacks=[lrs],
-                    log=lambda *_: None, clock=FakeClock()).fit()
+    state = Trainer(
+        model,
+        task,
+        TrainConfig(**settings),
+        run_dir,
+        config,
+        resume=resume,
+        callbacks=[lrs],
+        log=lambda *_: None,
+        clock=FakeClock(),
+    ).fit()
     return state, lrs.lrs
 
 
@@ -233,8 +313,13 @@ def test_a_time_budget_spans_the_schedule_and_ends_at_the_floor(tmp_path, text_f
     assert all(a >= b for a, b in zip(lrs[3:], lrs[4:]))
     # the last step starts at 29 s of 30: it trains just above the floor (0.1 x peak), which the budget's end reaches
     assert lrs[-1] == pytest.approx(3e-4, rel=0.05) and lrs[-1] >= 3e-4
-    schedule = Trainer(build_model(TINY), make_task(text_file), TrainConfig(max_minutes=0.5, warmup_steps=3, lr=3e-3),
-                       tmp_path / "s", TINY).schedule
+    schedule = Trainer(
+        build_model(TINY),
+        make_task(text_file),
+        TrainConfig(max_minutes=0.5, warmup_steps=3, lr=3e-3),
+        tmp_path / "s",
+        TINY,
+    ).schedule
     assert schedule(31, schedule.progress(31, elapsed=30.0, warmup_end_s=3.0)) == pytest.approx(3e-4)
 
 

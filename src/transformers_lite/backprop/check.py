@@ -7,7 +7,7 @@ largest absolute difference over all gradients of that operation.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -70,12 +70,16 @@ def check_attention() -> float:
     mask[0, 0, :, 4:] = False  # padding keys
     mask[1, 0, 2] = False  # a fully masked query row
     _, c = ops.attention_forward(q, k, v, mask)
-    err = _compare(lambda q, k, v: scaled_dot_attention(q, k, v, mask)[0], [q, k, v], do,
-                   list(ops.attention_backward(do, c)))
+    err = _compare(
+        lambda q, k, v: scaled_dot_attention(q, k, v, mask)[0], [q, k, v], do, list(ops.attention_backward(do, c))
+    )
     _, c = ops.attention_forward(q[..., :5, :], k[..., :5, :], v[..., :5, :], causal_mask(5))
-    err2 = _compare(lambda q, k, v: scaled_dot_attention(q, k, v, causal_mask(5))[0],
-                    [q[..., :5, :], k[..., :5, :], v[..., :5, :]], do[..., :5, :],
-                    list(ops.attention_backward(do[..., :5, :], c)))
+    err2 = _compare(
+        lambda q, k, v: scaled_dot_attention(q, k, v, causal_mask(5))[0],
+        [q[..., :5, :], k[..., :5, :], v[..., :5, :]],
+        do[..., :5, :],
+        list(ops.attention_backward(do[..., :5, :], c)),
+    )
     return max(err, err2)
 
 
@@ -118,8 +122,12 @@ def check_residual() -> float:
 def check_seed_head() -> float:
     x, w1, b1, w2, b2, dz = _r(2, 5, 4), _r(1, 4), _r(1), _r(3, 5), _r(3), _r(2, 3)
     _, c = ops.seed_head_forward(x, w1, b1, w2, b2)
-    return _compare(lambda x, w1, b1, w2, b2: F.linear(F.linear(x, w1, b1).squeeze(-1), w2, b2),
-                    [x, w1, b1, w2, b2], dz, list(ops.seed_head_backward(dz, c)))
+    return _compare(
+        lambda x, w1, b1, w2, b2: F.linear(F.linear(x, w1, b1).squeeze(-1), w2, b2),
+        [x, w1, b1, w2, b2],
+        dz,
+        list(ops.seed_head_backward(dz, c)),
+    )
 
 
 def check_losses() -> float:
@@ -128,8 +136,12 @@ def check_losses() -> float:
     e1 = _compare(lambda z: F.cross_entropy(z, y), [z], torch.ones((), dtype=DT), [ops.cross_entropy_backward(c)])
     zb, t = _r(6) * 4, torch.tensor([0, 1, 1, 0, 1, 0], dtype=DT)
     _, c = ops.binary_cross_entropy_forward(zb, t)
-    e2 = _compare(lambda z: F.binary_cross_entropy_with_logits(z, t), [zb], torch.ones((), dtype=DT),
-                  [ops.binary_cross_entropy_backward(c)])
+    e2 = _compare(
+        lambda z: F.binary_cross_entropy_with_logits(z, t),
+        [zb],
+        torch.ones((), dtype=DT),
+        [ops.binary_cross_entropy_backward(c)],
+    )
     return max(e1, e2)
 
 
@@ -159,7 +171,9 @@ def check_seed_classifier() -> float:
     auto = torch.autograd.grad(loss, list(params.values()))
     if set(grads) != set(params):
         raise AssertionError(f"hand gradients miss {sorted(set(params) - set(grads))}")
-    return max([abs(float(loss.detach() - loss_hand))] + [float((g - grads[n]).abs().max()) for n, g in zip(params, auto)])
+    return max(
+        [abs(float(loss.detach() - loss_hand))] + [float((g - grads[n]).abs().max()) for n, g in zip(params, auto)]
+    )
 
 
 def check_mul4d_function() -> float:

@@ -19,8 +19,16 @@ def _attention_params(block) -> dict[str, Tensor]:  # noqa: ANN001
     w, b = mha.qkv.weight.detach(), mha.qkv.bias
     b = None if b is None else b.detach()
     part = lambda t, i: None if t is None else t[i * c : (i + 1) * c]  # noqa: E731
-    return {"wq": part(w, 0), "wk": part(w, 1), "wv": part(w, 2), "bq": part(b, 0), "bk": part(b, 1),
-            "bv": part(b, 2), "wo": mha.out.weight.detach(), "bo": mha.out.bias.detach()}
+    return {
+        "wq": part(w, 0),
+        "wk": part(w, 1),
+        "wv": part(w, 2),
+        "bq": part(b, 0),
+        "bk": part(b, 1),
+        "bv": part(b, 2),
+        "wo": mha.out.weight.detach(),
+        "bo": mha.out.bias.detach(),
+    }
 
 
 def encoder_block_forward(block, x: Tensor, mask: Tensor | None = None):  # noqa: ANN001
@@ -46,8 +54,23 @@ def encoder_block_forward(block, x: Tensor, mask: Tensor | None = None):  # noqa
     f2, cf2 = ops.linear_forward(r, ff.dense2.weight.detach(), ff.dense2.bias.detach())  # (B, T, C)
     h2, _ = ops.residual_forward(n1, f2)
     y, cn2 = ops.layer_norm_forward(h2, norm2.weight.detach(), norm2.bias.detach(), norm2.eps)
-    return y, dict(cq=cq, ck=ck, cv=cv, sq=sq, sk=sk, sv=sv, ca=ca, sm=sm, co=co, cn1=cn1, cf1=cf1, cr=cr, cf2=cf2,
-                   cn2=cn2, relu=ff.activation == "relu")
+    return y, dict(
+        cq=cq,
+        ck=ck,
+        cv=cv,
+        sq=sq,
+        sk=sk,
+        sv=sv,
+        ca=ca,
+        sm=sm,
+        co=co,
+        cn1=cn1,
+        cf1=cf1,
+        cr=cr,
+        cf2=cf2,
+        cn2=cn2,
+        relu=ff.activation == "relu",
+    )
 
 
 def encoder_block_backward(dy: Tensor, cache: dict):
@@ -69,11 +92,16 @@ def encoder_block_backward(dy: Tensor, cache: dict):
     dxv, dwv, dbv = ops.linear_backward(dv, c["cv"])
     grads = {
         "attention.qkv.weight": torch.cat([dwq, dwk, dwv]),
-        "attention.out.weight": dwo, "attention.out.bias": dbo,
-        "attention_residual.norm.weight": g_ln1, "attention_residual.norm.bias": b_ln1,
-        "feed_forward.dense1.weight": dw1, "feed_forward.dense1.bias": db1,
-        "feed_forward.dense2.weight": dw2, "feed_forward.dense2.bias": db2,
-        "feed_forward_residual.norm.weight": g_ln2, "feed_forward_residual.norm.bias": b_ln2,
+        "attention.out.weight": dwo,
+        "attention.out.bias": dbo,
+        "attention_residual.norm.weight": g_ln1,
+        "attention_residual.norm.bias": b_ln1,
+        "feed_forward.dense1.weight": dw1,
+        "feed_forward.dense1.bias": db1,
+        "feed_forward.dense2.weight": dw2,
+        "feed_forward.dense2.bias": db2,
+        "feed_forward_residual.norm.weight": g_ln2,
+        "feed_forward_residual.norm.bias": b_ln2,
     }
     if dbq is not None:
         grads["attention.qkv.bias"] = torch.cat([dbq, dbk, dbv])
@@ -92,8 +120,13 @@ def seed_classifier_forward(model, ids: Tensor, labels: Tensor):  # noqa: ANN001
         x, cb = encoder_block_forward(block, x)
         block_caches.append(cb)
     head = model.head
-    z, ch = ops.seed_head_forward(x, head.dense_token.weight.detach(), head.dense_token.bias.detach(),
-                                  head.dense_out.weight.detach(), head.dense_out.bias.detach())
+    z, ch = ops.seed_head_forward(
+        x,
+        head.dense_token.weight.detach(),
+        head.dense_token.bias.detach(),
+        head.dense_out.weight.detach(),
+        head.dense_out.bias.detach(),
+    )
     if z.shape[1] == 1:
         loss, cl = ops.binary_cross_entropy_forward(z[:, 0], labels.to(z.dtype))
     else:
@@ -106,8 +139,12 @@ def seed_classifier_backward(cache) -> dict[str, Tensor]:  # noqa: ANN001
     ce, block_caches, ch, cl, binary = cache
     dz = ops.binary_cross_entropy_backward(cl)[:, None] if binary else ops.cross_entropy_backward(cl)
     dx, dw1, db1, dw2, db2 = ops.seed_head_backward(dz, ch)
-    grads = {"head.dense_token.weight": dw1, "head.dense_token.bias": db1, "head.dense_out.weight": dw2,
-             "head.dense_out.bias": db2}
+    grads = {
+        "head.dense_token.weight": dw1,
+        "head.dense_token.bias": db1,
+        "head.dense_out.weight": dw2,
+        "head.dense_out.bias": db2,
+    }
     for i in reversed(range(len(block_caches))):
         dx, block_grads = encoder_block_backward(dx, block_caches[i])
         grads.update({f"blocks.{i}.{k}": v for k, v in block_grads.items()})
@@ -120,8 +157,9 @@ class HandAdam:
     """Adam by hand: ``m = β1 m + (1-β1) g``, ``v = β2 v + (1-β2) g²``,
     ``p -= lr · m̂ / (sqrt(v̂) + ε)`` with ``m̂ = m / (1-β1ᵗ)``, ``v̂ = v / (1-β2ᵗ)``."""
 
-    def __init__(self, params: dict[str, Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8) -> None:
+    def __init__(
+        self, params: dict[str, Tensor], lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8
+    ) -> None:
         self.params, self.lr, self.betas, self.eps, self.t = params, lr, betas, eps, 0
         self.m = {k: torch.zeros_like(p) for k, p in params.items()}
         self.v = {k: torch.zeros_like(p) for k, p in params.items()}

@@ -8,9 +8,12 @@ from ..backprop.check import TOLERANCE, run_checks
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(name, help="check the hand-derived backward passes against autograd",
-                       description="Run every hand-written forward/backward (float64) and compare with autograd.",
-                       epilog="example: tlite backprop check")
+    p = sub.add_parser(
+        name,
+        help="check the hand-derived backward passes against autograd",
+        description="Run every hand-written forward/backward (float64) and compare with autograd.",
+        epilog="example: tlite backprop check",
+    )
     p.add_argument("action", choices=("check",))
     p.add_argument("--seed", type=int, default=0, help="random seed of the test inputs (default: 0)")
     p.set_defaults(func=run)

@@ -9,9 +9,12 @@ from .common import print_json
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(name, help="TF-IDF + logistic regression baseline for reviews",
-                       description="Train and score the TF-IDF baseline with the same metrics as `tlite evaluate`.",
-                       epilog="example: tlite baseline tfidf --train train.jsonl --val dev.jsonl --labels 5 --json")
+    p = sub.add_parser(
+        name,
+        help="TF-IDF + logistic regression baseline for reviews",
+        description="Train and score the TF-IDF baseline with the same metrics as `tlite evaluate`.",
+        epilog="example: tlite baseline tfidf --train train.jsonl --val dev.jsonl --labels 5 --json",
+    )
     p.add_argument("kind", choices=("tfidf",))
     p.add_argument("--train", required=True)
     p.add_argument("--val", required=True)
@@ -29,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print(f"TF-IDF baseline: accuracy {result['accuracy']:.4f} | macro F1 {result['macro_f1']:.4f} | "
-              f"{result['parameters']:,} parameters | n {result['n']:,}")
+        print(
+            f"TF-IDF baseline: accuracy {result['accuracy']:.4f} | macro F1 {result['macro_f1']:.4f} | "
+            f"{result['parameters']:,} parameters | n {result['n']:,}"
+        )
     return 0

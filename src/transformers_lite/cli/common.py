@@ -4,32 +4,72 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
-from ..devices import resolve_device
-from ..errors import RunError
-from ..training.runs import LoadedRun, load
+from ..atomic import atomic_write_text
+from ..data.inputs import read_inputs
+from ..errors import ConfigError, RunError
+from ..pipeline import Run, load
 
 
 def add_device(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--device", default="auto",
-                        help="where to run: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps (default: auto)")
+    parser.add_argument(
+        "--device",
+        default="auto",
+        help="where to run: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps (default: auto)",
+    )
 
 
 def add_run_and_texts(parser: argparse.ArgumentParser, texts: str) -> None:
-    """The arguments every inference command takes: the run, the texts, --json and --device."""
+    """The arguments every inference command takes: the run, texts (or a file of them), output, device."""
     parser.add_argument("run", help="run directory")
-    parser.add_argument("texts", nargs="+", help=texts)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("texts", nargs="*", help=f"{texts} (or --input FILE)")
+    parser.add_argument(
+        "--input",
+        metavar="FILE",
+        help="one input per line: plain text, or JSON Lines with a 'text' field; - reads standard input",
+    )
+    parser.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write the results here, one per input line, in order (default: standard output)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON output (with --input: JSON Lines, one object per line; the default when the input is JSON Lines)",
+    )
     add_device(parser)
+
+
+def inputs(args: argparse.Namespace, fields: tuple[str, ...] = ("text",)) -> tuple[list[str], bool]:
+    """``(texts, as_jsonl)``: the texts given as arguments, or the lines of ``--input``."""
+    if args.texts and args.input:
+        raise ConfigError("give texts as arguments or --input FILE, not both")
+    if args.input:
+        texts, jsonl = read_inputs(args.input, fields)
+        return texts, jsonl or args.json
+    if not args.texts:
+        raise ConfigError("give at least one text, or --input FILE (- for standard input)")
+    return args.texts, False
+
+
+def write_lines(lines: list[str], output: str | None) -> None:
+    """One line per result to ``output`` (written atomically) or standard output."""
+    text = "".join(line + "\n" for line in lines)
+    if output:
+        atomic_write_text(output, text)
+    else:
+        sys.stdout.write(text)
 
 
 def print_json(data: object) -> None:
     print(json.dumps(data))
 
 
-def load_run(args: argparse.Namespace, family: str | None = None) -> LoadedRun:
+def load_run(args: argparse.Namespace, family: str | None = None) -> Run:
     """Load ``args.run`` on ``args.device``; with ``family``, insist the run holds that model family."""
-    loaded = load(args.run, resolve_device(args.device))
+    loaded = load(args.run, args.device)
     if family is not None and loaded.config.family != family:
         raise RunError(f"{args.run} holds a {loaded.config.family} model, not a {family}")
     return loaded

@@ -7,37 +7,55 @@ import sys
 
 import torch
 
-from ..generation.generate import PATHS, generate
 from ..errors import ConfigError, warn
+from ..generation.generate import PATHS, generate
 from .common import add_device, load_run, print_json
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(name, help="generate text from a trained generator",
-                       description="Sample text; the same random --seed prints the same text, with or without the KV "
-                                   "cache.",
-                       epilog='example: tlite generate RUN --prompt "ROMEO:" --max-new-tokens 500 --temperature 0.8 '
-                              "--top-k 40 --seed 1 --stream")
+    p = sub.add_parser(
+        name,
+        help="generate text from a trained generator",
+        description="Sample text; the same random --seed prints the same text, with or without the KV cache.",
+        epilog='example: tlite generate RUN --prompt "ROMEO:" --max-new-tokens 500 --temperature 0.8 '
+        "--top-k 40 --seed 1 --stream",
+    )
     p.add_argument("run", help="run directory")
     p.add_argument("--prompt", default="\n", help="text to continue (default: a newline)")
     p.add_argument("--max-new-tokens", type=int, default=500, help="tokens to generate (default: 500)")
     p.add_argument("--temperature", type=float, default=0.8, help="0 = greedy (default: 0.8)")
     p.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens (default: all)")
-    p.add_argument("--top-p", type=float, default=None,
-                   help="sample among the most likely tokens holding this much probability (default: all)")
+    p.add_argument(
+        "--top-p",
+        type=float,
+        default=None,
+        help="sample among the most likely tokens holding this much probability (default: all)",
+    )
     p.add_argument("--seed", type=int, default=1, help="random seed of the sampling (default: 1)")
     p.add_argument("--stream", action="store_true", help="print tokens as they come")
-    p.add_argument("--num-samples", type=int, default=1,
-                   help="continuations sampled at once; sample i is the text --seed SEED+i gives alone (default: 1)")
-    p.add_argument("--path", choices=PATHS, default="fast",
-                   help="fast (a lean KV-cached decoder), modules (the model's own layers with a KV cache: the "
-                        "teaching path), no-cache (the whole window at every token); all give the same text "
-                        "(default: fast)")
+    p.add_argument(
+        "--num-samples",
+        type=int,
+        default=1,
+        help="continuations sampled at once; sample i is the text --seed SEED+i gives alone (default: 1)",
+    )
+    p.add_argument(
+        "--path",
+        choices=PATHS,
+        default="fast",
+        help="fast (a lean KV-cached decoder), modules (the model's own layers with a KV cache: the "
+        "teaching path), no-cache (the whole window at every token); all give the same text "
+        "(default: fast)",
+    )
     p.add_argument("--no-kv-cache", action="store_true", help="the same as --path no-cache")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--stride", type=int, default=None,
-                   help="once the context is full, the window restarts every STRIDE tokens (default: context/4; "
-                        "1 = always the last context tokens, as the seeds)")
+    p.add_argument(
+        "--stride",
+        type=int,
+        default=None,
+        help="once the context is full, the window restarts every STRIDE tokens (default: context/4; "
+        "1 = always the last context tokens, as the seeds)",
+    )
     add_device(p)
     p.set_defaults(func=run)
 
@@ -52,16 +70,27 @@ def run(args: argparse.Namespace) -> int:
     ids = tok.encode(args.prompt)
     unknown = sorted({c for c, i in zip(args.prompt, ids) if i == tok.unk_id and c != tok.token(tok.unk_id)})
     if unknown:
-        warn(f"the prompt has characters the model never saw in training ({''.join(unknown)!r}); each reads as the "
-             f"unknown symbol {tok.token(tok.unk_id)!r}")
+        warn(
+            f"the prompt has characters the model never saw in training ({''.join(unknown)!r}); each reads as the "
+            f"unknown symbol {tok.token(tok.unk_id)!r}"
+        )
     if args.num_samples < 1:
         raise ConfigError(f"--num-samples must be >= 1, got {args.num_samples}")
     if args.stream and (args.num_samples > 1 or args.json):
         raise ConfigError("--stream prints one sample as it comes; drop --num-samples/--json, or --stream")
     prompt = torch.tensor(ids, dtype=torch.long)
-    steps = generate(loaded.model, prompt, args.max_new_tokens, num_samples=args.num_samples,
-                     temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed,
-                     stride=args.stride, path="no-cache" if args.no_kv_cache else args.path)
+    steps = generate(
+        loaded.model,
+        prompt,
+        args.max_new_tokens,
+        num_samples=args.num_samples,
+        temperature=args.temperature,
+        top_k=args.top_k,
+        top_p=args.top_p,
+        seed=args.seed,
+        stride=args.stride,
+        path="no-cache" if args.no_kv_cache else args.path,
+    )
     if args.stream:
         sys.stdout.write(args.prompt)
         for (token,) in steps:
@@ -72,9 +101,17 @@ def run(args: argparse.Namespace) -> int:
     columns = list(zip(*steps)) or [()] * args.num_samples  # one tuple of ids per sample
     texts = [args.prompt + tok.decode(list(ids)) for ids in columns]
     if args.json:
-        print_json({"task": "generator", "seed": args.seed, "samples": [{"seed": args.seed + i, "text": t}
-                                                                         for i, t in enumerate(texts)]})
+        print_json(
+            {
+                "task": "generator",
+                "seed": args.seed,
+                "samples": [{"seed": args.seed + i, "text": t} for i, t in enumerate(texts)],
+            }
+        )
     else:
-        print("\n\n".join(texts) if args.num_samples == 1 else
-              "\n\n".join(f"--- sample {i + 1} (seed {args.seed + i})\n{t}" for i, t in enumerate(texts)))
+        print(
+            "\n\n".join(texts)
+            if args.num_samples == 1
+            else "\n\n".join(f"--- sample {i + 1} (seed {args.seed + i})\n{t}" for i, t in enumerate(texts))
+        )
     return 0

@@ -22,6 +22,9 @@ SUBCOMMANDS = {
     "data": "data",
     "baseline": "baseline",
     "backprop": "backprop",
+    "import-hf": "hf",
+    "export-hf": "hf",
+    "serve": "serve",
 }
 
 
@@ -67,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # a bug: still one line, the traceback on request
         if args.debug:
             raise
-        print(f"tlite: internal error: {type(err).__name__}: {err} (run again with --debug for the traceback, "
-              "and please report it)", file=sys.stderr)
+        print(
+            f"tlite: internal error: {type(err).__name__}: {err} (run again with --debug for the traceback, "
+            "and please report it)",
+            file=sys.stderr,
+        )
         return 1

@@ -37,8 +37,7 @@ def add_options(group: argparse._ActionsContainer, defaults: Any, *, skip: tuple
             group.add_argument(flag, action=argparse.BooleanOptionalAction, default=None, help=text)
         else:
             metavar = "FILE" if meta.get("path") else None
-            group.add_argument(flag, type=kind, default=None, choices=meta.get("choices"), metavar=metavar,
-                               help=text)
+            group.add_argument(flag, type=kind, default=None, choices=meta.get("choices"), metavar=metavar, help=text)
         names.append(f.name)
     return names
 

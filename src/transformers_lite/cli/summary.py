@@ -11,10 +11,13 @@ from ..summary import summary
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(name, help="print a model's layers and parameter counts",
-                       description="Print each layer, its shape and parameter count, like the seeds' printed models.",
-                       epilog="example: tlite summary seed-gpt --set n_blocks=6",
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        name,
+        help="print a model's layers and parameter counts",
+        description="Print each layer, its shape and parameter count, like the seeds' printed models.",
+        epilog="example: tlite summary seed-gpt --set n_blocks=6",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("model", help="a preset name, a config JSON file, or a run directory")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config field")
     p.set_defaults(func=run)

@@ -3,32 +3,50 @@
 from __future__ import annotations
 
 import argparse
+import json
 
-from ..generation.translate import DecodeSettings, translate_texts
-from .common import add_run_and_texts, load_run, print_json
+from ..progress import interactive
+from .common import add_run_and_texts, inputs, load_run, write_lines
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(name, help="translate sentences with a trained seq2seq model",
-                       description="Greedy (default) or beam-search translation.",
-                       epilog='example: tlite translate RUN "Ein Mann fährt Fahrrad." --beam 4 --json')
+    p = sub.add_parser(
+        name,
+        help="translate sentences with a trained seq2seq model",
+        description="Greedy (default) or beam-search translation.",
+        epilog='examples:\n  tlite translate RUN "Ein Mann fährt Fahrrad." --beam 4 --json\n'
+        "  tlite translate RUN --input sentences.de --output sentences.en --beam 4",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_run_and_texts(p, "source sentences")
     p.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy) (default: 1)")
-    p.add_argument("--length-penalty", type=float, default=1.0,
-                   help="finished beams are ranked by log p / length**penalty (default: 1.0)")
+    p.add_argument(
+        "--length-penalty",
+        type=float,
+        default=1.0,
+        help="finished beams are ranked by log p / length**penalty (default: 1.0)",
+    )
     p.add_argument("--no-kv-cache", action="store_true", help="re-run the decoder over the whole prefix at each step")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    texts, as_jsonl = inputs(args, ("text", "source"))
     loaded = load_run(args, "seq2seq")
-    if args.beam < 1:
-        raise ValueError(f"--beam must be >= 1, got {args.beam}")
-    settings = DecodeSettings(beam=args.beam, length_penalty=args.length_penalty, use_cache=not args.no_kv_cache)
-    outputs = translate_texts(loaded.model, loaded.src_tokenizer, loaded.tokenizer, args.texts, settings)
-    if args.json:
-        print_json({"task": "seq2seq", "beam": args.beam,
-                    "translations": [{"source": s, "translation": t} for s, t in zip(args.texts, outputs)]})
+    outputs = loaded.translate(
+        texts,
+        beam=args.beam,
+        length_penalty=args.length_penalty,
+        use_cache=not args.no_kv_cache,
+        progress=len(texts) > 64 and interactive(),
+    )
+    pairs = [{"source": s, "translation": t} for s, t in zip(texts, outputs)]
+    if as_jsonl:
+        write_lines([json.dumps(p, ensure_ascii=False) for p in pairs], args.output)
+    elif args.json:
+        write_lines(
+            [json.dumps({"task": "seq2seq", "beam": args.beam, "translations": pairs}, ensure_ascii=False)], args.output
+        )
     else:
-        print("\n".join(outputs))
+        write_lines(outputs, args.output)
     return 0

@@ -24,13 +24,15 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..optional import need
+
 
 def cooccurrence_counts(ids: Tensor | np.ndarray, valid: Tensor | np.ndarray, vocab_size: int, window: int):  # noqa: ANN201
     """Symmetric sparse counts ``(V, V)`` (scipy CSR, float64) of token pairs within ``window``.
 
     ``ids (N, T)`` and ``valid (N, T)`` as made by a tokenizer's ``encode_batch``; only valid positions count.
     """
-    import scipy.sparse as sp
+    sp = need("scipy.sparse", "classifier", "PPMI embeddings")
 
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
@@ -54,7 +56,7 @@ def cooccurrence_counts(ids: Tensor | np.ndarray, valid: Tensor | np.ndarray, vo
 
 def ppmi(counts, alpha: float = 0.75):  # noqa: ANN001, ANN201
     """Positive pointwise mutual information of a count matrix, context probabilities ``∝ N(c)^alpha``."""
-    import scipy.sparse as sp
+    sp = need("scipy.sparse", "classifier", "PPMI embeddings")
 
     if not 0.0 < alpha <= 1.0:
         raise ValueError(f"alpha must be in (0, 1], got {alpha}")
@@ -70,15 +72,23 @@ def ppmi(counts, alpha: float = 0.75):  # noqa: ANN001, ANN201
     return sp.csr_matrix((pmi[keep], (coo.row[keep], coo.col[keep])), shape=counts.shape)
 
 
-def ppmi_vectors(ids: Tensor | np.ndarray, valid: Tensor | np.ndarray, vocab_size: int, dim: int, *,
-                 window: int = 10, alpha: float = 0.75, seed: int = 0) -> Tensor:
+def ppmi_vectors(
+    ids: Tensor | np.ndarray,
+    valid: Tensor | np.ndarray,
+    vocab_size: int,
+    dim: int,
+    *,
+    window: int = 10,
+    alpha: float = 0.75,
+    seed: int = 0,
+) -> Tensor:
     """``(V, dim)`` float32 word vectors from the texts ``ids``/``valid`` (see the module docstring).
 
     Deterministic for a given random ``seed`` (randomized SVD). Unit standard deviation matches the
     classifier's ``N(0, 1)`` embedding initialisation (seed 000), so the position encoding keeps its
     relative weight.
     """
-    from sklearn.utils.extmath import randomized_svd
+    randomized_svd = need("sklearn.utils.extmath", "classifier", "PPMI embeddings").randomized_svd
 
     if dim < 1:
         raise ValueError(f"dim must be >= 1, got {dim}")

@@ -58,9 +58,11 @@ class Prepared:
 
     def report(self) -> str:
         dropped = self.source_characters - len(self.text)
-        return (f"{self.edition} edition: kept {len(self.text):,} characters in {self.passages:,} speeches from "
-                f"{self.plays} plays; dropped {dropped:,} characters ({1 - self.kept_fraction:.0%}: contents, "
-                "sonnets and poems, headings, cast lists, stage directions, copyright notices)")
+        return (
+            f"{self.edition} edition: kept {len(self.text):,} characters in {self.passages:,} speeches from "
+            f"{self.plays} plays; dropped {dropped:,} characters ({1 - self.kept_fraction:.0%}: contents, "
+            "sonnets and poems, headings, cast lists, stage directions, copyright notices)"
+        )
 
 
 def between_markers(raw: str) -> str:
@@ -68,8 +70,9 @@ def between_markers(raw: str) -> str:
     text = raw.replace("\r\n", "\n").replace("\ufeff", "")
     start = re.search(_MARKER.format("START"), text, re.M)
     end = re.search(_MARKER.format("END"), text, re.M)
-    return text[start.end() if start else 0 : end.start() if end and (not start or end.start() > start.end())
-                else len(text)]
+    return text[
+        start.end() if start else 0 : end.start() if end and (not start or end.start() > start.end()) else len(text)
+    ]
 
 
 def _new_edition_speeches(text: str) -> list[str]:
@@ -124,9 +127,11 @@ def prepare_complete_works(raw: str, *, ascii_only: bool = True, min_kept: float
         text = "".join(ch for ch in text if ch.isascii() or ch in KEEP_NON_ASCII)
     prepared = Prepared(text, edition, len(body), len(passages), plays)
     if prepared.kept_fraction < min_kept:
-        raise DataError(f"only {prepared.kept_fraction:.0%} of the text between the Gutenberg markers are play "
-                        f"speeches ({prepared.passages} found); is this Project Gutenberg's Complete Works of "
-                        "Shakespeare (pg100.txt or the 1990s shaks12.txt)? Nothing was written")
+        raise DataError(
+            f"only {prepared.kept_fraction:.0%} of the text between the Gutenberg markers are play "
+            f"speeches ({prepared.passages} found); is this Project Gutenberg's Complete Works of "
+            "Shakespeare (pg100.txt or the 1990s shaks12.txt)? Nothing was written"
+        )
     return prepared
 
 

@@ -2,8 +2,8 @@
 
 Loads JSON Lines (full MARC records; ``stars`` as "1".."5" or ints) and CSV (configurable columns,
 with or without a header); maps stars to the 5-class (0..4) or binary task (1-2 -> 0, 4-5 -> 1,
-3 dropped); and splits off a validation set at random (given a random seed). Turning the texts into ids is the tokenizer's
-job (``WordTokenizer.encode_batch``, vectorised for whole corpora).
+3 dropped); and splits off a validation set at random (given a random seed). Turning the texts into
+ids is the tokenizer's job (``WordTokenizer.encode_batch``, vectorised for whole corpora).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ def _parse_stars(value: object, where: str) -> int:
     return stars
 
 
-def load_reviews(path: str | Path, *, text_field: str = "review_body", label_field: str = "stars",
-                 header: bool = True) -> Reviews:
+def load_reviews(
+    path: str | Path, *, text_field: str = "review_body", label_field: str = "stars", header: bool = True
+) -> Reviews:
     """Read reviews from ``.jsonl`` (one JSON object per line) or ``.csv``.
 
     For CSV without a header, ``text_field``/``label_field`` are column indices ("0", "1", ...).
@@ -74,8 +75,9 @@ def load_reviews(path: str | Path, *, text_field: str = "review_body", label_fie
     return Reviews(texts, stars)
 
 
-def _read_csv(path: Path, text: str, text_field: str, label_field: str, header: bool, texts: list[str],
-              stars: list[int]) -> None:
+def _read_csv(
+    path: Path, text: str, text_field: str, label_field: str, header: bool, texts: list[str], stars: list[int]
+) -> None:
     """CSV records (a quoted field may span lines); errors name the line where the record starts."""
     reader = csv.reader(io.StringIO(text, newline=""))
     try:

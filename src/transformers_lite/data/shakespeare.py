@@ -15,6 +15,7 @@ import re
 import torch
 from torch import Tensor
 
+
 def text_stats(text: str) -> dict[str, int | float]:
     """The seed's statistics of a prepared text."""
     lines = text.split("\n")

@@ -20,8 +20,10 @@ from ..errors import DataError
 DATASETS: dict[str, dict[str, tuple[str, str | None]]] = {
     # file -> (url, sha256)
     "tinyshakespeare": {
-        "input.txt": ("https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",
-                      "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed"),
+        "input.txt": (
+            "https://raw.githubusercontent.com/karpathy/char-rnn/master/data/tinyshakespeare/input.txt",
+            "86c4e6aa9db7c042ec79f339dcb96d42b0075e16b8fc2e86bf0ca57e2dc565ed",
+        ),
     },
     # Project Gutenberg updates this file now and then: no fixed digest; prepared into plays.txt after download
     "complete-works": {"pg100.txt": ("https://www.gutenberg.org/cache/epub/100/pg100.txt", None)},
@@ -37,7 +39,7 @@ DATASETS: dict[str, dict[str, tuple[str, str | None]]] = {
 }
 NO_PUBLIC_SOURCE = {
     "amazon_reviews_multi_en": "MARC was withdrawn by Amazon in 2023; provide train/dev JSON Lines files with "
-                               "'review_body' and 'stars' fields (e.g. --train train.jsonl --val dev.jsonl)",
+    "'review_body' and 'stars' fields (e.g. --train train.jsonl --val dev.jsonl)",
 }
 
 
@@ -125,6 +127,7 @@ def read_text_file(path: str | Path) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: bytes that are not UTF-8 ({raw[err.start:err.start + 1]!r}); save the file "
-                        "as UTF-8") from None
+        raise DataError(
+            f"{path}:{line}: bytes that are not UTF-8 ({raw[err.start : err.start + 1]!r}); save the file as UTF-8"
+        ) from None
     return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")

@@ -7,9 +7,9 @@ target + EOS, and ``tgt_valid``; the decoder learns to predict ``tgt_out`` from 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from torch import Tensor
@@ -23,16 +23,21 @@ def load_parallel(src_path: str | Path, tgt_path: str | Path) -> tuple[list[str]
     src = read_text_file(src_path).rstrip("\n").split("\n")
     tgt = read_text_file(tgt_path).rstrip("\n").split("\n")
     if len(src) != len(tgt):
-        raise ValueError(f"parallel files differ in length: {src_path} has {len(src)} lines, "
-                         f"{tgt_path} has {len(tgt)} lines")
+        raise ValueError(
+            f"parallel files differ in length: {src_path} has {len(src)} lines, {tgt_path} has {len(tgt)} lines"
+        )
     return [s.strip() for s in src], [t.strip() for t in tgt]
 
 
-def filter_by_length(src: list[list[int]], tgt: list[list[int]], max_length: int,
-                     min_length: int = 1) -> tuple[list[list[int]], list[list[int]]]:
+def filter_by_length(
+    src: list[list[int]], tgt: list[list[int]], max_length: int, min_length: int = 1
+) -> tuple[list[list[int]], list[list[int]]]:
     """Drop pairs where either side is shorter than ``min_length`` or longer than ``max_length`` ids."""
-    keep = [i for i, (s, t) in enumerate(zip(src, tgt))
-            if min_length <= len(s) <= max_length and min_length <= len(t) <= max_length]
+    keep = [
+        i
+        for i, (s, t) in enumerate(zip(src, tgt))
+        if min_length <= len(s) <= max_length and min_length <= len(t) <= max_length
+    ]
     return [src[i] for i in keep], [tgt[i] for i in keep]
 
 
@@ -44,21 +49,24 @@ class TranslationBatch:
     tgt_out: Tensor
     tgt_valid: Tensor
 
-    def to(self, device) -> "TranslationBatch":  # noqa: ANN001
-        return TranslationBatch(*(getattr(self, f).to(device) for f in
-                                  ("src", "src_valid", "tgt_in", "tgt_out", "tgt_valid")))
+    def to(self, device) -> TranslationBatch:  # noqa: ANN001
+        return TranslationBatch(
+            *(getattr(self, f).to(device) for f in ("src", "src_valid", "tgt_in", "tgt_out", "tgt_valid"))
+        )
 
 
-def make_batch(src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]], pad_id: int, bos_id: int,
-               eos_id: int) -> TranslationBatch:
+def make_batch(
+    src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]], pad_id: int, bos_id: int, eos_id: int
+) -> TranslationBatch:
     src_ids, src_valid = pad_batch(src, pad_id)
     tgt_in, tgt_valid = pad_batch([[bos_id, *t] for t in tgt], pad_id)
     tgt_out, _ = pad_batch([[*t, eos_id] for t in tgt], pad_id)
     return TranslationBatch(src_ids, src_valid, tgt_in, tgt_out, tgt_valid)
 
 
-def bucket_batches(src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]], max_tokens: int, *,
-                   seed: int | None = 0) -> list[list[int]]:
+def bucket_batches(
+    src: Sequence[Sequence[int]], tgt: Sequence[Sequence[int]], max_tokens: int, *, seed: int | None = 0
+) -> list[list[int]]:
     """Group pair indices of similar length into batches of at most ``max_tokens`` (padded) tokens.
 
     Pairs are sorted by length (with a seeded shuffle inside equal lengths), cut into batches, and

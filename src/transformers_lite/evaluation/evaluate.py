@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..data.reviews import load_reviews, task_labels
+from ..data.reviews import load_reviews, split_validation, task_labels
 from ..data.shakespeare import split_text
 from ..data.sources import read_text_file, sha256
 from ..errors import DataError
@@ -20,36 +20,70 @@ from .metrics import accuracy, confusion_matrix, language_model_loss, macro_f1, 
 from .prediction import classify_texts
 
 
+def recorded_file(run: LoadedRun, key: str, option: str) -> Path:
+    """A data file the run recorded (``hyperparameters.json``), checked against its recorded sha256."""
+    data = run.hyperparameters.get("data", {})
+    if not data.get(key):
+        raise DataError(f"{run.run_dir} recorded no {key.replace('_', ' ')} file; pass {option}")
+    path = Path(data[key])
+    if not path.is_file():
+        raise FileNotFoundError(f"the run's {key.replace('_', ' ')} file {path} is gone; pass {option}")
+    if data.get(f"{key}_sha256") not in (None, sha256(path)):
+        raise DataError(
+            f"{path} changed since {run.run_dir} was trained (sha256 differs), so it is not the data the "
+            f"run recorded; pass {option} to evaluate on a file of your choice"
+        )
+    return path
+
+
 def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[str, Any]:
     """Mean next-character cross-entropy over ``text`` (or the run's validation split)."""
     if text is None:
-        data = run.hyperparameters.get("data", {})
-        path = Path(data.get("text", ""))
-        if not path.is_file():
-            raise FileNotFoundError(f"the run's training text {path} is gone; pass --text FILE")
-        if data.get("text_sha256") not in (None, sha256(path)):
-            raise DataError(f"{path} changed since {run.run_dir} was trained (sha256 differs), so its validation split "
-                            "is not the one the run recorded; pass --text FILE to score a text of your choice")
+        path = recorded_file(run, "text", "--text FILE")
         ids = torch.tensor(run.tokenizer.encode(read_text_file(path)), dtype=torch.long)
-        _, ids = split_text(ids, data.get("val_fraction", 0.1))
+        _, ids = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
     else:
         ids = torch.tensor(run.tokenizer.encode(read_text_file(text)), dtype=torch.long)
     loss, n = language_model_loss(run.model, ids, run.config.max_length)
     return {"task": "generator", "loss": loss, "perplexity": perplexity(loss), "n_tokens": n}
 
 
-def evaluate_classifier(run: LoadedRun, data: str | Path) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    """Metrics on a review file, plus the arrays the plots need."""
-    reviews = load_reviews(data)
+def recorded_validation_reviews(run: LoadedRun) -> tuple[list[str], np.ndarray]:
+    """The run's own validation reviews: its ``--val`` file, or the same random split of ``--train``."""
+    data = run.hyperparameters.get("data", {})
+    if data.get("val"):
+        reviews = load_reviews(recorded_file(run, "val", "--data FILE"))
+        labels, kept = task_labels(reviews.stars, run.config.n_labels)
+        return [reviews.texts[i] for i in kept], labels
+    reviews = load_reviews(recorded_file(run, "train", "--data FILE"))
     labels, kept = task_labels(reviews.stars, run.config.n_labels)
-    probs = classify_texts(run.model, run.tokenizer, [reviews.texts[i] for i in kept])
+    _, val = split_validation(len(kept), data.get("val_fraction", 0.1), run.hyperparameters.get("seed", 0))
+    return [reviews.texts[kept[i]] for i in val], labels[val]
+
+
+def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """Metrics on a review file (default: the run's own validation reviews), plus the plots' arrays."""
+    if data is None:
+        texts, labels = recorded_validation_reviews(run)
+        reviews = None
+    else:
+        reviews = load_reviews(data)
+        labels, kept = task_labels(reviews.stars, run.config.n_labels)
+        texts = [reviews.texts[i] for i in kept]
+    probs = classify_texts(run.model, run.tokenizer, texts)
     preds = probs.argmax(1)
     k = probs.shape[1]
     matrix = confusion_matrix(labels, preds, k)
-    result = {"task": "classifier", "labels": run.config.n_labels, "n": int(len(labels)),
-              "accuracy": accuracy(labels, preds), "macro_f1": macro_f1(matrix), "confusion_matrix": matrix.tolist()}
+    result = {
+        "task": "classifier",
+        "labels": run.config.n_labels,
+        "n": int(len(labels)),
+        "accuracy": accuracy(labels, preds),
+        "macro_f1": macro_f1(matrix),
+        "confusion_matrix": matrix.tolist(),
+    }
     arrays = {"labels": labels, "probs": probs, "matrix": matrix}
-    if k == 2:
+    if k == 2 and reviews is not None:
         neutral = [t for t, s in zip(reviews.texts, reviews.stars) if s == 3]
         if neutral:
             arrays["neutral_probs"] = classify_texts(run.model, run.tokenizer, neutral)

@@ -43,8 +43,9 @@ def perplexity(mean_cross_entropy: float) -> float:
 
 
 @torch.no_grad()
-def language_model_loss(model: nn.Module, ids: Tensor, context: int, batch_size: int = 64,
-                        max_tokens: int | None = None) -> tuple[float, int]:
+def language_model_loss(
+    model: nn.Module, ids: Tensor, context: int, batch_size: int = 64, max_tokens: int | None = None
+) -> tuple[float, int]:
     """Mean next-token cross-entropy over ``ids`` in non-overlapping windows of ``context`` tokens.
 
     Window ``k`` predicts ``ids[k·T + 1 : (k+1)·T + 1]`` from ``ids[k·T : (k+1)·T]``; the last partial

@@ -12,6 +12,7 @@ import torch
 from torch import Tensor, nn
 
 from ..errors import DataError, warn
+from ..progress import progress_bar
 from ..tokenizers import Tokenizer
 
 
@@ -34,16 +35,23 @@ def probabilities(logits: Tensor) -> Tensor:
 
 
 @torch.no_grad()
-def predict_logits(model: nn.Module, ids: Tensor, valid: Tensor, batch_size: int = 256) -> Tensor:
+def predict_logits(
+    model: nn.Module, ids: Tensor, valid: Tensor, batch_size: int = 256, progress: bool = False
+) -> Tensor:
     """Logits ``(N, K)`` of ``ids (N, T)`` with mask ``valid (N, T)``, ``batch_size`` rows at a time."""
     device = next(model.parameters()).device
-    out = [model(ids[i : i + batch_size].to(device), valid[i : i + batch_size].to(device)).float().cpu()
-           for i in range(0, len(ids), batch_size)]
+    starts = range(0, len(ids), batch_size)
+    if progress:
+        starts = progress_bar(starts, desc="classifying", unit="batch", leave=False)
+    out = [
+        model(ids[i : i + batch_size].to(device), valid[i : i + batch_size].to(device)).float().cpu() for i in starts
+    ]
     return torch.cat(out) if out else torch.zeros(0, model.config.n_labels)
 
 
-def encode_for_classifier(tokenizer: Tokenizer, texts: list[str], max_length: int, seed_head: bool
-                          ) -> tuple[Tensor, Tensor]:
+def encode_for_classifier(
+    tokenizer: Tokenizer, texts: list[str], max_length: int, seed_head: bool
+) -> tuple[Tensor, Tensor]:
     """Ids and mask for the classifier: at most ``max_length`` words, padded to exactly ``max_length``
     for the seed head (it learns one weight per position), at least one column otherwise."""
     ids, valid = tokenizer.encode_batch(texts, max_length, pad_to=max_length if seed_head else None)
@@ -61,16 +69,20 @@ def check_texts(texts: list[str], tokenizer: Tokenizer, max_length: int) -> None
     lengths = [len(tokenizer.encode(t)) for t in texts]
     empty = [i for i, n in enumerate(lengths, 1) if n == 0]
     if empty:
-        warn(f"text {empty[0]} has no word of the vocabulary (only punctuation or single letters): the prediction "
-             "is the model's answer to an empty review")
+        warn(
+            f"text {empty[0]} has no word of the vocabulary (only punctuation or single letters): the prediction "
+            "is the model's answer to an empty review"
+        )
     long = [i for i, n in enumerate(lengths, 1) if n > max_length]
     if long:
-        warn(f"{len(long)} text(s) (first: text {long[0]}, {lengths[long[0] - 1]} words) are longer than the "
-             f"{max_length} words the model reads; only their first {max_length} words count")
+        warn(
+            f"{len(long)} text(s) (first: text {long[0]}, {lengths[long[0] - 1]} words) are longer than the "
+            f"{max_length} words the model reads; only their first {max_length} words count"
+        )
 
 
-def classify_texts(model: nn.Module, tokenizer: Tokenizer, texts: list[str]) -> np.ndarray:
+def classify_texts(model: nn.Module, tokenizer: Tokenizer, texts: list[str], progress: bool = False) -> np.ndarray:
     """Class probabilities ``(N, K)`` for raw review texts (K = 2 for a one-logit binary model)."""
     cfg = model.config
     ids, valid = encode_for_classifier(tokenizer, texts, cfg.max_length, cfg.head == "seed")
-    return probabilities(predict_logits(model, ids, valid)).numpy()
+    return probabilities(predict_logits(model, ids, valid, progress=progress)).numpy()

@@ -6,20 +6,34 @@ from pathlib import Path
 from typing import Any
 
 from ..data.translation import load_parallel
+from ..errors import ConfigError
 from ..generation.translate import DecodeSettings, translate_texts
+from ..optional import need
 from ..training.runs import LoadedRun
+from .evaluate import recorded_file
 
 
 def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
-    import sacrebleu
+    sacrebleu = need("sacrebleu", "translate", "BLEU and chrF")
 
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
-    return {"bleu": sacrebleu.corpus_bleu(hypotheses, [references]).score,
-            "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score}
+    return {
+        "bleu": sacrebleu.corpus_bleu(hypotheses, [references]).score,
+        "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score,
+    }
 
 
-def evaluate_translation(run: LoadedRun, src: str | Path, ref: str | Path, beam: int = 1) -> dict[str, Any]:
+def evaluate_translation(
+    run: LoadedRun, src: str | Path | None = None, ref: str | Path | None = None, beam: int = 1, progress: bool = False
+) -> dict[str, Any]:
+    """BLEU and chrF on ``src``/``ref`` (default: the run's own validation pairs)."""
+    if (src is None) != (ref is None):
+        raise ConfigError("give both --src FILE and --ref FILE, or neither (the run's validation pairs)")
+    if src is None:
+        src, ref = recorded_file(run, "val_src", "--src FILE --ref FILE"), recorded_file(run, "val_tgt", "--ref FILE")
     sources, references = load_parallel(src, ref)
-    hypotheses = translate_texts(run.model, run.src_tokenizer, run.tokenizer, sources, DecodeSettings(beam=beam))
+    hypotheses = translate_texts(
+        run.model, run.src_tokenizer, run.tokenizer, sources, DecodeSettings(beam=beam), progress=progress
+    )
     return {"task": "seq2seq", **corpus_scores(hypotheses, references), "n": len(sources), "beam": beam}

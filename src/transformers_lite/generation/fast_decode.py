@@ -30,10 +30,11 @@ class FastDecoder:
         self.heads, self.dim_head = c.n_heads, c.dim // c.n_heads
         p = next(model.parameters())
         # one buffer for every block's keys and values: allocated here, once per generation
-        self.cache = torch.zeros(c.n_blocks, 2, batch, c.n_heads, c.max_length, self.dim_head, dtype=p.dtype,
-                                 device=p.device)  # (blocks, 2, B, H, L, D)
+        self.cache = torch.zeros(
+            c.n_blocks, 2, batch, c.n_heads, c.max_length, self.dim_head, dtype=p.dtype, device=p.device
+        )  # (blocks, 2, B, H, L, D)
         self.length = 0
-        self.act = F.relu if c.activation == "relu" else F.gelu
+        self.act = model.blocks[0].feed_forward.act
         self.rope = model.blocks[0].attention.rope
         # every tensor a step reads, looked up once (module attribute lookups cost a microsecond each)
         self.blocks = [self._weights(i, block) for i, block in enumerate(model.blocks)]
@@ -50,10 +51,25 @@ class FastDecoder:
         def d(t: Tensor | None) -> Tensor | None:
             return None if t is None else t.detach()
 
-        return (block.attention_residual.norm_first, d(n1.weight), d(n1.bias), n1.eps, d(attn.qkv.weight),
-                d(attn.qkv.bias), d(attn.out.weight), d(attn.out.bias), d(n2.weight), d(n2.bias), n2.eps,
-                d(ff.dense1.weight), d(ff.dense1.bias), d(ff.dense2.weight), d(ff.dense2.bias),
-                self.cache[i, 0], self.cache[i, 1])
+        return (
+            block.attention_residual.norm_first,
+            d(n1.weight),
+            d(n1.bias),
+            n1.eps,
+            d(attn.qkv.weight),
+            d(attn.qkv.bias),
+            d(attn.out.weight),
+            d(attn.out.bias),
+            d(n2.weight),
+            d(n2.bias),
+            n2.eps,
+            d(ff.dense1.weight),
+            d(ff.dense1.bias),
+            d(ff.dense2.weight),
+            d(ff.dense2.bias),
+            self.cache[i, 0],
+            self.cache[i, 1],
+        )
 
     def reset(self) -> None:
         self.length = 0
@@ -87,8 +103,9 @@ class FastDecoder:
             q, k = self.rope(q, start), self.rope(k, start)
         keys[:, :, start:end] = k  # the new positions' keys and values into the preallocated cache
         values[:, :, start:end] = v
-        a = F.scaled_dot_product_attention(q, keys[:, :, :end], values[:, :, :end], attn_mask=mask,
-                                           is_causal=is_causal)  # (B, H, T, D)
+        a = F.scaled_dot_product_attention(
+            q, keys[:, :, :end], values[:, :, :end], attn_mask=mask, is_causal=is_causal
+        )  # (B, H, T, D)
         a = F.linear(a.transpose(1, 2).reshape(b, t, dim), wo, bo)  # (B, T, C)
         if pre:
             x = x + a

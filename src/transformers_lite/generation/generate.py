@@ -21,7 +21,7 @@ an unbatched run with random seed ``seed + i`` gives.
 from __future__ import annotations
 
 import random
-from typing import Iterator
+from collections.abc import Iterator
 
 import torch
 from torch import Tensor, nn
@@ -61,9 +61,19 @@ class _ModulesDecoder:
 
 
 @torch.no_grad()
-def generate(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, num_samples: int = 1,
-             temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
-             stride: int | None = None, path: str = "fast") -> Iterator[list[int]]:
+def generate(
+    model: nn.Module,
+    prompt: Tensor,
+    max_new_tokens: int,
+    *,
+    num_samples: int = 1,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int | None = None,
+    stride: int | None = None,
+    path: str = "fast",
+) -> Iterator[list[int]]:
     """Yield, ``max_new_tokens`` times, the next token of each of ``num_samples`` continuations of
     ``prompt (T,)``: a list of ``num_samples`` ids per step."""
     check_sampling(temperature, top_k, top_p)
@@ -82,8 +92,13 @@ def generate(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, num_sampl
     generators = [random.Random(base + i) for i in range(num_samples)]
     model.eval()
     tokens = prompt.to(device).repeat(num_samples, 1)  # (B, T) grows by one column per step
-    decoder = None if path == "no-cache" else \
-        FastDecoder(model, num_samples) if path == "fast" else _ModulesDecoder(model, num_samples)
+    decoder = (
+        None
+        if path == "no-cache"
+        else FastDecoder(model, num_samples)
+        if path == "fast"
+        else _ModulesDecoder(model, num_samples)
+    )
     cached_from = None  # window start the cache holds
     for _ in range(max_new_tokens):
         start = window_start(tokens.shape[1], context, stride)
@@ -100,11 +115,30 @@ def generate(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, num_sampl
         yield nxt.tolist()
 
 
-def generate_tokens(model: nn.Module, prompt: Tensor, max_new_tokens: int, *, temperature: float = 1.0,
-                    top_k: int | None = None, top_p: float | None = None, seed: int | None = None,
-                    use_cache: bool = True, stride: int | None = None, path: str | None = None) -> Iterator[int]:
+def generate_tokens(
+    model: nn.Module,
+    prompt: Tensor,
+    max_new_tokens: int,
+    *,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    seed: int | None = None,
+    use_cache: bool = True,
+    stride: int | None = None,
+    path: str | None = None,
+) -> Iterator[int]:
     """Yield ``max_new_tokens`` new token ids after ``prompt (T,)``, one sample (see ``generate``)."""
     chosen = path or ("fast" if use_cache else "no-cache")
-    for row in generate(model, prompt, max_new_tokens, temperature=temperature, top_k=top_k, top_p=top_p,
-                        seed=seed, stride=stride, path=chosen):
+    for row in generate(
+        model,
+        prompt,
+        max_new_tokens,
+        temperature=temperature,
+        top_k=top_k,
+        top_p=top_p,
+        seed=seed,
+        stride=stride,
+        path=chosen,
+    ):
         yield row[0]

@@ -35,8 +35,9 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -
     validate.number("top_p", top_p, 0, 1, low_open=True, optional=True)
 
 
-def sample_rows(logits: Tensor, temperature: float, top_k: int | None, top_p: float | None,
-                generators: list[random.Random]) -> Tensor:
+def sample_rows(
+    logits: Tensor, temperature: float, top_k: int | None, top_p: float | None, generators: list[random.Random]
+) -> Tensor:
     """Next token ids ``(B,)``: greedy (argmax) when ``temperature`` is 0, else one draw per row.
 
     Row ``b`` inverts its cumulative distribution at a uniform number from ``generators[b]`` (a
@@ -53,8 +54,13 @@ def sample_rows(logits: Tensor, temperature: float, top_k: int | None, top_p: fl
     return index.squeeze(-1).clamp_(max=probs.shape[-1] - 1)
 
 
-def sample_next(logits: Tensor, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-                generator: random.Random | None = None) -> Tensor:
+def sample_next(
+    logits: Tensor,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: random.Random | None = None,
+) -> Tensor:
     """Next token ids ``(B,)`` for one batch with one generator (``sample_rows`` with the same stream)."""
     if temperature < 0:
         raise ValueError(f"temperature must be >= 0, got {temperature}")

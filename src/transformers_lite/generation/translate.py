@@ -16,6 +16,7 @@ from torch import Tensor, nn
 
 from ..errors import DataError, warn
 from ..layers.masks import padding_mask_from_ids
+from ..progress import progress_bar
 from ..tokenizers import Tokenizer, pad_batch
 
 
@@ -55,8 +56,9 @@ def _max_new(src_valid: Tensor, settings: DecodeSettings, limit: int) -> int:
 
 
 @torch.no_grad()
-def greedy_decode(model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
-                  ) -> list[list[int]]:
+def greedy_decode(
+    model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
+) -> list[list[int]]:
     """Most likely next token at every step, for a batch ``src (B, S)``; stops at EOS."""
     model.eval()
     src_valid = padding_mask_from_ids(src, model.config.pad_id)
@@ -80,8 +82,9 @@ def _strip(tokens: list[int], eos: int) -> list[int]:
 
 
 @torch.no_grad()
-def beam_search(model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
-                ) -> list[list[int]]:
+def beam_search(
+    model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
+) -> list[list[int]]:
     """Beam search over ``settings.beam`` hypotheses per sentence; the best finished hypothesis by
     ``log p / length**length_penalty``. Beam 1 is exactly greedy decoding.
 
@@ -151,8 +154,11 @@ def beam_search(model: nn.Module, src: Tensor, bos: int, eos: int, settings: Dec
 
 
 def decode_batch(model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings) -> list[list[int]]:
-    return greedy_decode(model, src, bos, eos, settings) if settings.beam == 1 else \
-        beam_search(model, src, bos, eos, settings)
+    return (
+        greedy_decode(model, src, bos, eos, settings)
+        if settings.beam == 1
+        else beam_search(model, src, bos, eos, settings)
+    )
 
 
 def encode_source(tokenizer: Tokenizer, text: str, max_length: int) -> list[int]:
@@ -183,8 +189,15 @@ def split_to_fit(tokenizer: Tokenizer, text: str, max_length: int) -> list[str]:
     return pieces
 
 
-def translate_texts(model: nn.Module, src_tokenizer: Tokenizer, tgt_tokenizer: Tokenizer, texts: list[str],
-                    settings: DecodeSettings = DecodeSettings(), batch_size: int = 64) -> list[str]:
+def translate_texts(
+    model: nn.Module,
+    src_tokenizer: Tokenizer,
+    tgt_tokenizer: Tokenizer,
+    texts: list[str],
+    settings: DecodeSettings = DecodeSettings(),
+    batch_size: int = 64,
+    progress: bool = False,
+) -> list[str]:
     """Translate raw texts (tokenize, decode in batches of similar length, detokenize).
 
     A text longer than the model's ``max_length`` is translated sentence by sentence (``split_to_fit``)
@@ -204,15 +217,21 @@ def translate_texts(model: nn.Module, src_tokenizer: Tokenizer, tgt_tokenizer: T
         pieces += parts
         owner += [i] * len(parts)
     if split:
-        warn(f"{len(split)} text(s) are longer than the model's {limit} tokens (first: text {split[0][0]}, "
-             f"in {split[0][1]} pieces); each was translated sentence by sentence and the pieces joined")
+        warn(
+            f"{len(split)} text(s) are longer than the model's {limit} tokens (first: text {split[0][0]}, "
+            f"in {split[0][1]} pieces); each was translated sentence by sentence and the pieces joined"
+        )
     order = sorted(range(len(pieces)), key=lambda i: len(pieces[i]))  # similar lengths batch well
     done: list[str] = [""] * len(pieces)
-    for start in range(0, len(order), batch_size):
+    starts = range(0, len(order), batch_size)
+    if progress:
+        starts = progress_bar(starts, desc="translating", unit="batch", leave=False)
+    for start in starts:
         idx = order[start : start + batch_size]
         src, _ = pad_batch([encode_source(src_tokenizer, pieces[i], limit) for i in idx], model.config.pad_id)
-        for i, ids in zip(idx, decode_batch(model, src.to(device), tgt_tokenizer.bos_id, tgt_tokenizer.eos_id,
-                                            settings)):
+        for i, ids in zip(
+            idx, decode_batch(model, src.to(device), tgt_tokenizer.bos_id, tgt_tokenizer.eos_id, settings)
+        ):
             done[i] = tgt_tokenizer.decode(ids)
     out: list[list[str]] = [[] for _ in texts]
     for i, translation in zip(owner, done):

@@ -8,12 +8,13 @@ from pathlib import Path
 import numpy as np
 
 from ..evaluation.prediction import class_names
-from ..training.trainer import read_history
 from . import plots
+from .curves import write_training_curves
 
 
-def write_classifier_plots(run_dir: Path, n_labels: int, arrays: dict[str, np.ndarray], out: Path | None = None
-                           ) -> list[Path]:
+def write_classifier_plots(
+    run_dir: Path, n_labels: int, arrays: dict[str, np.ndarray], out: Path | None = None
+) -> list[Path]:
     """PNGs from ``evaluate_classifier``'s arrays, written to ``out`` (default: the run directory)."""
     out = Path(out or run_dir)
     names = class_names(n_labels)
@@ -21,21 +22,41 @@ def write_classifier_plots(run_dir: Path, n_labels: int, arrays: dict[str, np.nd
     labels, probs, matrix = arrays["labels"], arrays["probs"], arrays["matrix"]
     written = []
     rates = matrix / np.maximum(matrix.sum(1, keepdims=True), 1)
-    written.append(plots.heatmap(rates, names, names, out / "confusion_matrix.png", "confusion matrix (row-normalised)",
-                                 xlabel="predicted", ylabel="true", cmap="Blues", vmin=0, vmax=1))
+    written.append(
+        plots.heatmap(
+            rates,
+            names,
+            names,
+            out / "confusion_matrix.png",
+            "confusion matrix (row-normalised)",
+            xlabel="predicted",
+            ylabel="true",
+            cmap="Blues",
+            vmin=0,
+            vmax=1,
+        )
+    )
     mean_probs = np.stack([probs[labels == c].mean(0) if (labels == c).any() else np.zeros(k) for c in range(k)])
-    written.append(plots.grouped_bars(names, [f"p({n})" for n in names], mean_probs,
-                                      out / "probabilities_by_true_class.png",
-                                      "mean predicted probability per true class", "true class", "probability"))
-    history = read_history(run_dir)
-    if history:
-        steps = [h["step"] for h in history]
-        series = {key: (steps, [h.get(key) for h in history]) for key in ("train_loss", "val_loss")
-                  if all(h.get(key) is not None for h in history)}
-        if all("val_accuracy" in h for h in history):
-            series["val_accuracy"] = (steps, [h["val_accuracy"] for h in history])
-        written.append(plots.curves(series, out / "training_curves.png", "training curves"))
+    written.append(
+        plots.grouped_bars(
+            names,
+            [f"p({n})" for n in names],
+            mean_probs,
+            out / "probabilities_by_true_class.png",
+            "mean predicted probability per true class",
+            "true class",
+            "probability",
+        )
+    )
+    if (Path(run_dir) / "metrics.csv").is_file() or (Path(run_dir) / "history.json").is_file():
+        written.append(write_training_curves(run_dir, out))
     if "neutral_probs" in arrays:
-        written.append(plots.histogram(arrays["neutral_probs"][:, 1], out / "three_star_predictions.png",
-                                       "binary model on the dropped 3-star reviews", "p(positive)"))
+        written.append(
+            plots.histogram(
+                arrays["neutral_probs"][:, 1],
+                out / "three_star_predictions.png",
+                "binary model on the dropped 3-star reviews",
+                "p(positive)",
+            )
+        )
     return written

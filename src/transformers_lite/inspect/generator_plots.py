@@ -14,8 +14,17 @@ from . import plots, scores
 KINDS = ("attention", "next-token", "positions", "embeddings")
 
 
-def write_generator_plots(model: nn.Module, tokenizer: Tokenizer, out: Path, kinds: tuple[str, ...] = KINDS, *,
-                          text: str = "", prompt: str = "", block: int = 0, head: int = 0) -> list[Path]:
+def write_generator_plots(
+    model: nn.Module,
+    tokenizer: Tokenizer,
+    out: Path,
+    kinds: tuple[str, ...] = KINDS,
+    *,
+    text: str = "",
+    prompt: str = "",
+    block: int = 0,
+    head: int = 0,
+) -> list[Path]:
     """PNG files for each of ``kinds``; ``text`` feeds the attention map, ``prompt`` the next-token bars."""
     model = model.cpu()
     written = []
@@ -23,25 +32,61 @@ def write_generator_plots(model: nn.Module, tokenizer: Tokenizer, out: Path, kin
         ids = torch.tensor(tokenizer.encode(text[: model.config.max_length]), dtype=torch.long)
         weights = scores.generator_attention(model, ids, block, head)
         chars = [tokenizer.token(i) for i in ids.tolist()]
-        written.append(plots.heatmap(weights, chars, chars, out / f"attention_block{block}_head{head}.png",
-                                     f"attention, block {block}, head {head}"))
+        written.append(
+            plots.heatmap(
+                weights,
+                chars,
+                chars,
+                out / f"attention_block{block}_head{head}.png",
+                f"attention, block {block}, head {head}",
+            )
+        )
     if "next-token" in kinds:
         probs = scores.next_token_probabilities(model, torch.tensor(tokenizer.encode(prompt), dtype=torch.long))
         top = torch.topk(probs, min(20, len(probs)))
-        written.append(plots.bars([tokenizer.token(i) for i in top.indices.tolist()], top.values,
-                                  out / "next_token.png", f"next character after {prompt[-20:]!r}"))
+        written.append(
+            plots.bars(
+                [tokenizer.token(i) for i in top.indices.tolist()],
+                top.values,
+                out / "next_token.png",
+                f"next character after {prompt[-20:]!r}",
+            )
+        )
     embeddings = model.embeddings()
     if "positions" in kinds and "position" in embeddings:
         sim = scores.cosine_similarity_matrix(embeddings["position"])
         labels = [str(i) for i in range(sim.shape[0])]
-        written.append(plots.heatmap(sim, labels, labels, out / "position_similarity.png",
-                                     "cosine similarity of position embeddings", "position", "position",
-                                     cmap="RdBu_r", vmin=-1, vmax=1))
+        written.append(
+            plots.heatmap(
+                sim,
+                labels,
+                labels,
+                out / "position_similarity.png",
+                "cosine similarity of position embeddings",
+                "position",
+                "position",
+                cmap="RdBu_r",
+                vmin=-1,
+                vmax=1,
+            )
+        )
     if "embeddings" in kinds:
         chars = [tokenizer.token(i) for i in range(len(tokenizer))]
         for name in ("token", "head"):
-            written.append(plots.scatter_labels(scores.pca_2d(embeddings[name]), chars,
-                                                out / f"{name}_embeddings_pca.png", f"{name} embeddings, PCA"))
-            written.append(plots.scatter_labels(scores.tsne_2d(embeddings[name]), chars,
-                                                out / f"{name}_embeddings_tsne.png", f"{name} embeddings, t-SNE"))
+            written.append(
+                plots.scatter_labels(
+                    scores.pca_2d(embeddings[name]),
+                    chars,
+                    out / f"{name}_embeddings_pca.png",
+                    f"{name} embeddings, PCA",
+                )
+            )
+            written.append(
+                plots.scatter_labels(
+                    scores.tsne_2d(embeddings[name]),
+                    chars,
+                    out / f"{name}_embeddings_tsne.png",
+                    f"{name} embeddings, t-SNE",
+                )
+            )
     return written

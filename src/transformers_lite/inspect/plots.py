@@ -2,27 +2,36 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
+from ..optional import need
+
 
 def _pyplot():  # noqa: ANN202 - imported lazily: no import-time side effects
-    import matplotlib
-
+    matplotlib = need("matplotlib", "plots", "drawing plots")
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    return need("matplotlib.pyplot", "plots", "drawing plots")
 
 
 def _label(token: str) -> str:
     return {"\n": "\\n", " ": "␣", "\t": "\\t"}.get(token, token)
 
 
-def heatmap(matrix, row_labels: Sequence[str], col_labels: Sequence[str], path: str | Path, title: str,  # noqa: ANN001
-            xlabel: str = "key", ylabel: str = "query", cmap: str = "viridis", vmin=None, vmax=None) -> Path:  # noqa: ANN001
+def heatmap(
+    matrix,
+    row_labels: Sequence[str],
+    col_labels: Sequence[str],
+    path: str | Path,
+    title: str,  # noqa: ANN001
+    xlabel: str = "key",
+    ylabel: str = "query",
+    cmap: str = "viridis",
+    vmin=None,
+    vmax=None,
+) -> Path:  # noqa: ANN001
     """A heatmap where NaN cells (masked positions) are left blank."""
     plt = _pyplot()
     data = np.ma.masked_invalid(np.asarray(matrix, dtype=float))
@@ -64,21 +73,36 @@ def scatter_labels(points, labels: Sequence[str], path: str | Path, title: str) 
     return _save(fig, path)
 
 
-def curves(series: dict[str, tuple[list[float], list[float]]], path: str | Path, title: str,
-           xlabel: str = "step") -> Path:
+def curves(
+    series: dict[str, tuple[list[float], list[float]]],
+    path: str | Path,
+    title: str,
+    xlabel: str = "step",
+    second: dict[str, tuple[list[float], list[float]]] | None = None,
+) -> Path:
+    """Lines against ``xlabel``; ``second`` (other units: accuracy, BLEU, ...) gets a panel of its own."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7, 4))
-    for name, (x, y) in series.items():
-        ax.plot(x, y, marker="o", markersize=3, label=name)
-    ax.set_xlabel(xlabel)
-    ax.set_title(title)
-    ax.legend()
-    ax.grid(alpha=0.3)
+    panels = [series] + ([second] if second else [])
+    fig, axes = plt.subplots(1, len(panels), figsize=(7 * len(panels), 4), squeeze=False)
+    for ax, group in zip(axes[0], panels):
+        for name, (x, y) in group.items():
+            ax.plot(x, y, marker="o" if len(x) < 60 else None, markersize=3, label=name)
+        ax.set_xlabel(xlabel)
+        ax.legend()
+        ax.grid(alpha=0.3)
+    axes[0][0].set_title(title)
     return _save(fig, path)
 
 
-def grouped_bars(groups: Sequence[str], series: Sequence[str], values, path: str | Path, title: str,  # noqa: ANN001
-                 xlabel: str, ylabel: str) -> Path:
+def grouped_bars(
+    groups: Sequence[str],
+    series: Sequence[str],
+    values,
+    path: str | Path,
+    title: str,  # noqa: ANN001
+    xlabel: str,
+    ylabel: str,
+) -> Path:
     """``values[g][s]``: one cluster of bars per group (e.g. per true star), one bar per series."""
     plt = _pyplot()
     vals = np.asarray(values, dtype=float)
@@ -109,7 +133,5 @@ def _save(fig, path: str | Path) -> Path:  # noqa: ANN001
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
+    _pyplot().close(fig)
     return path

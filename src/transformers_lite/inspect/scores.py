@@ -8,13 +8,14 @@ its explicit path and keeps its weights, which are collected by module name.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..layers import MultiHeadAttention, padding_mask_from_ids
+from ..optional import need
 
 
 @contextlib.contextmanager
@@ -84,12 +85,13 @@ def pca_2d(vectors: Tensor) -> Tensor:
 
 def tsne_2d(vectors: Tensor, seed: int = 0) -> Tensor:
     """t-SNE embedding ``(N, 2)`` (scikit-learn), perplexity adapted to small vocabularies."""
-    from sklearn.manifold import TSNE
+    TSNE = need("sklearn.manifold", "plots", "t-SNE maps").TSNE
 
     n = vectors.shape[0]
     perplexity = float(max(2, min(30, (n - 1) // 3)))
     out = TSNE(n_components=2, perplexity=perplexity, random_state=seed, init="pca").fit_transform(
-        vectors.float().numpy())
+        vectors.float().numpy()
+    )
     return torch.from_numpy(out)
 
 
@@ -103,3 +105,33 @@ def cross_attention(model: nn.Module, src: Tensor, tgt: Tensor, block: int, head
     with record_attention(model) as weights:
         model.decode(tgt[None], memory, src_valid[None])
     return weights[f"decoder.{block}.cross_attention"][0, head]
+
+
+@torch.no_grad()
+def all_generator_attention(model: nn.Module, ids: Tensor) -> Tensor:
+    """Every block's and head's attention ``(L, H, T, T)`` over ``ids (T,)``, cropped to the context."""
+    model.eval()
+    ids = ids[-model.config.max_length :]
+    with record_attention(model) as weights:
+        model(ids[None])
+    return torch.stack([weights[f"blocks.{i}.attention"][0] for i in range(len(model.blocks))])  # (L, H, T, T)
+
+
+@torch.no_grad()
+def all_cross_attention(model: nn.Module, src: Tensor, tgt: Tensor) -> Tensor:
+    """Every decoder block's and head's cross-attention ``(L, H, T, S)``: target rows over source tokens."""
+    model.eval()
+    src_valid = padding_mask_from_ids(src, model.config.pad_id)
+    memory = model.encode(src[None], src_valid[None])
+    with record_attention(model) as weights:
+        model.decode(tgt[None], memory, src_valid[None])
+    return torch.stack([weights[f"decoder.{i}.cross_attention"][0] for i in range(len(model.decoder))])
+
+
+def token_embeddings(model: nn.Module) -> Tensor:
+    """The input token-embedding table ``(V, C)`` of any model family (a translator's source table)."""
+    table = getattr(model, "embedding", None)
+    table = getattr(model, "src_embedding", None) if table is None else table
+    if table is None:
+        raise ValueError(f"{type(model).__name__} has no token embedding table")
+    return table.weight.detach()

@@ -12,8 +12,16 @@ from ..tokenizers import Tokenizer
 from . import plots, scores
 
 
-def write_cross_attention(model: nn.Module, src_tokenizer: Tokenizer, tgt_tokenizer: Tokenizer, src: str,
-                          tgt: str | None, block: int, head: int, out: Path) -> list[Path]:
+def write_cross_attention(
+    model: nn.Module,
+    src_tokenizer: Tokenizer,
+    tgt_tokenizer: Tokenizer,
+    src: str,
+    tgt: str | None,
+    block: int,
+    head: int,
+    out: Path,
+) -> list[Path]:
     """The heatmap for ``src``, against ``tgt`` or (when ``None``) the model's greedy translation."""
     if not src:
         raise ValueError("give the source sentence with --src")
@@ -28,5 +36,14 @@ def write_cross_attention(model: nn.Module, src_tokenizer: Tokenizer, tgt_tokeni
     weights = scores.cross_attention(model, src_ids, tgt_in, block, head)  # (T, S)
     rows = [tgt_tokenizer.token(i) for i in tgt_in.tolist()]
     cols = [src_tokenizer.token(i) for i in src_ids.tolist()]
-    return [plots.heatmap(weights, rows, cols, out / f"cross_attention_block{block}_head{head}.png",
-                          f"cross-attention, block {block}, head {head}", xlabel="source", ylabel="target (input)")]
+    return [
+        plots.heatmap(
+            weights,
+            rows,
+            cols,
+            out / f"cross_attention_block{block}_head{head}.png",
+            f"cross-attention, block {block}, head {head}",
+            xlabel="source",
+            ylabel="target (input)",
+        )
+    ]

@@ -31,7 +31,12 @@ from .rotary import RotaryEmbedding
 
 
 def scaled_dot_attention(
-    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None = None, dropout: float = 0.0, training: bool = False,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    mask: Tensor | None = None,
+    dropout: float = 0.0,
+    training: bool = False,
     matmul=torch.matmul,  # noqa: ANN001 - e.g. backprop.autograd_fn.mul4d, the hand-derived backward
 ) -> tuple[Tensor, Tensor]:
     """``softmax(Q Kᵀ / sqrt(D)) V`` with an optional bool mask (True = may attend).
@@ -116,8 +121,9 @@ class SelfAttention(MultiHeadAttention):
     """Attention of a sequence over itself. Q, K and V live in one ``(3C, C)`` Dense (one matmul);
     ``bias`` applies to it (the seeds' classifier has biased, their GPT unbiased projections)."""
 
-    def __init__(self, n_heads: int, dim: int, *, bias: bool = True, dropout: float = 0.0,
-                 rope: RotaryEmbedding | None = None) -> None:
+    def __init__(
+        self, n_heads: int, dim: int, *, bias: bool = True, dropout: float = 0.0, rope: RotaryEmbedding | None = None
+    ) -> None:
         super().__init__(n_heads, dim, dropout=dropout)
         self.qkv = nn.Linear(dim, 3 * dim, bias=bias)  # rows: [Q; K; V]
         self.out = nn.Linear(dim, dim)
@@ -125,8 +131,9 @@ class SelfAttention(MultiHeadAttention):
             raise ValueError(f"rotary embedding dim={rope.dim} must equal the head size {self.dim_head}")
         self.rope = rope
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False,
-                cache: KVCache | None = None) -> Tensor:
+    def forward(
+        self, x: Tensor, mask: Tensor | None = None, *, causal: bool = False, cache: KVCache | None = None
+    ) -> Tensor:
         """``x (B, T, C)`` -> ``(B, T, C)``. ``mask`` is bool, True = may attend, broadcastable to
         ``(B, H, T, T)``. With ``cache``, ``x`` holds the new positions after those already cached."""
         if x.dim() != 3 or x.shape[-1] != self.dim:
@@ -170,8 +177,14 @@ class CrossAttention(MultiHeadAttention):
         k, v = self.key_value(memory).split(self.dim, dim=-1)  # (B, S, C) -> 2 x (B, S, H·D)
         return self.split_heads(k), self.split_heads(v)
 
-    def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None, *,
-                memory_kv: tuple[Tensor, Tensor] | None = None) -> Tensor:
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor | None = None,
+        mask: Tensor | None = None,
+        *,
+        memory_kv: tuple[Tensor, Tensor] | None = None,
+    ) -> Tensor:
         """``x (B, T, C)`` over ``memory (B, S, C)`` (or its precomputed ``memory_kv``) -> ``(B, T, C)``;
         ``mask`` broadcastable to ``(B, H, T, S)`` hides source padding."""
         if x.dim() != 3 or x.shape[-1] != self.dim:

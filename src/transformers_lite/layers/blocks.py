@@ -28,13 +28,24 @@ from .rotary import RotaryEmbedding
 
 
 class EncoderBlock(nn.Module):
-    def __init__(self, n_heads: int, dim: int, dim_hidden: int, *, dropout: float = 0.1, activation: str = "relu",
-                 norm_first: bool = False, qkv_bias: bool = True, rope: RotaryEmbedding | None = None) -> None:
+    def __init__(
+        self,
+        n_heads: int,
+        dim: int,
+        dim_hidden: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        qkv_bias: bool = True,
+        rope: RotaryEmbedding | None = None,
+        eps: float = 1e-5,
+    ) -> None:
         super().__init__()
         self.attention = SelfAttention(n_heads, dim, bias=qkv_bias, rope=rope)
-        self.attention_residual = Residual(dim, dropout, norm_first)
+        self.attention_residual = Residual(dim, dropout, norm_first, eps)
         self.feed_forward = FeedForward(dim, dim_hidden, activation)
-        self.feed_forward_residual = Residual(dim, dropout, norm_first)
+        self.feed_forward_residual = Residual(dim, dropout, norm_first, eps)
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         """``x (B, T, C)`` -> ``(B, T, C)``; ``mask`` (True = may attend) hides padding keys."""
@@ -54,8 +65,17 @@ class CausalBlock(EncoderBlock):
 class DecoderBlock(nn.Module):
     """Masked self-attention -> cross-attention over the encoder output -> feed-forward."""
 
-    def __init__(self, n_heads: int, dim: int, dim_hidden: int, *, dropout: float = 0.1, activation: str = "relu",
-                 norm_first: bool = False, qkv_bias: bool = True) -> None:
+    def __init__(
+        self,
+        n_heads: int,
+        dim: int,
+        dim_hidden: int,
+        *,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        qkv_bias: bool = True,
+    ) -> None:
         super().__init__()
         self.self_attention = SelfAttention(n_heads, dim, bias=qkv_bias)
         self.self_attention_residual = Residual(dim, dropout, norm_first)
@@ -64,14 +84,22 @@ class DecoderBlock(nn.Module):
         self.feed_forward = FeedForward(dim, dim_hidden, activation)
         self.feed_forward_residual = Residual(dim, dropout, norm_first)
 
-    def forward(self, x: Tensor, memory: Tensor | None = None, self_mask: Tensor | None = None,
-                memory_mask: Tensor | None = None, *, cache: KVCache | None = None,
-                memory_kv: tuple[Tensor, Tensor] | None = None) -> Tensor:
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor | None = None,
+        self_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
+        memory_kv: tuple[Tensor, Tensor] | None = None,
+    ) -> Tensor:
         """``x (B, T, C)`` and ``memory (B, S, C)`` (or its keys/values ``memory_kv``) -> ``(B, T, C)``.
 
         ``self_mask`` adds target padding to the look-ahead mask; ``memory_mask`` hides source padding.
         """
         x = self.self_attention_residual(x, lambda h: self.self_attention(h, self_mask, causal=True, cache=cache))
-        x = self.cross_attention_residual(x, lambda h: self.cross_attention(h, memory, memory_mask,
-                                                                            memory_kv=memory_kv))
+        x = self.cross_attention_residual(
+            x, lambda h: self.cross_attention(h, memory, memory_mask, memory_kv=memory_kv)
+        )
         return self.feed_forward_residual(x, self.feed_forward)

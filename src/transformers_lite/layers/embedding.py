@@ -7,7 +7,6 @@ rows, so a batch of ids ``(B, T)`` becomes ``(B, T, C)``.
 
 from __future__ import annotations
 
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -93,8 +92,10 @@ class LearnedPositionEmbedding(nn.Module):
 def _rows(table: Tensor, seq_length: int, offset: int, limit: str) -> Tensor:
     """Rows ``offset .. offset + seq_length`` of a ``(L, C)`` position table, or a ``ValueError``."""
     if offset + seq_length > table.shape[0]:
-        raise ValueError(f"sequence length {offset + seq_length} exceeds {limit} {table.shape[0]}; "
-                         "truncate the input (or crop it to the last max_length tokens)")
+        raise ValueError(
+            f"sequence length {offset + seq_length} exceeds {limit} {table.shape[0]}; "
+            "truncate the input (or crop it to the last max_length tokens)"
+        )
     return table[offset : offset + seq_length]  # (T, C)
 
 

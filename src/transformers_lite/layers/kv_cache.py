@@ -14,8 +14,16 @@ from torch import Tensor
 class KVCache:
     """Fixed-capacity cache; ``append`` writes new keys/values and returns everything cached so far."""
 
-    def __init__(self, batch: int, heads: int, capacity: int, dim_head: int, *, dtype: torch.dtype = torch.float32,
-                 device: torch.device | str | None = None) -> None:
+    def __init__(
+        self,
+        batch: int,
+        heads: int,
+        capacity: int,
+        dim_head: int,
+        *,
+        dtype: torch.dtype = torch.float32,
+        device: torch.device | str | None = None,
+    ) -> None:
         if capacity < 1:
             raise ValueError(f"KV cache capacity must be >= 1, got {capacity}")
         self.capacity = capacity
@@ -29,8 +37,8 @@ class KVCache:
         end = self.length + t
         if end > self.capacity:
             raise ValueError(f"KV cache overflow: {self.length} cached + {t} new > capacity {self.capacity}")
-        self.k[:, :, self.length:end] = k
-        self.v[:, :, self.length:end] = v
+        self.k[:, :, self.length : end] = k
+        self.v[:, :, self.length : end] = v
         self.length = end
         return self.keys(), self.values()
 

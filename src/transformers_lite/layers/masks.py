@@ -80,8 +80,9 @@ def attention_mask(
     return look_ahead[None, None, :, :] & key_valid[:, None, None, :]  # (B, 1, T, S)
 
 
-def with_look_ahead(mask: Tensor | None, causal: bool, query_len: int, key_len: int,
-                    device: torch.device | str | None = None) -> tuple[Tensor | None, bool]:
+def with_look_ahead(
+    mask: Tensor | None, causal: bool, query_len: int, key_len: int, device: torch.device | str | None = None
+) -> tuple[Tensor | None, bool]:
     """``(mask, is_causal)`` for attention: add the look-ahead part to ``mask`` when ``causal``.
 
     A single query is the newest position and may see every key, so it needs no look-ahead mask.

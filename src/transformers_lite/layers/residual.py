@@ -11,16 +11,16 @@ the seeds use post-norm, so it is the default.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from torch import Tensor, nn
 
 
 class Residual(nn.Module):
-    def __init__(self, dim: int, dropout: float = 0.0, norm_first: bool = False) -> None:
+    def __init__(self, dim: int, dropout: float = 0.0, norm_first: bool = False, eps: float = 1e-5) -> None:
         super().__init__()
         self.norm_first = norm_first
-        self.norm = nn.LayerNorm(dim)
+        self.norm = nn.LayerNorm(dim, eps=eps)
         self.dropout = nn.Dropout(dropout)
 
     def extra_repr(self) -> str:

@@ -19,8 +19,15 @@ class TransformerClassifier(nn.Module):
         self.embedding = TokenEmbedding(c.vocab_size, c.dim, init_std=1.0)
         self.position_encoding = SinusoidalPositionEncoding(c.dim, c.position_encoding_length)
         self.blocks = nn.ModuleList(
-            EncoderBlock(c.n_heads, c.dim, c.dim_hidden, dropout=c.dropout, activation=c.activation,
-                         norm_first=c.norm_first, qkv_bias=c.qkv_bias)
+            EncoderBlock(
+                c.n_heads,
+                c.dim,
+                c.dim_hidden,
+                dropout=c.dropout,
+                activation=c.activation,
+                norm_first=c.norm_first,
+                qkv_bias=c.qkv_bias,
+            )
             for _ in range(c.n_blocks)
         )
         self.final_norm = nn.LayerNorm(c.dim) if c.norm_first else None

@@ -21,12 +21,21 @@ class TransformerGenerator(nn.Module):
         self.position_embedding = LearnedPositionEmbedding(c.max_length, c.dim) if rope is None else None
         self.dropout = nn.Dropout(c.dropout)
         self.blocks = nn.ModuleList(
-            CausalBlock(c.n_heads, c.dim, c.dim_hidden, dropout=c.dropout, activation=c.activation,
-                        norm_first=c.norm_first, qkv_bias=c.qkv_bias, rope=rope)
+            CausalBlock(
+                c.n_heads,
+                c.dim,
+                c.dim_hidden,
+                dropout=c.dropout,
+                activation=c.activation,
+                norm_first=c.norm_first,
+                qkv_bias=c.qkv_bias,
+                rope=rope,
+                eps=c.norm_eps,
+            )
             for _ in range(c.n_blocks)
         )
-        self.final_norm = nn.LayerNorm(c.dim) if c.final_norm else None
-        self.head = nn.Linear(c.dim, c.vocab_size)
+        self.final_norm = nn.LayerNorm(c.dim, eps=c.norm_eps) if c.final_norm else None
+        self.head = nn.Linear(c.dim, c.vocab_size, bias=c.head_bias)
         if c.tie_embeddings:
             self.head.weight = self.embedding.weight  # (V, C) shared by input and output
         if c.init == "gpt2":
@@ -55,8 +64,7 @@ class TransformerGenerator(nn.Module):
         c = self.config
         p = self.head.weight
         cap = c.max_length if capacity is None else capacity
-        return [KVCache(batch, c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
-                for _ in self.blocks]
+        return [KVCache(batch, c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device) for _ in self.blocks]
 
     def forward(self, ids: Tensor, *, cache: list[KVCache] | None = None, last_only: bool = False) -> Tensor:
         """``ids (B, T)`` -> logits ``(B, T, V)`` (``(B, 1, V)`` with ``last_only``).

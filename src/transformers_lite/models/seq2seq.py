@@ -51,10 +51,12 @@ class Seq2SeqTransformer(nn.Module):
         self.position_encoding = SinusoidalPositionEncoding(c.dim, c.max_length)
         self.dropout = nn.Dropout(c.dropout)
         common = dict(dropout=c.dropout, activation=c.activation, norm_first=c.norm_first, qkv_bias=c.qkv_bias)
-        self.encoder = nn.ModuleList(EncoderBlock(c.n_heads, c.dim, c.dim_hidden, **common)
-                                     for _ in range(c.n_encoder_blocks))
-        self.decoder = nn.ModuleList(DecoderBlock(c.n_heads, c.dim, c.dim_hidden, **common)
-                                     for _ in range(c.n_decoder_blocks))
+        self.encoder = nn.ModuleList(
+            EncoderBlock(c.n_heads, c.dim, c.dim_hidden, **common) for _ in range(c.n_encoder_blocks)
+        )
+        self.decoder = nn.ModuleList(
+            DecoderBlock(c.n_heads, c.dim, c.dim_hidden, **common) for _ in range(c.n_decoder_blocks)
+        )
         self.encoder_norm = nn.LayerNorm(c.dim) if c.norm_first else None
         self.decoder_norm = nn.LayerNorm(c.dim) if c.norm_first else None
         self.head = nn.Linear(c.dim, c.tgt_vocab_size)
@@ -83,8 +85,15 @@ class Seq2SeqTransformer(nn.Module):
             x = self.decoder_norm(x)
         return self.head(x)  # (B, T, C) @ (C, V) -> (B, T, V)
 
-    def decode(self, tgt: Tensor, memory: Tensor, src_valid: Tensor, tgt_valid: Tensor | None = None, *,
-               last_only: bool = False) -> Tensor:
+    def decode(
+        self,
+        tgt: Tensor,
+        memory: Tensor,
+        src_valid: Tensor,
+        tgt_valid: Tensor | None = None,
+        *,
+        last_only: bool = False,
+    ) -> Tensor:
         """``tgt (B, T)`` (shifted right, starting with BOS) -> logits ``(B, T, V)``.
 
         Self-attention is causal and ignores target padding keys; cross-attention ignores source padding.
@@ -102,8 +111,10 @@ class Seq2SeqTransformer(nn.Module):
         c = self.config
         p = self.head.weight
         cap = c.max_length if capacity is None else capacity
-        caches = [KVCache(memory.shape[0], c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
-                  for _ in self.decoder]
+        caches = [
+            KVCache(memory.shape[0], c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
+            for _ in self.decoder
+        ]
         memory_kv = [block.cross_attention.memory_keys_values(memory) for block in self.decoder]
         return DecoderCache(caches, memory_kv, attention_mask(src_valid))
 
@@ -114,8 +125,9 @@ class Seq2SeqTransformer(nn.Module):
             x = block(x, None, None, cache.memory_mask, cache=self_cache, memory_kv=memory_kv)
         return self._logits(x, last_only=True)[:, -1]
 
-    def forward(self, src: Tensor, tgt: Tensor, src_valid: Tensor | None = None,
-                tgt_valid: Tensor | None = None) -> Tensor:
+    def forward(
+        self, src: Tensor, tgt: Tensor, src_valid: Tensor | None = None, tgt_valid: Tensor | None = None
+    ) -> Tensor:
         """Teacher-forced logits ``(B, T, V)`` of ``tgt`` given ``src``."""
         if src_valid is None:
             src_valid = padding_mask_from_ids(src, self.config.pad_id)

@@ -23,5 +23,13 @@ def get_task(name: str) -> Any:  # noqa: ANN401 - a task class
     return TASKS[name]
 
 
-__all__ = ["TASKS", "get_task", "ClassifierSettings", "ClassifierTask", "GeneratorSettings", "GeneratorTask",
-           "Seq2SeqSettings", "Seq2SeqTask"]
+__all__ = [
+    "TASKS",
+    "get_task",
+    "ClassifierSettings",
+    "ClassifierTask",
+    "GeneratorSettings",
+    "GeneratorTask",
+    "Seq2SeqSettings",
+    "Seq2SeqTask",
+]

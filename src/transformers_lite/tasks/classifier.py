@@ -17,11 +17,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .. import validate
 from ..config import ClassifierConfig
 from ..data.cooccurrence import ppmi_vectors
 from ..data.reviews import load_reviews, split_validation, task_labels
 from ..data.sources import sha256
-from .. import validate
 from ..errors import ConfigError, DataError, warn
 from ..evaluation.metrics import accuracy, confusion_matrix, macro_f1
 from ..evaluation.prediction import class_names, encode_for_classifier, predict_logits, predictions
@@ -36,15 +36,20 @@ EMBEDDING_INITS = ("random", "ppmi")
 class ClassifierSettings:
     train: str | None = setting("training reviews (.jsonl or .csv)", None, none="required", path=True)
     val: str | None = setting("validation reviews", None, none="a random split of --train (by --seed)", path=True)
-    labels: int = setting("5 = stars, 2 = sentiment (3 stars dropped), 1 = sentiment with one logit", 5,
-                          choices=(1, 2, 5))
+    labels: int = setting(
+        "5 = stars, 2 = sentiment (3 stars dropped), 1 = sentiment with one logit", 5, choices=(1, 2, 5)
+    )
     vocab: str | None = setting("vocabulary file, one word per line", None, none="built from --train", path=True)
     min_df: int = setting("minimum document frequency of a word in a vocabulary built from --train", 2)
     batch_size: int = setting("reviews per batch", 32)
     val_fraction: float = setting("fraction of --train held out for validation when --val is not given", 0.1)
     label_smoothing: float = setting("label smoothing of the cross-entropy", 0.0)
-    embedding_init: str = setting("how the embedding table starts: random N(0, 1) (seed 000) or PPMI "
-                                  "co-occurrence vectors of the training reviews", "random", choices=EMBEDDING_INITS)
+    embedding_init: str = setting(
+        "how the embedding table starts: random N(0, 1) (seed 000) or PPMI "
+        "co-occurrence vectors of the training reviews",
+        "random",
+        choices=EMBEDDING_INITS,
+    )
     embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
 
     def __post_init__(self) -> None:
@@ -60,8 +65,13 @@ class ClassifierTask:
     name = "classifier"
     Settings = ClassifierSettings
 
-    def __init__(self, settings: ClassifierSettings, config: ClassifierConfig, seed: int = 0,
-                 tokenizers: dict[str, Tokenizer] | None = None) -> None:
+    def __init__(
+        self,
+        settings: ClassifierSettings,
+        config: ClassifierConfig,
+        seed: int = 0,
+        tokenizers: dict[str, Tokenizer] | None = None,
+    ) -> None:
         s = settings
         if not s.train:
             raise ConfigError("give the training reviews with --train FILE.jsonl (MARC has no public download)")
@@ -103,8 +113,10 @@ class ClassifierTask:
             raise DataError(f"{self.train_path}: no training reviews for the {what} task")
         if len(self.val_labels) == 0:
             source = self.val_path or f"--val-fraction {self.settings.val_fraction} of {self.train_path}"
-            raise DataError(f"the validation split ({source}) holds no reviews for the {what} task; give --val FILE "
-                            "or a larger --val-fraction")
+            raise DataError(
+                f"the validation split ({source}) holds no reviews for the {what} task; give --val FILE "
+                "or a larger --val-fraction"
+            )
         k = 2 if self.settings.labels == 1 else self.settings.labels
         for name, labels in (("training", self.train_labels), ("validation", self.val_labels)):
             missing = sorted(set(range(k)) - set(labels.tolist()))
@@ -113,8 +125,9 @@ class ClassifierTask:
                 warn(f"the {name} reviews have no example of {shown}; macro-F1 counts that class as 0")
 
     def adapt_config(self, config: ClassifierConfig) -> ClassifierConfig:
-        return config.replace(vocab_size=len(self.tokenizer), n_labels=self.settings.labels,
-                              pad_id=self.tokenizer.pad_id)
+        return config.replace(
+            vocab_size=len(self.tokenizer), n_labels=self.settings.labels, pad_id=self.tokenizer.pad_id
+        )
 
     def init_model(self, model: nn.Module) -> None:
         """Start the embedding table as the settings ask (called once, before the first step).
@@ -126,8 +139,9 @@ class ClassifierTask:
         if self.settings.embedding_init != "ppmi":
             return
         ids, valid = self.tokenizer.encode_batch(self.train_texts, PPMI_MAX_TOKENS)
-        vectors = ppmi_vectors(ids, valid, model.config.vocab_size, model.config.dim,
-                               window=self.settings.embedding_window, seed=self.seed)  # (V, C)
+        vectors = ppmi_vectors(
+            ids, valid, model.config.vocab_size, model.config.dim, window=self.settings.embedding_window, seed=self.seed
+        )  # (V, C)
         with torch.no_grad():
             model.embedding.weight.copy_(vectors)
 
@@ -159,8 +173,11 @@ class ClassifierTask:
         preds = predictions(logits).numpy()
         k = 2 if self.settings.labels == 1 else self.settings.labels
         matrix = confusion_matrix(self.val_labels.numpy(), preds, k)
-        return {"val_loss": self.loss_from_logits(logits, self.val_labels).item(),
-                "val_accuracy": accuracy(self.val_labels.numpy(), preds), "val_macro_f1": macro_f1(matrix)}
+        return {
+            "val_loss": self.loss_from_logits(logits, self.val_labels).item(),
+            "val_accuracy": accuracy(self.val_labels.numpy(), preds),
+            "val_macro_f1": macro_f1(matrix),
+        }
 
     def save(self, run_dir: Path) -> None:
         self.tokenizer.save(run_dir / "tokenizer.json")
@@ -170,6 +187,11 @@ class ClassifierTask:
         out: dict[str, Any] = asdict(self.settings)
         out.update({k: (None if p is None else str(p.resolve())) for k, p in paths.items()})
         out.update({f"{k}_sha256": sha256(p) for k, p in paths.items() if p is not None})
-        out.update({"train_reviews": len(self.train_labels), "val_reviews": len(self.val_labels),
-                    "vocabulary": len(self.tokenizer)})
+        out.update(
+            {
+                "train_reviews": len(self.train_labels),
+                "val_reviews": len(self.val_labels),
+                "vocabulary": len(self.tokenizer),
+            }
+        )
         return out

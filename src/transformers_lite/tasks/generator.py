@@ -13,15 +13,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .. import validate
 from ..config import GeneratorConfig
 from ..data.shakespeare import get_shifted_batch, split_text, steps_per_epoch
 from ..data.sources import read_text_file, resolve, sha256
-from .. import validate
 from ..errors import DataError
 from ..evaluation.metrics import language_model_loss, perplexity
 from ..tokenizers import CharTokenizer, Tokenizer
 from ..training.settings import setting
-
 
 CORPORA = {"tinyshakespeare": ("tinyshakespeare", "input.txt"), "complete-works": ("complete-works", "plays.txt")}
 
@@ -29,8 +28,12 @@ CORPORA = {"tinyshakespeare": ("tinyshakespeare", "input.txt"), "complete-works"
 @dataclass(frozen=True)
 class GeneratorSettings:
     text: str | None = setting("training text", None, none="the --corpus file from the data folder", path=True)
-    corpus: str = setting("the text used without --text: tiny Shakespeare, or the plays of the Complete Works "
-                          "(tlite data download complete-works)", "tinyshakespeare", choices=tuple(CORPORA))
+    corpus: str = setting(
+        "the text used without --text: tiny Shakespeare, or the plays of the Complete Works "
+        "(tlite data download complete-works)",
+        "tinyshakespeare",
+        choices=tuple(CORPORA),
+    )
     batch_size: int = setting("windows per batch", 32)
     val_fraction: float = setting("the last fraction of the text, kept for validation", 0.1)
     eval_tokens: int | None = setting("validation tokens scored per evaluation", None, none="the whole split")
@@ -46,8 +49,13 @@ class GeneratorTask:
     name = "generator"
     Settings = GeneratorSettings
 
-    def __init__(self, settings: GeneratorSettings, config: GeneratorConfig, seed: int = 0,
-                 tokenizers: dict[str, Tokenizer] | None = None) -> None:
+    def __init__(
+        self,
+        settings: GeneratorSettings,
+        config: GeneratorConfig,
+        seed: int = 0,
+        tokenizers: dict[str, Tokenizer] | None = None,
+    ) -> None:
         self.settings = settings
         self.path = Path(settings.text) if settings.text else resolve(*CORPORA[settings.corpus])
         raw = read_text_file(self.path)
@@ -56,11 +64,15 @@ class GeneratorTask:
         self.train_ids, self.val_ids = split_text(ids, settings.val_fraction)
         self.context, self.batch_size, self.seed = config.max_length, settings.batch_size, seed
         if len(self.val_ids) < 2:
-            raise DataError(f"{self.path}: a validation split of {len(self.val_ids)} characters is too small; "
-                            "raise --val-fraction or use a longer text")
+            raise DataError(
+                f"{self.path}: a validation split of {len(self.val_ids)} characters is too small; "
+                "raise --val-fraction or use a longer text"
+            )
         if len(self.train_ids) < self.context + 1:
-            raise DataError(f"{self.path}: {len(self.train_ids)} training characters are too few for a context of "
-                            f"{self.context}; use a longer text or a smaller --set max_length")
+            raise DataError(
+                f"{self.path}: {len(self.train_ids)} training characters are too few for a context of "
+                f"{self.context}; use a longer text or a smaller --set max_length"
+            )
         self._rng = torch.Generator()
 
     def adapt_config(self, config: GeneratorConfig) -> GeneratorConfig:
@@ -86,5 +98,10 @@ class GeneratorTask:
         self.tokenizer.save(run_dir / "tokenizer.json")
 
     def describe(self) -> dict[str, Any]:
-        return {**asdict(self.settings), "text": str(self.path.resolve()), "text_sha256": sha256(self.path),
-                "train_tokens": len(self.train_ids), "val_tokens": len(self.val_ids)}
+        return {
+            **asdict(self.settings),
+            "text": str(self.path.resolve()),
+            "text_sha256": sha256(self.path),
+            "train_tokens": len(self.train_ids),
+            "val_tokens": len(self.val_ids),
+        }

@@ -16,10 +16,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import validate
 from ..config import Seq2SeqConfig
 from ..data.sources import resolve, sha256
 from ..data.translation import TranslationBatch, bucket_batches, filter_by_length, load_parallel, make_batch
-from .. import validate
 from ..errors import DataError, warn
 from ..evaluation.translation import corpus_scores
 from ..generation.translate import DecodeSettings, decode_batch
@@ -33,18 +33,23 @@ MULTI30K = {"train_src": "train.de.gz", "train_tgt": "train.en.gz", "val_src": "
 
 @dataclass(frozen=True)
 class Seq2SeqSettings:
-    train_src: str | None = setting("training source sentences, one per line", None,
-                                    none="multi30k/train.de.gz from the data folder", path=True)
+    train_src: str | None = setting(
+        "training source sentences, one per line", None, none="multi30k/train.de.gz from the data folder", path=True
+    )
     train_tgt: str | None = setting("training target sentences", None, none="multi30k/train.en.gz", path=True)
     val_src: str | None = setting("validation source sentences", None, none="multi30k/val.de.gz", path=True)
     val_tgt: str | None = setting("validation target sentences", None, none="multi30k/val.en.gz", path=True)
-    tokenizer: str = setting("joint BPE over both languages (allows one shared embedding table), a BPE per "
-                             "language, or words", "joint-bpe", choices=TOKENIZERS)
+    tokenizer: str = setting(
+        "joint BPE over both languages (allows one shared embedding table), a BPE per language, or words",
+        "joint-bpe",
+        choices=TOKENIZERS,
+    )
     vocab_size: int = setting("BPE vocabulary size", 8000)
     max_tokens: int = setting("padded tokens per length-bucketed batch", 4096)
     label_smoothing: float = setting("label smoothing of the cross-entropy", 0.1)
-    bleu_sentences: int = setting("validation sentences translated (greedy) for BLEU at each evaluation "
-                                  "(0 = skip)", 200)
+    bleu_sentences: int = setting(
+        "validation sentences translated (greedy) for BLEU at each evaluation (0 = skip)", 200
+    )
 
     def __post_init__(self) -> None:
         validate.choice("tokenizer", self.tokenizer, TOKENIZERS)
@@ -73,14 +78,22 @@ class Seq2SeqTask:
     name = "seq2seq"
     Settings = Seq2SeqSettings
 
-    def __init__(self, settings: Seq2SeqSettings, config: Seq2SeqConfig, seed: int = 0,
-                 tokenizers: dict[str, Tokenizer] | None = None) -> None:
+    def __init__(
+        self,
+        settings: Seq2SeqSettings,
+        config: Seq2SeqConfig,
+        seed: int = 0,
+        tokenizers: dict[str, Tokenizer] | None = None,
+    ) -> None:
         self.settings, self.seed, self.max_length = settings, seed, config.max_length
-        self.paths = {k: Path(getattr(settings, k)) if getattr(settings, k) else resolve("multi30k", name)
-                      for k, name in MULTI30K.items()}
+        self.paths = {
+            k: Path(getattr(settings, k)) if getattr(settings, k) else resolve("multi30k", name)
+            for k, name in MULTI30K.items()
+        }
         src, tgt = _without_empty(*load_parallel(self.paths["train_src"], self.paths["train_tgt"]), "training")
         self.val_src_text, self.val_tgt_text = _without_empty(
-            *load_parallel(self.paths["val_src"], self.paths["val_tgt"]), "validation")
+            *load_parallel(self.paths["val_src"], self.paths["val_tgt"]), "validation"
+        )
         if tokenizers:
             self.src_tok, self.tgt_tok = tokenizers["src_tokenizer"], tokenizers["tgt_tokenizer"]
         elif settings.tokenizer == "joint-bpe":
@@ -93,16 +106,22 @@ class Seq2SeqTask:
         if self.src_tok.pad_id != self.tgt_tok.pad_id:
             raise DataError("source and target tokenizers must share the pad id")
         limit = config.max_length - 1  # room for BOS (decoder input) or EOS (source, decoder output)
-        self.train_src, self.train_tgt = filter_by_length(self._encode(self.src_tok, src, True),
-                                                          self._encode(self.tgt_tok, tgt, False), limit)
-        self.val_src, self.val_tgt = filter_by_length(self._encode(self.src_tok, self.val_src_text, True),
-                                                      self._encode(self.tgt_tok, self.val_tgt_text, False), limit)
+        self.train_src, self.train_tgt = filter_by_length(
+            self._encode(self.src_tok, src, True), self._encode(self.tgt_tok, tgt, False), limit
+        )
+        self.val_src, self.val_tgt = filter_by_length(
+            self._encode(self.src_tok, self.val_src_text, True),
+            self._encode(self.tgt_tok, self.val_tgt_text, False),
+            limit,
+        )
         for name, kept, total in (("training", self.train_src, src), ("validation", self.val_src, self.val_src_text)):
             if not kept:
                 raise DataError(f"no {name} pair fits max_length={config.max_length} tokens; raise --set max_length")
             if len(kept) < len(total):
-                warn(f"dropped {len(total) - len(kept):,} of {len(total):,} {name} pairs longer than "
-                     f"max_length={config.max_length} tokens")
+                warn(
+                    f"dropped {len(total) - len(kept):,} of {len(total):,} {name} pairs longer than "
+                    f"max_length={config.max_length} tokens"
+                )
         self._epoch_batches: tuple[int, list[list[int]]] | None = None
 
     @staticmethod
@@ -112,21 +131,30 @@ class Seq2SeqTask:
 
     def adapt_config(self, config: Seq2SeqConfig) -> Seq2SeqConfig:
         shared = self.src_tok is self.tgt_tok
-        return config.replace(src_vocab_size=len(self.src_tok), tgt_vocab_size=len(self.tgt_tok),
-                              pad_id=self.src_tok.pad_id, share_embeddings=shared and config.share_embeddings)
+        return config.replace(
+            src_vocab_size=len(self.src_tok),
+            tgt_vocab_size=len(self.tgt_tok),
+            pad_id=self.src_tok.pad_id,
+            share_embeddings=shared and config.share_embeddings,
+        )
 
     def _batches(self, epoch: int) -> list[list[int]]:
         if self._epoch_batches is None or self._epoch_batches[0] != epoch:
-            self._epoch_batches = (epoch, bucket_batches(self.train_src, self.train_tgt, self.settings.max_tokens,
-                                                         seed=self.seed * 100_003 + epoch))
+            self._epoch_batches = (
+                epoch,
+                bucket_batches(
+                    self.train_src, self.train_tgt, self.settings.max_tokens, seed=self.seed * 100_003 + epoch
+                ),
+            )
         return self._epoch_batches[1]
 
     def steps_per_epoch(self) -> int:
         return len(self._batches(0))
 
     def _make_batch(self, src: list[list[int]], tgt: list[list[int]], idx: list[int]) -> TranslationBatch:
-        return make_batch([src[j] for j in idx], [tgt[j] for j in idx], self.tgt_tok.pad_id, self.tgt_tok.bos_id,
-                          self.tgt_tok.eos_id)
+        return make_batch(
+            [src[j] for j in idx], [tgt[j] for j in idx], self.tgt_tok.pad_id, self.tgt_tok.bos_id, self.tgt_tok.eos_id
+        )
 
     def batch(self, index: int) -> TranslationBatch:
         epoch, i = divmod(index, self.steps_per_epoch())
@@ -136,8 +164,12 @@ class Seq2SeqTask:
     def loss(self, model: nn.Module, batch: TranslationBatch, label_smoothing: float | None = None) -> torch.Tensor:
         logits = model(batch.src, batch.tgt_in, batch.src_valid, batch.tgt_valid)  # (B, T, V)
         smoothing = self.settings.label_smoothing if label_smoothing is None else label_smoothing
-        return F.cross_entropy(logits.flatten(0, 1).float(), batch.tgt_out.flatten(), ignore_index=self.tgt_tok.pad_id,
-                               label_smoothing=smoothing)
+        return F.cross_entropy(
+            logits.flatten(0, 1).float(),
+            batch.tgt_out.flatten(),
+            ignore_index=self.tgt_tok.pad_id,
+            label_smoothing=smoothing,
+        )
 
     def evaluate(self, model: nn.Module) -> dict[str, float]:
         device = next(model.parameters()).device

@@ -12,8 +12,9 @@ Callers never ask which kind a tokenizer is. Shapes: B texts, T tokens.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import torch
 from torch import Tensor
@@ -31,13 +32,21 @@ class Tokenizer(Protocol):
     eos_id: int | None
 
     def __len__(self) -> int: ...
-    def encode(self, text: str, *, max_length: int | None = None, add_bos: bool = False,
-               add_eos: bool = False) -> list[int]: ...
+    def encode(
+        self, text: str, *, max_length: int | None = None, add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]: ...
     def decode(self, ids: Iterable[int], *, skip_special: bool = True) -> str: ...
     def encode_many(self, texts: Sequence[str]) -> list[list[int]]: ...
     def token(self, i: int) -> str: ...
-    def encode_batch(self, texts: Sequence[str], max_length: int | None = None, *, pad_to: int | None = None,
-                     add_bos: bool = False, add_eos: bool = False) -> tuple[Tensor, Tensor]: ...
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        max_length: int | None = None,
+        *,
+        pad_to: int | None = None,
+        add_bos: bool = False,
+        add_eos: bool = False,
+    ) -> tuple[Tensor, Tensor]: ...
     def to_dict(self) -> dict[str, Any]: ...
     def save(self, path: str | Path) -> None: ...
 
@@ -81,11 +90,20 @@ class TokenizerBase:
         """Ids of many texts (a tokenizer may do this faster than one ``encode`` per text)."""
         return [self.encode(t) for t in texts]  # type: ignore[attr-defined]
 
-    def encode_batch(self, texts: Sequence[str], max_length: int | None = None, *, pad_to: int | None = None,
-                     add_bos: bool = False, add_eos: bool = False) -> tuple[Tensor, Tensor]:
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        max_length: int | None = None,
+        *,
+        pad_to: int | None = None,
+        add_bos: bool = False,
+        add_eos: bool = False,
+    ) -> tuple[Tensor, Tensor]:
         """Padded ids ``(B, T)`` and the ``(B, T)`` bool mask of real tokens (``pad_to`` fixes ``T``)."""
-        rows = [self.encode(t, max_length=max_length, add_bos=add_bos, add_eos=add_eos)  # type: ignore[attr-defined]
-                for t in texts]
+        rows = [
+            self.encode(t, max_length=max_length, add_bos=add_bos, add_eos=add_eos)  # type: ignore[attr-defined]
+            for t in texts
+        ]
         return pad_batch(rows, self.need("pad"), pad_to)
 
     def save(self, path: str | Path) -> None:

@@ -9,10 +9,12 @@ restores the spaces between words.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from torch import Tensor
 
+from ..optional import need
 from .base import TokenizerBase
 
 SPECIALS = ("<unk>", "<pad>", "<bos>", "<eos>")
@@ -28,9 +30,12 @@ class BPETokenizer(TokenizerBase):
             raise ValueError(f"BPE vocabulary lacks one of the special tokens {SPECIALS}")
 
     @classmethod
-    def train(cls, texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2,
-              lowercase: bool = False) -> "BPETokenizer":
-        from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    def train(
+        cls, texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2, lowercase: bool = False
+    ) -> BPETokenizer:
+        lib = need("tokenizers", "translate", "the BPE tokenizer")
+        Tokenizer, decoders, models, normalizers = lib.Tokenizer, lib.decoders, lib.models, lib.normalizers
+        pre_tokenizers, trainers = lib.pre_tokenizers, lib.trainers
 
         if vocab_size < len(SPECIALS) + 1:
             raise ValueError(f"vocab_size must exceed the {len(SPECIALS)} special tokens, got {vocab_size}")
@@ -39,8 +44,9 @@ class BPETokenizer(TokenizerBase):
         engine.normalizer = normalizers.Sequence(norms)
         engine.pre_tokenizer = pre_tokenizers.Metaspace()
         engine.decoder = decoders.Metaspace()
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
-                                      special_tokens=list(SPECIALS), show_progress=False)
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=list(SPECIALS), show_progress=False
+        )
         engine.train_from_iterator(texts, trainer)
         return cls(engine)
 
@@ -53,10 +59,12 @@ class BPETokenizer(TokenizerBase):
     def tokenize(self, text: str) -> list[str]:
         return self.engine.encode(text).tokens
 
-    def encode(self, text: str, *, max_length: int | None = None, add_bos: bool = False,
-               add_eos: bool = False) -> list[int]:
-        return self.wrap(self.engine.encode(text).ids, max_length, self.bos_id if add_bos else None,
-                         self.eos_id if add_eos else None)
+    def encode(
+        self, text: str, *, max_length: int | None = None, add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
+        return self.wrap(
+            self.engine.encode(text).ids, max_length, self.bos_id if add_bos else None, self.eos_id if add_eos else None
+        )
 
     def encode_many(self, texts: Sequence[str]) -> list[list[int]]:
         """Ids of many texts at once (the Rust engine encodes them in parallel)."""
@@ -76,7 +84,5 @@ class BPETokenizer(TokenizerBase):
         return {"kind": self.kind, "engine": json.loads(self.engine.to_str())}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "BPETokenizer":
-        from tokenizers import Tokenizer
-
-        return cls(Tokenizer.from_str(json.dumps(data["engine"])))
+    def from_dict(cls, data: dict[str, Any]) -> BPETokenizer:
+        return cls(need("tokenizers", "translate", "the BPE tokenizer").Tokenizer.from_str(json.dumps(data["engine"])))

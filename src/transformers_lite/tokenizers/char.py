@@ -6,7 +6,8 @@ text did not contain becomes the unknown id; decoding joins the characters back 
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from torch import Tensor
 
@@ -28,7 +29,7 @@ class CharTokenizer(TokenizerBase):
         self.unk_id = 0
 
     @classmethod
-    def from_text(cls, text: str, unk: str = "Ø") -> "CharTokenizer":
+    def from_text(cls, text: str, unk: str = "Ø") -> CharTokenizer:
         """The seed's vocabulary: ``sorted(unique(text))`` with the unknown symbol first."""
         return cls(sorted(set(text) - {unk}), unk)
 
@@ -38,11 +39,16 @@ class CharTokenizer(TokenizerBase):
     def __repr__(self) -> str:
         return f"CharTokenizer(length(vocabulary)={len(self)}, unksym={self.unk!r})"
 
-    def encode(self, text: str, *, max_length: int | None = None, add_bos: bool = False,
-               add_eos: bool = False) -> list[int]:
+    def encode(
+        self, text: str, *, max_length: int | None = None, add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
         get, unk = self.lookup.get, self.unk_id
-        return self.wrap([get(c, unk) for c in text], max_length, self.need("bos") if add_bos else None,
-                         self.need("eos") if add_eos else None)
+        return self.wrap(
+            [get(c, unk) for c in text],
+            max_length,
+            self.need("bos") if add_bos else None,
+            self.need("eos") if add_eos else None,
+        )
 
     def decode(self, ids: Iterable[int], *, skip_special: bool = True) -> str:
         vocab, n = self.vocabulary, len(self.vocabulary)
@@ -55,5 +61,5 @@ class CharTokenizer(TokenizerBase):
         return {"kind": self.kind, "vocabulary": self.vocabulary, "unk": self.unk}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CharTokenizer":
+    def from_dict(cls, data: dict[str, Any]) -> CharTokenizer:
         return cls(data["vocabulary"], data.get("unk", "Ø"))

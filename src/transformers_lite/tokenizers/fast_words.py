@@ -10,8 +10,9 @@ a second:
 2. Words are the maximal runs of word bytes, found with NumPy; ``\\w\\w+\\b`` is exactly "runs of
    two or more word characters".
 3. Each run is hashed with a 64-bit polynomial hash from a prefix sum (``H[e] - H[s]`` scaled by
-   ``P^-s``, computed a megabyte at a time) and looked up in an open-addressing table of the vocabulary's hashes; a match also requires equal
-   byte length, so a false match needs a 64-bit collision of two same-length words.
+   ``P^-s``, computed a megabyte at a time) and looked up in an open-addressing table of the
+   vocabulary's hashes; a match also requires equal byte length, so a false match needs a 64-bit
+   collision of two same-length words.
 """
 
 from __future__ import annotations
@@ -152,8 +153,9 @@ def _encode_buffer(buf: bytes, n_docs: int, vocab: _VocabIndex, unk: int, max_le
     return doc[within], rank[within], ids[within], lengths
 
 
-def encode_corpus(texts: list[str], lookup: dict[str, int], unk_id: int, pad_id: int, max_length: int,
-                  width: int | None = None):  # noqa: ANN201
+def encode_corpus(
+    texts: list[str], lookup: dict[str, int], unk_id: int, pad_id: int, max_length: int, width: int | None = None
+):  # noqa: ANN201
     """``(ids (N, T) int64 padded with ``pad_id``, lengths (N,))`` for ``texts``; words missing from
     ``lookup`` become ``unk_id``, and each text keeps its first ``max_length`` words."""
     ascii_idx = [i for i, t in enumerate(texts) if t.isascii()]

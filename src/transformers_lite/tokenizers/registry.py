@@ -9,10 +9,16 @@ from typing import Any
 from ..errors import RunError
 from .base import Tokenizer
 from .bpe import BPETokenizer
+from .byte_bpe import ByteLevelBPETokenizer
 from .char import CharTokenizer
 from .word import WordTokenizer
 
-KINDS: dict[str, Any] = {"word": WordTokenizer, "char": CharTokenizer, "bpe": BPETokenizer}
+KINDS: dict[str, Any] = {
+    "word": WordTokenizer,
+    "char": CharTokenizer,
+    "bpe": BPETokenizer,
+    "byte-bpe": ByteLevelBPETokenizer,
+}
 
 
 def tokenizer_from_dict(data: dict[str, Any], origin: object = "tokenizer") -> Tokenizer:

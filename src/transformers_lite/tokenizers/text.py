@@ -13,8 +13,8 @@ import functools
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ..atomic import atomic_write_text
 
@@ -24,7 +24,7 @@ _WORD_OR_MARK = re.compile(r"\w+|[^\w\s]")
 _ASCII_TABLE = str.maketrans({"'": None, "`": None, "\n": " "})
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _dropped(char: str) -> bool:
     return char in "'`\u2019\u200d" or unicodedata.category(char)[0] == "M"
 
@@ -46,7 +46,9 @@ def simplify(text: str) -> str:
     return text.replace("\n", " ")
 
 
-def words(text: str, transform: Callable[[str], str] | None = simplify, pattern: re.Pattern = WORD_PATTERN) -> list[str]:
+def words(
+    text: str, transform: Callable[[str], str] | None = simplify, pattern: re.Pattern = WORD_PATTERN
+) -> list[str]:
     """Split ``text`` into words after ``transform`` (``simplify`` by default)."""
     if transform is not None:
         text = transform(text)
@@ -58,8 +60,9 @@ def words_and_punctuation(text: str, lowercase: bool = True) -> list[str]:
     return _WORD_OR_MARK.findall(text.lower() if lowercase else text)
 
 
-def document_frequencies(corpus: Iterable[str], transform: Callable[[str], str] | None = simplify,
-                         pattern: re.Pattern = WORD_PATTERN) -> Counter:
+def document_frequencies(
+    corpus: Iterable[str], transform: Callable[[str], str] | None = simplify, pattern: re.Pattern = WORD_PATTERN
+) -> Counter:
     """How many documents contain each word (a word counts once per document)."""
     counts: Counter = Counter()
     for document in corpus:

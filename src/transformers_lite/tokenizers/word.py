@@ -17,7 +17,8 @@ Two splits:
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,8 +35,16 @@ _SPACE_BEFORE_MARK = re.compile(r" ([.,!?;:])")
 class WordTokenizer(TokenizerBase):
     kind = "word"
 
-    def __init__(self, vocabulary: Sequence[str], unk: str = "[UNK]", *, pad: str | None = None,
-                 bos: str | None = None, eos: str | None = None, split: str = "seed") -> None:
+    def __init__(
+        self,
+        vocabulary: Sequence[str],
+        unk: str = "[UNK]",
+        *,
+        pad: str | None = None,
+        bos: str | None = None,
+        eos: str | None = None,
+        split: str = "seed",
+    ) -> None:
         if split not in SPLITS:
             raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
         specials = [s for s in (unk, pad, bos, eos) if s is not None]
@@ -69,14 +78,26 @@ class WordTokenizer(TokenizerBase):
         get, unk = self.lookup.get, self.unk_id
         return [get(t, unk) for t in tokens]
 
-    def encode(self, text: str, *, max_length: int | None = None, add_bos: bool = False,
-               add_eos: bool = False) -> list[int]:
+    def encode(
+        self, text: str, *, max_length: int | None = None, add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
         """Ids of ``text``: split, look up (unknown words -> ``unk_id``), wrap in BOS/EOS, truncate."""
-        return self.wrap(self.encode_words(self.words(text)), max_length, self.need("bos") if add_bos else None,
-                         self.need("eos") if add_eos else None)
+        return self.wrap(
+            self.encode_words(self.words(text)),
+            max_length,
+            self.need("bos") if add_bos else None,
+            self.need("eos") if add_eos else None,
+        )
 
-    def encode_batch(self, texts: Sequence[str], max_length: int | None = None, *, pad_to: int | None = None,
-                     add_bos: bool = False, add_eos: bool = False) -> tuple[Tensor, Tensor]:
+    def encode_batch(
+        self,
+        texts: Sequence[str],
+        max_length: int | None = None,
+        *,
+        pad_to: int | None = None,
+        add_bos: bool = False,
+        add_eos: bool = False,
+    ) -> tuple[Tensor, Tensor]:
         """Padded ``(B, T)`` ids and mask; seed-split corpora take the vectorised path (same ids)."""
         if self.split != "seed" or add_bos or add_eos:
             return super().encode_batch(texts, max_length, pad_to=pad_to, add_bos=add_bos, add_eos=add_eos)
@@ -102,10 +123,23 @@ class WordTokenizer(TokenizerBase):
         return self.vocabulary[i] if 0 <= i < len(self.vocabulary) else self.unk
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "split": self.split, "vocabulary": self.vocabulary, "unk": self.unk,
-                "pad": self.pad, "bos": self.bos, "eos": self.eos}
+        return {
+            "kind": self.kind,
+            "split": self.split,
+            "vocabulary": self.vocabulary,
+            "unk": self.unk,
+            "pad": self.pad,
+            "bos": self.bos,
+            "eos": self.eos,
+        }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "WordTokenizer":
-        return cls(data["vocabulary"], data["unk"], pad=data.get("pad"), bos=data.get("bos"), eos=data.get("eos"),
-                   split=data.get("split", "seed"))
+    def from_dict(cls, data: dict[str, Any]) -> WordTokenizer:
+        return cls(
+            data["vocabulary"],
+            data["unk"],
+            pad=data.get("pad"),
+            bos=data.get("bos"),
+            eos=data.get("eos"),
+            split=data.get("split", "seed"),
+        )

@@ -4,6 +4,8 @@ The trainer calls, on every callback in order:
 
 * ``on_train_start(trainer, state)`` once, before the first step of this session;
 * ``on_evaluate(trainer, state, record)`` after each evaluation (``record`` is the history row);
+* ``on_log(trainer, state, row)`` for every row of ``metrics.csv`` (a training-loss row every
+  ``log_every`` steps, and each evaluation);
 * ``on_step_end(trainer, state, loss)`` after every optimizer step, evaluation and checkpoint;
 * ``on_train_end(trainer, state)`` once, after the final checkpoint and weights are written.
 
@@ -15,9 +17,9 @@ at a given step, to check that resuming is exact).
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any, Protocol
 
+from ..progress import interactive, progress_bar
 from .distributed import DistContext
 from .state import TrainState
 
@@ -40,6 +42,9 @@ class Callback:
     def on_evaluate(self, trainer: Trainer, state: TrainState, record: dict[str, Any]) -> None:
         pass
 
+    def on_log(self, trainer: Trainer, state: TrainState, row: dict[str, Any]) -> None:
+        pass
+
     def on_step_end(self, trainer: Trainer, state: TrainState, loss: float) -> None:
         pass
 
@@ -48,21 +53,25 @@ class Callback:
 
 
 class ProgressBar(Callback):
-    """A tqdm bar per epoch with the running mean loss, on rank 0 when stderr is a terminal (or ``force``)."""
+    """A tqdm bar per epoch with the running mean loss, on rank 0 when someone is watching (a terminal or
+    a notebook; or ``force``)."""
 
     def __init__(self, force: bool = False) -> None:
         self.force, self.bar, self.total, self.loss_n = force, None, 0.0, 0
 
     def _open(self, trainer: Trainer, state: TrainState) -> None:
-        from tqdm.auto import tqdm
-
         spe = trainer.steps_per_epoch
         epochs = "?" if trainer.total_steps is None else math.ceil(trainer.total_steps / spe)
-        self.bar = tqdm(total=spe, initial=state.step % spe, desc=f"epoch {state.step // spe + 1}/{epochs}",
-                        file=sys.stderr, leave=False, dynamic_ncols=True)
+        self.bar = progress_bar(
+            total=spe,
+            initial=state.step % spe,
+            desc=f"epoch {state.step // spe + 1}/{epochs}",
+            leave=False,
+            dynamic_ncols=True,
+        )
 
     def on_step_end(self, trainer: Trainer, state: TrainState, loss: float) -> None:
-        if not trainer.dist.is_main or not (self.force or sys.stderr.isatty()):
+        if not trainer.dist.is_main or not (self.force or interactive()):
             return
         if state.step % trainer.steps_per_epoch == 0 or state.stop_reason:
             self.close()  # the epoch (or the run) ended with this step

@@ -58,8 +58,11 @@ def load_weights(model: nn.Module, path: str | Path, upgrade=None) -> None:  # n
     if upgrade is not None:
         stored = upgrade(stored)
     expected = model.state_dict()
-    problems = [f"{k}: file {tuple(v.shape)} vs model {tuple(expected[k].shape)}"
-                for k, v in stored.items() if k in expected and v.shape != expected[k].shape]
+    problems = [
+        f"{k}: file {tuple(v.shape)} vs model {tuple(expected[k].shape)}"
+        for k, v in stored.items()
+        if k in expected and v.shape != expected[k].shape
+    ]
     if not problems:
         missing, unexpected = load_model_tensors(model, stored)
         problems = [f"missing tensor {k}" for k in missing] + [f"unexpected tensor {k}" for k in unexpected]
@@ -67,8 +70,10 @@ def load_weights(model: nn.Module, path: str | Path, upgrade=None) -> None:  # n
         raise RunError(f"{path} does not match the model config: {'; '.join(problems)}")
     broken = [k for k, v in stored.items() if v.is_floating_point() and not torch.isfinite(v).all()]
     if broken:
-        raise RunError(f"{path}: tensor {broken[0]} holds NaN or infinite values (a damaged file, or a run that "
-                       "diverged); use an earlier checkpoint or retrain")
+        raise RunError(
+            f"{path}: tensor {broken[0]} holds NaN or infinite values (a damaged file, or a run that "
+            "diverged); use an earlier checkpoint or retrain"
+        )
 
 
 def load_model_tensors(model: nn.Module, tensors: dict[str, torch.Tensor]) -> tuple[list[str], list[str]]:
@@ -107,8 +112,9 @@ def _optimizer_to_files(model: nn.Module, optimizer: torch.optim.Optimizer) -> t
     return tensors, {"param_groups": groups, "scalars": scalars}
 
 
-def _optimizer_from_files(model: nn.Module, optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor],
-                          meta: dict, where: Path) -> None:
+def _optimizer_from_files(
+    model: nn.Module, optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], meta: dict, where: Path
+) -> None:
     names = _param_names(model, optimizer)
     index = {n: i for i, n in enumerate(names)}
     saved = [n for g in meta["param_groups"] for n in g["params"]]
@@ -138,8 +144,10 @@ def rng_state() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     if torch.cuda.is_available():
         for i, s in enumerate(torch.cuda.get_rng_state_all()):
             tensors[f"rng.cuda.{i}"] = s
-    meta = {"python": [version, list(internal), gauss],
-            "numpy": [np_state[0], np_state[1].tolist(), int(np_state[2]), int(np_state[3]), float(np_state[4])]}
+    meta = {
+        "python": [version, list(internal), gauss],
+        "numpy": [np_state[0], np_state[1].tolist(), int(np_state[2]), int(np_state[3]), float(np_state[4])],
+    }
     return tensors, meta
 
 
@@ -154,8 +162,13 @@ def set_rng_state(tensors: dict[str, torch.Tensor], meta: dict[str, Any]) -> Non
         torch.cuda.set_rng_state_all(cuda)
 
 
-def save_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer,
-                    state: dict[str, Any], rank_rng: list[torch.Tensor] | None = None) -> Path:
+def save_checkpoint(
+    run_dir: str | Path,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    state: dict[str, Any],
+    rank_rng: list[torch.Tensor] | None = None,
+) -> Path:
     """Write ``checkpoint/step-N`` (weights, optimizer, RNG, ``state``) and publish it via ``LATEST``."""
     root = Path(run_dir) / "checkpoint"
     name = f"step-{int(state['step']):08d}"
@@ -171,7 +184,9 @@ def save_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.opti
     atomic_write(folder / "optimizer.safetensors", lambda tmp: save_file({**opt_tensors, **rng_tensors}, tmp))
     atomic_write_json(folder / "state.json", {**state, "format": FORMAT, "optimizer": opt_meta, "rng": rng_meta})
     atomic_write_text(root / "LATEST", name + "\n")
-    for old in sorted(p for p in root.glob("step-*") if p.is_dir() and p.name != name)[:-(KEEP_CHECKPOINTS - 1) or None]:
+    for old in sorted(p for p in root.glob("step-*") if p.is_dir() and p.name != name)[
+        : -(KEEP_CHECKPOINTS - 1) or None
+    ]:
         shutil.rmtree(old, ignore_errors=True)
     return folder
 
@@ -192,8 +207,9 @@ def latest_checkpoint(run_dir: str | Path) -> Path | None:
     return complete[-1] if complete else None
 
 
-def load_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None,
-                    rank: int = 0) -> dict[str, Any]:
+def load_checkpoint(
+    run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None, rank: int = 0
+) -> dict[str, Any]:
     """Restore weights, optimizer and RNG states from the latest checkpoint; return its ``state``."""
     folder = latest_checkpoint(run_dir)
     if folder is None:
@@ -203,13 +219,16 @@ def load_checkpoint(run_dir: str | Path, model: nn.Module, optimizer: torch.opti
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise RunError(f"{folder / 'state.json'}: damaged checkpoint state ({err})") from None
     if state.get("format", 0) < FORMAT:
-        raise RunError(f"{folder} was written by transformers-lite 0.1 (optimizer states by position); it still "
-                       "loads for evaluate/generate/classify/translate, but cannot be resumed: start a new run")
+        raise RunError(
+            f"{folder} was written by transformers-lite 0.1 (optimizer states by position); it still "
+            "loads for evaluate/generate/classify/translate, but cannot be resumed: start a new run"
+        )
     load_weights(model, folder / "model.safetensors")
     tensors = read_tensors(folder / "optimizer.safetensors")
     if optimizer is not None:
-        _optimizer_from_files(model, optimizer, {k: v for k, v in tensors.items() if k.startswith("state.")},
-                              state["optimizer"], folder)
+        _optimizer_from_files(
+            model, optimizer, {k: v for k, v in tensors.items() if k.startswith("state.")}, state["optimizer"], folder
+        )
     rng = {k: v for k, v in tensors.items() if k.startswith("rng.")}
     if f"rng.torch.rank{rank}" in rng:
         rng["rng.torch"] = rng[f"rng.torch.rank{rank}"]

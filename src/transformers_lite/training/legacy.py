@@ -23,8 +23,12 @@ import torch
 from ..config import RENAMED
 
 DROPPED = ("embedding_init", "embedding_window")
-NORMS = {"norm_attention": "attention_residual.norm", "norm_feedforward": "feed_forward_residual.norm",
-         "norm_self": "self_attention_residual.norm", "norm_cross": "cross_attention_residual.norm"}
+NORMS = {
+    "norm_attention": "attention_residual.norm",
+    "norm_feedforward": "feed_forward_residual.norm",
+    "norm_self": "self_attention_residual.norm",
+    "norm_cross": "cross_attention_residual.norm",
+}
 
 
 def upgrade_config(data: dict[str, Any]) -> dict[str, Any]:
@@ -34,10 +38,12 @@ def upgrade_config(data: dict[str, Any]) -> dict[str, Any]:
 
 def upgrade_tokenizer(family: str):  # noqa: ANN201
     """A function that rewrites an old tokenizer dict for a run of ``family``."""
+
     def upgrade(data: dict[str, Any]) -> dict[str, Any]:
         if data.get("kind") == "index":
             return {**data, "kind": "word", "split": "punct" if family == "seq2seq" else "seed"}
         return data
+
     return upgrade
 
 

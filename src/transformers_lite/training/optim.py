@@ -16,8 +16,14 @@ from torch import nn
 from .settings import SCHEDULES
 
 
-def make_optimizer(model: nn.Module, lr: float, weight_decay: float = 0.01, betas: tuple[float, float] = (0.9, 0.999),
-                   eps: float = 1e-8, fused: bool | None = None) -> torch.optim.AdamW:
+def make_optimizer(
+    model: nn.Module,
+    lr: float,
+    weight_decay: float = 0.01,
+    betas: tuple[float, float] = (0.9, 0.999),
+    eps: float = 1e-8,
+    fused: bool | None = None,
+) -> torch.optim.AdamW:
     """AdamW over two groups: matrices with ``weight_decay``, vectors (biases, norms) without."""
     seen: set[int] = set()
     decay, no_decay = [], []

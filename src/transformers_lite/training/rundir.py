@@ -37,8 +37,10 @@ def new_run_dir(out: str | Path | None = None, root: str | Path = "outputs") -> 
             raise RunError(f"{path} already holds a run; use --resume {path} to continue it or pick another --out")
         if path.is_dir() and any(p.name != ".lock" for p in path.iterdir()):
             shown = ", ".join(sorted(p.name for p in path.iterdir())[:3])
-            raise RunError(f"--out {path} is a folder with other files in it ({shown}, ...); a run needs an empty "
-                           "or new folder: pick another --out")
+            raise RunError(
+                f"--out {path} is a folder with other files in it ({shown}, ...); a run needs an empty "
+                "or new folder: pick another --out"
+            )
         _make(path, exist_ok=True)
         return path
     base = Path(root) / time.strftime("%Y%m%d_%H%M")
@@ -74,7 +76,7 @@ class RunLock:
         self.path = Path(run_dir) / ".lock"
         self.handle: IO[str] | None = None
 
-    def __enter__(self) -> "RunLock":
+    def __enter__(self) -> RunLock:
         handle = open(self.path, "a+", encoding="utf-8")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -82,8 +84,9 @@ class RunLock:
             handle.seek(0)
             holder = handle.read().strip() or "another process"
             handle.close()
-            raise RunError(f"{self.path.parent} is in use by {holder}; wait for it to finish, or train into "
-                           "another --out") from None
+            raise RunError(
+                f"{self.path.parent} is in use by {holder}; wait for it to finish, or train into another --out"
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"process {os.getpid()} on {os.uname().nodename}")

@@ -23,8 +23,11 @@ from ..tokenizers import Tokenizer, load_tokenizer
 from . import legacy
 from .checkpoint import latest_checkpoint, load_weights
 
-TOKENIZER_FILES = {"classifier": ("tokenizer",), "generator": ("tokenizer",),
-                   "seq2seq": ("src_tokenizer", "tgt_tokenizer")}
+TOKENIZER_FILES = {
+    "classifier": ("tokenizer",),
+    "generator": ("tokenizer",),
+    "seq2seq": ("src_tokenizer", "tgt_tokenizer"),
+}
 
 
 @dataclass
@@ -95,8 +98,10 @@ def _check_vocabularies(run_dir: Path, config: Config, tokenizers: dict[str, Tok
         sizes = {"tokenizer": config.vocab_size}
     for name, expected in sizes.items():
         if len(tokenizers[name]) != expected:
-            raise RunError(f"{run_dir}: {name}.json has {len(tokenizers[name])} tokens but config.json expects a "
-                           f"vocabulary of {expected}")
+            raise RunError(
+                f"{run_dir}: {name}.json has {len(tokenizers[name])} tokens but config.json expects a "
+                f"vocabulary of {expected}"
+            )
 
 
 def load(run_dir: str | Path, device: str | torch.device = "cpu") -> LoadedRun:

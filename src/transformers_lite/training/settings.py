@@ -40,16 +40,26 @@ class TrainConfig:
     accumulate: int = setting("micro-batches per optimizer step", 1)
     epochs: float | None = setting("stop after this many epochs", None, none="no epoch limit")
     max_steps: int | None = setting("stop after this many optimizer steps", None, none="no step limit")
-    max_minutes: float | None = setting("wall-clock budget; the schedule ends with it and a checkpoint is saved",
-                                      None, none="no time limit")
-    stop_at: int | None = setting("pause at this step with a checkpoint; --resume continues the same schedule",
-                                None, none="no pause")
-    eval_every: int = setting("optimizer steps between evaluations (0 = at every epoch end); training also ends "
-                              "with one", 500)
-    checkpoint_every: int | None = setting("optimizer steps between checkpoints", None,
-                                         none="at every evaluation")
-    patience: int | None = setting("stop after this many evaluations without a better validation loss", None,
-                                 none="no early stopping")
+    max_minutes: float | None = setting(
+        "wall-clock budget; the schedule ends with it and a checkpoint is saved", None, none="no time limit"
+    )
+    stop_at: int | None = setting(
+        "pause at this step with a checkpoint; --resume continues the same schedule", None, none="no pause"
+    )
+    log_every: int = setting("optimizer steps between training-loss rows of metrics.csv (0 = evaluations only)", 50)
+    logger: str | None = setting(
+        "also log every metrics row to TensorBoard (RUN/tensorboard) or Weights & Biases",
+        None,
+        none="metrics.csv only",
+        choices=("tensorboard", "wandb"),
+    )
+    eval_every: int = setting(
+        "optimizer steps between evaluations (0 = at every epoch end); training also ends with one", 500
+    )
+    checkpoint_every: int | None = setting("optimizer steps between checkpoints", None, none="at every evaluation")
+    patience: int | None = setting(
+        "stop after this many evaluations without a better validation loss", None, none="no early stopping"
+    )
     bf16: bool = setting("bfloat16 autocast", False)
     compile: bool = setting("torch.compile the model", False)
     seed: int = setting("random seed (weights, batches, dropout)", 0)
@@ -63,7 +73,8 @@ class TrainConfig:
         validate.number("beta1", self.beta1, 0, 1, high_open=True)
         validate.number("beta2", self.beta2, 0, 1, high_open=True)
         validate.number("min_lr_ratio", self.min_lr_ratio, 0, 1)
-        for name, low in (("warmup_steps", 0), ("eval_every", 0), ("accumulate", 1), ("seed", 0)):
+        validate.choice("logger", self.logger, (None, "tensorboard", "wandb"))
+        for name, low in (("warmup_steps", 0), ("eval_every", 0), ("log_every", 0), ("accumulate", 1), ("seed", 0)):
             validate.integer(name, getattr(self, name), low)
         for name in ("max_steps", "stop_at", "checkpoint_every", "patience"):
             validate.integer(name, getattr(self, name), 1, optional=True)
@@ -75,5 +86,5 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-    def replace(self, **changes: Any) -> "TrainConfig":  # noqa: ANN401
+    def replace(self, **changes: Any) -> TrainConfig:  # noqa: ANN401
         return dataclasses.replace(self, **changes)

@@ -23,21 +23,24 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 import torch
 from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 
-from ..version import __version__
 from ..atomic import atomic_write_json
 from ..config import Config
-from ..devices import resolve_device
+from ..devices import compiled, resolve_device
 from ..summary import count_parameters
+from ..version import __version__
 from .callbacks import Callback, Checkpointer, EarlyStopping, ProgressBar
 from .checkpoint import FORMAT, latest_checkpoint, load_checkpoint, save_checkpoint, save_weights
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, gather_rng, same_weights_everywhere
+from .loggers import make_logger
+from .metrics_log import write_metrics_csv
 from .optim import Schedule, make_optimizer, set_lr
 from .settings import TrainConfig
 from .state import TrainState
@@ -54,6 +57,7 @@ class Task(Protocol):
     def evaluate(self, model: nn.Module) -> dict[str, float]: ...  # val_loss and task metrics
     def save(self, run_dir: Path) -> None: ...  # tokenizer(s)
     def describe(self) -> dict[str, Any]: ...  # data paths (with sha256) and task settings
+
     # optional: ``init_model(model)``, called once before the first step of a new (not resumed) run
 
 
@@ -72,10 +76,21 @@ def _to(batch: Any, device: torch.device) -> Any:  # noqa: ANN401
 
 
 class Trainer:
-    def __init__(self, model: nn.Module, task: Task, config: TrainConfig, run_dir: str | Path, model_config: Config,
-                 *, resume: bool = False, extra: dict[str, Any] | None = None, callbacks: list[Callback] = (),
-                 log: Callable[[str], Any] = print, dist_ctx: DistContext = SINGLE,
-                 clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        task: Task,
+        config: TrainConfig,
+        run_dir: str | Path,
+        model_config: Config,
+        *,
+        resume: bool = False,
+        extra: dict[str, Any] | None = None,
+        callbacks: list[Callback] = (),
+        log: Callable[[str], Any] = print,
+        dist_ctx: DistContext = SINGLE,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
         self.model, self.task, self.config = model, task, config
         self.run_dir, self.model_config = Path(run_dir), model_config
         self.resume, self.extra, self.dist, self.clock = resume, extra or {}, dist_ctx, clock
@@ -90,18 +105,25 @@ class Trainer:
             limits.append(math.ceil(config.epochs * self.steps_per_epoch))
         self.total_steps = min(limits) if limits else None
         budget = None if config.max_minutes is None else config.max_minutes * 60
-        self.schedule = Schedule(config.schedule, config.lr, config.warmup_steps, self.total_steps,
-                                 config.min_lr_ratio, budget)
-        self.callbacks = [ProgressBar(), *([EarlyStopping(config.patience)] if config.patience else []),
-                          Checkpointer(config.checkpoint_every), *callbacks]
+        self.schedule = Schedule(
+            config.schedule, config.lr, config.warmup_steps, self.total_steps, config.min_lr_ratio, budget
+        )
+        self.callbacks = [
+            ProgressBar(),
+            *([EarlyStopping(config.patience)] if config.patience else []),
+            Checkpointer(config.checkpoint_every),
+            *callbacks,
+        ]
+        if config.logger and dist_ctx.is_main:
+            self.callbacks.append(make_logger(config.logger, self.run_dir, config.to_dict()))
         self.ddp = None
         if dist_ctx.active:
-            self.ddp = DistributedDataParallel(model, device_ids=[self.device.index] if self.device.type == "cuda"
-                                               else None)
+            self.ddp = DistributedDataParallel(
+                model, device_ids=[self.device.index] if self.device.type == "cuda" else None
+            )
         wrapped = self.ddp if self.ddp is not None else model
-        self.forward_model = torch.compile(wrapped) if config.compile else wrapped
+        self.forward_model = compiled(wrapped, str(self.device)) if config.compile else wrapped
         self.last_lr = 0.0
-        self._loss_sum, self._loss_n = 0.0, 0  # training loss since the last evaluation
         self._signal: int | None = None  # SIGINT/SIGTERM received: stop after this step
         self._stop_vote = False  # under DDP: some rank asked to stop (all ranks stop together)
         self._start_clock = 0.0
@@ -169,12 +191,22 @@ class Trainer:
         state.elapsed = self.clock() - self._start_clock
         if state.warmup_end_s is None and state.step >= cfg.warmup_steps:
             state.warmup_end_s = state.elapsed
-        self._loss_sum, self._loss_n = self._loss_sum + batch_loss, self._loss_n + 1
+        state.add_loss(batch_loss)
         return batch_loss
 
     def after_step(self, state: TrainState, loss: float) -> None:
-        """Check the limits, evaluate when due, then let the callbacks act (checkpoint, stop, ...)."""
+        """Check the limits, log and evaluate when due, then let the callbacks act (checkpoint, stop, ...)."""
         state.stop_reason = self.limit_reason(state)
+        if self.config.log_every and state.step % self.config.log_every == 0:
+            row = {
+                "step": state.step,
+                "epoch": round(state.step / self.steps_per_epoch, 4),
+                "wall_s": round(state.elapsed, 2),
+                "lr": self.last_lr,
+                "train_loss": state.mean_loss("log"),
+            }
+            state.log.append(row)
+            self._call("on_log", state, row)
         every = self.config.eval_every
         due = state.step % every == 0 if every else state.step % self.steps_per_epoch == 0
         if due or state.stop_reason is not None:
@@ -187,8 +219,13 @@ class Trainer:
         if self.total_steps is not None and state.step >= self.total_steps:
             return "limit reached"
         if self.dist.active and self._stop_vote:
-            return "interrupted" if self._signal is not None else \
-                "time budget used" if self._over_budget(state.elapsed) else "stopped with the other ranks"
+            return (
+                "interrupted"
+                if self._signal is not None
+                else "time budget used"
+                if self._over_budget(state.elapsed)
+                else "stopped with the other ranks"
+            )
         if not self.dist.active and self._over_budget(state.elapsed):
             return f"time budget of {cfg.max_minutes:g} minutes used"
         if cfg.stop_at is not None and state.step >= cfg.stop_at:
@@ -209,19 +246,29 @@ class Trainer:
                 metrics = self.task.evaluate(self.model if self.dist.active else self.forward_model)
             self.model.train()
         metrics = broadcast(metrics, self.dist)
-        record = {"step": state.step, "epoch": round(state.step / self.steps_per_epoch, 4),
-                  "wall_s": round(state.elapsed, 2), "lr": self.last_lr,
-                  "train_loss": self._loss_sum / self._loss_n if self._loss_n else None, **metrics}
-        self._loss_sum, self._loss_n = 0.0, 0
+        record = {
+            "step": state.step,
+            "epoch": round(state.step / self.steps_per_epoch, 4),
+            "wall_s": round(state.elapsed, 2),
+            "lr": self.last_lr,
+            "train_loss": state.mean_loss("eval"),
+            **metrics,
+        }
         state.history.append(record)
-        self.log(" | ".join(f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}" for k, v in record.items()
-                            if v is not None and k != "lr"))
+        self.log(
+            " | ".join(
+                f"{k} {v:.4f}" if isinstance(v, float) else f"{k} {v}"
+                for k, v in record.items()
+                if v is not None and k != "lr"
+            )
+        )
         val = metrics.get("val_loss")
         if val is not None and (state.best is None or val < state.best):
             state.best, state.bad_evals = val, 0
         else:
             state.bad_evals += 1
         self._call("on_evaluate", state, record)
+        self._call("on_log", state, record)
         return record
 
     def finish(self, state: TrainState) -> None:
@@ -243,25 +290,36 @@ class Trainer:
         """``hyperparameters.json`` first (it holds everything a resume needs), then ``config.json`` and
         the tokenizers: a run killed in between can still be resumed."""
         trainable, fixed = count_parameters(self.model)
-        atomic_write_json(self.run_dir / "hyperparameters.json", {
-            "format": FORMAT,
-            "task": self.task.name,
-            "seed": self.config.seed,
-            "train": self.config.to_dict(),
-            "model": self.model_config.to_dict(),
-            "data": self.task.describe(),
-            "parameters": {"trainable": trainable, "non_trainable": fixed},
-            "steps_per_epoch": self.steps_per_epoch,
-            "total_steps": self.total_steps,
-            "versions": {"transformers_lite": __version__, "torch": torch.__version__,
-                         "python": platform.python_version()},
-            "machine": {"processor": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
-                        "device": str(self.device)},
-            "command": sys.argv,
-            "distributed": {"world_size": self.dist.world,
-                            "global_batch": f"per-rank batch x {self.dist.world} ranks x {self.config.accumulate}"},
-            **self.extra,
-        })
+        atomic_write_json(
+            self.run_dir / "hyperparameters.json",
+            {
+                "format": FORMAT,
+                "task": self.task.name,
+                "seed": self.config.seed,
+                "train": self.config.to_dict(),
+                "model": self.model_config.to_dict(),
+                "data": self.task.describe(),
+                "parameters": {"trainable": trainable, "non_trainable": fixed},
+                "steps_per_epoch": self.steps_per_epoch,
+                "total_steps": self.total_steps,
+                "versions": {
+                    "transformers_lite": __version__,
+                    "torch": torch.__version__,
+                    "python": platform.python_version(),
+                },
+                "machine": {
+                    "processor": platform.processor() or platform.machine(),
+                    "cpus": os.cpu_count(),
+                    "device": str(self.device),
+                },
+                "command": sys.argv,
+                "distributed": {
+                    "world_size": self.dist.world,
+                    "global_batch": f"per-rank batch x {self.dist.world} ranks x {self.config.accumulate}",
+                },
+                **self.extra,
+            },
+        )
         self.model_config.to_json(self.run_dir / "config.json")
         self.task.save(self.run_dir)
 
@@ -275,6 +333,7 @@ class Trainer:
         if self.dist.is_main:
             save_checkpoint(self.run_dir, self.model, self.optimizer, state.to_dict(), rank_rng=rank_rng)
             atomic_write_json(self.run_dir / "history.json", state.history)
+            write_metrics_csv(self.run_dir / "metrics.csv", state.history, state.log)
 
     # ----------------------------------------------------------------- helpers
     def _call(self, event: str, *args: Any) -> None:  # noqa: ANN401
@@ -290,8 +349,10 @@ class Trainer:
         if self._signal is not None:  # second Ctrl-C: stop at once
             raise KeyboardInterrupt
         self._signal = signum
-        self.log(f"{signal.Signals(signum).name} received: finishing this step and saving a checkpoint "
-                 "(Ctrl-C again to abort)")
+        self.log(
+            f"{signal.Signals(signum).name} received: finishing this step and saving a checkpoint "
+            "(Ctrl-C again to abort)"
+        )
 
     @contextlib.contextmanager
     def _signal_handlers(self) -> Iterator[None]:

@@ -1,0 +1,128 @@
+"""`make screenshots`: pictures of every view of `tlite serve`, written to outputs/screenshots/.
+
+    python examples/screenshots.py                    # trains three small runs on the real data first
+    python examples/screenshots.py RUN [RUN ...]      # or shows runs you already have (one per family)
+
+Without runs it trains, into outputs/screenshot_runs/ (kept for the next time): the baby-gpt recipe on
+tiny Shakespeare (2 min), the classifier recipe on MARC (about 1 min) and the translator for 5 minutes
+on Multi30k. The server and a headless Chromium (Debian's chromium + chromium-driver) then visit each view.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "outputs" / "screenshots"
+RUNS = ROOT / "outputs" / "screenshot_runs"
+
+
+def train_runs() -> Path:
+    import transformers_lite as tl
+    from transformers_lite.data import sources
+
+    shared = ROOT.parent / "shared" / "data"
+    if "TLITE_DATA_DIR" not in os.environ and shared.is_dir():
+        os.environ["TLITE_DATA_DIR"] = str(shared)
+    jobs = {
+        "generator": lambda: tl.Experiment.from_preset("generator", "baby-gpt"),
+        "classifier": lambda: tl.Experiment.from_preset(
+            "classifier",
+            train=str(sources.resolve("amazon_reviews_multi_en", "train.jsonl")),
+            val=str(sources.resolve("amazon_reviews_multi_en", "dev.jsonl")),
+        ),
+        "translator": lambda: tl.Experiment.from_preset("seq2seq", "seq2seq-small", max_minutes=5),
+    }
+    for name, experiment in jobs.items():
+        if not (RUNS / name / "model.safetensors").is_file():
+            shutil.rmtree(RUNS / name, ignore_errors=True)
+            print(f"training the {name} run for the screenshots")
+            experiment().run(RUNS / name)
+    return RUNS
+
+
+def main(argv: list[str]) -> None:
+    import uvicorn
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    from transformers_lite.server.app import create_app
+    from transformers_lite.server.registry import RunRegistry
+
+    if argv:
+        folder = ROOT / "outputs" / "screenshot_selection"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        for run in argv:
+            (folder / Path(run).name).symlink_to(Path(run).resolve())
+    else:
+        folder = train_runs()
+    registry = RunRegistry(folder)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(registry), host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,1000"):
+        options.add_argument(arg)
+    options.binary_location = shutil.which("chromium") or "chromium"
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+    wait = lambda condition: WebDriverWait(driver, 120).until(condition)  # noqa: E731
+    OUT.mkdir(parents=True, exist_ok=True)
+
+    def shot(name: str, element_id: str | None = None, height: int = 1000) -> None:
+        driver.set_window_size(1280, height)
+        if element_id:
+            driver.execute_script("document.getElementById(arguments[0]).scrollIntoView()", element_id)
+        else:
+            driver.execute_script("window.scrollTo(0, 0)")
+        time.sleep(0.3)
+        driver.save_screenshot(str(OUT / f"{name}.png"))
+        print(f"wrote {OUT / name}.png")
+
+    driver.get(f"http://127.0.0.1:{port}/")
+    wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    for entry in registry.entries.values():
+        Select(driver.find_element(By.ID, "run-picker")).select_by_value(entry.name)
+        wait(lambda d, f=entry.family: d.find_element(By.ID, f"view-{f}").is_displayed())
+        wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        if entry.family == "generator":
+            prompt = driver.find_element(By.ID, "prompt")
+            prompt.clear()
+            prompt.send_keys("ROMEO:")
+            driver.find_element(By.ID, "max-new-tokens").clear()
+            driver.find_element(By.ID, "max-new-tokens").send_keys("300")
+            driver.find_element(By.ID, "generate").click()
+            wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".tok.gen")) >= 300)
+            driver.find_elements(By.CSS_SELECTOR, ".tok.gen")[40].click()
+            wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#attention-grid canvas.heatmap"))
+            shot("generator", height=1250)
+            driver.find_element(By.CSS_SELECTOR, "#attention-grid canvas.heatmap").click()
+            shot("generator_attention", "attention-grid", height=1250)
+            shot("run", "run-panel", height=1400)
+        elif entry.family == "classifier":
+            driver.find_element(By.ID, "classify").click()
+            wait(lambda d: d.find_element(By.ID, "cls-result").is_displayed())
+            shot("classifier", height=800)
+        else:
+            driver.find_element(By.ID, "translate").click()
+            wait(lambda d: d.find_element(By.ID, "mt-result").is_displayed())
+            shot("translator", height=900)
+    driver.quit()
+    server.should_exit = True
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,49 @@
+"""``tlite import-hf HF_DIR OUT_RUN`` and ``tlite export-hf RUN OUT_DIR``: GPT-2 checkpoints in and out."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..errors import ConfigError
+from ..interop.gpt2 import download_gpt2, export_gpt2, import_gpt2
+
+HELP = {
+    "import-hf": (
+        "read a Hugging Face GPT-2 directory into a run",
+        "Convert a GPT-2 directory (config.json, model.safetensors, vocab.json, merges.txt) into a run "
+        "that every tlite command reads. Pickled pytorch_model.bin weights are refused. A Hub name "
+        "(gpt2, openai-community/gpt2-medium) that is not a local folder is downloaded with huggingface_hub.",
+        "example: tlite import-hf ./gpt2 outputs/gpt2 && tlite generate outputs/gpt2 --prompt 'Hello'",
+    ),
+    "export-hf": (
+        "write a GPT-2-shaped generator run as a Hugging Face GPT-2 directory",
+        "Write config.json, model.safetensors (and vocab.json/merges.txt for byte-level BPE runs) that "
+        "transformers' GPT2LMHeadModel.from_pretrained loads with the same logits.",
+        "example: tlite export-hf outputs/gpt2 ./gpt2-copy",
+    ),
+}
+
+
+def add_parser(sub, name: str) -> None:  # noqa: ANN001
+    short, description, example = HELP[name]
+    p = sub.add_parser(name, help=short, description=description, epilog=example)
+    p.add_argument("source", help="Hugging Face directory" if name == "import-hf" else "run directory")
+    p.add_argument("out", help="run directory to create" if name == "import-hf" else "directory to write")
+    p.set_defaults(func=run_import if name == "import-hf" else run_export)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    source = Path(args.source)
+    if not source.exists():
+        if args.source.startswith((".", "/", "~")) or args.source.count("/") > 1:
+            raise ConfigError(f"{source} does not exist (give a Hugging Face GPT-2 folder or a Hub name like gpt2)")
+        print(f"{source} is not a folder here: fetching {args.source!r} from the Hugging Face Hub")
+        source = download_gpt2(args.source)
+    print(f"imported {import_gpt2(source, args.out)}")
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    print(f"exported {export_gpt2(args.source, args.out)}")
+    return 0

@@ -1,0 +1,51 @@
+"""``tlite serve RUN_OR_FOLDER``: the interactive inspector in the browser (the ``[web]`` extra)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+
+from ..errors import warn
+from ..optional import need
+
+
+def add_parser(sub, name: str) -> None:  # noqa: ANN001
+    p = sub.add_parser(
+        name,
+        help="explore runs in the browser: generate, classify, translate, attention maps",
+        description="Start a local web app for a run directory (or a folder of runs: a picker lists them). "
+        "Generator: streamed generation, next-token bars and every head's attention at any character. "
+        "Classifier: prediction and the attention each word receives. Translator: translation and "
+        "cross-attention. Every run: parameter table, training curves, hyperparameters, embedding map.",
+        epilog="example: tlite serve outputs --port 8000   (then open http://127.0.0.1:8000)",
+    )
+    p.add_argument("runs", help="a run directory, or a folder holding run directories")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
+    p.set_defaults(func=run)
+
+
+def _public(host: str) -> bool:
+    if host == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return True  # a host name: assume reachable from elsewhere
+
+
+def run(args: argparse.Namespace) -> int:
+    uvicorn = need("uvicorn", "web", "tlite serve")
+    need("fastapi", "web", "tlite serve")
+    from ..server.app import create_app  # needs fastapi: imported once it is known to be there
+    from ..server.registry import RunRegistry
+
+    if not 0 < args.port < 65536:
+        raise ValueError(f"--port must be in 1..65535, got {args.port}")
+    registry = RunRegistry(args.runs)
+    if _public(args.host):
+        warn(f"--host {args.host} makes the inspector reachable from other machines; it has no authentication")
+    names = registry.names()
+    print(f"serving {len(names)} run(s) from {args.runs} at http://{args.host}:{args.port}  (Ctrl-C to stop)")
+    uvicorn.run(create_app(registry), host=args.host, port=args.port, log_level="warning")
+    return 0

@@ -1,0 +1,236 @@
+"""GPT-2 checkpoints in and out: a Hugging Face GPT-2 directory <-> a transformers-lite generator run.
+
+A GPT-2 is this project's character GPT with a few switches set: pre-norm blocks, a final
+LayerNorm, biases on every Dense (Q/K/V too), tanh-approximated GELU, learned positions, tied
+embeddings, an output Dense without bias, LayerNorm epsilon 1e-5. Hugging Face stores its Dense
+layers as ``Conv1D`` (``y = x W + b``, ``W (in, out)``); ours are ``nn.Linear`` (``y = x Wᵀ + b``, ``W
+(out, in)``), so every such matrix is transposed on the way in and out. Q, K and V sit in one
+``c_attn`` matrix in the same ``[Q; K; V]`` order as our ``qkv``.
+
+Only safetensors are read: pickled ``pytorch_model.bin`` files can run code when loaded.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import save_file
+
+from ..atomic import atomic_write, atomic_write_json, atomic_write_text
+from ..config import GeneratorConfig
+from ..errors import DataError, RunError
+from ..models import build_model
+from ..optional import need
+from ..tokenizers import ByteLevelBPETokenizer
+from ..training.checkpoint import FORMAT, load_model_tensors, read_tensors, save_weights
+from ..training.runs import load
+
+ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
+EXPORTED = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
+LINEARS = {
+    "attn.c_attn": "attention.qkv",
+    "attn.c_proj": "attention.out",
+    "mlp.c_fc": "feed_forward.dense1",
+    "mlp.c_proj": "feed_forward.dense2",
+}
+NORMS = {"ln_1": "attention_residual.norm", "ln_2": "feed_forward_residual.norm"}
+
+
+def config_from_gpt2(hf: dict[str, Any], origin: object = "config.json") -> GeneratorConfig:
+    """The generator config of a Hugging Face GPT-2 ``config.json`` (refusing what GPT-2 variants add)."""
+    if hf.get("model_type") != "gpt2":
+        raise DataError(f"{origin}: model_type {hf.get('model_type')!r} is not gpt2; only GPT-2 checkpoints convert")
+    unsupported = [
+        k
+        for k, bad in (
+            ("scale_attn_weights", False),
+            ("scale_attn_by_inverse_layer_idx", True),
+            ("add_cross_attention", True),
+        )
+        if hf.get(k, not bad) == bad
+    ]
+    if unsupported:
+        raise DataError(f"{origin}: {', '.join(unsupported)} is not supported")
+    act = hf.get("activation_function", "gelu_new")
+    if act not in ACTIVATIONS:
+        raise DataError(f"{origin}: activation {act!r} is not supported (use one of {', '.join(ACTIVATIONS)})")
+    return GeneratorConfig(
+        vocab_size=hf["vocab_size"],
+        max_length=hf["n_positions"],
+        dim=hf["n_embd"],
+        n_heads=hf["n_head"],
+        dim_hidden=hf.get("n_inner") or 4 * hf["n_embd"],
+        n_blocks=hf["n_layer"],
+        dropout=hf.get("resid_pdrop", 0.1),
+        activation=ACTIVATIONS[act],
+        norm_first=True,
+        final_norm=True,
+        qkv_bias=True,
+        tie_embeddings=hf.get("tie_word_embeddings", True),
+        head_bias=False,
+        norm_eps=hf.get("layer_norm_epsilon", 1e-5),
+    )
+
+
+def _read_hf_weights(folder: Path) -> dict[str, torch.Tensor]:
+    single, index = folder / "model.safetensors", folder / "model.safetensors.index.json"
+    if single.is_file():
+        tensors = read_tensors(single)
+    elif index.is_file():
+        shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+        tensors = {k: v for shard in shards for k, v in read_tensors(folder / shard).items()}
+    elif (folder / "pytorch_model.bin").is_file():
+        raise DataError(
+            f"{folder} holds only pickled weights (pytorch_model.bin), which can run code when loaded; "
+            "save them as safetensors first: model.save_pretrained(dir, safe_serialization=True)"
+        )
+    else:
+        raise FileNotFoundError(f"{folder}: no model.safetensors")
+    return {k.removeprefix("transformer."): v for k, v in tensors.items()}
+
+
+def state_from_gpt2(hf: dict[str, torch.Tensor], config: GeneratorConfig) -> dict[str, torch.Tensor]:
+    """Hugging Face GPT-2 tensors -> this package's generator state dict (Conv1D matrices transposed)."""
+    out = {
+        "embedding.weight": hf["wte.weight"],
+        "position_embedding.weight": hf["wpe.weight"],
+        "final_norm.weight": hf["ln_f.weight"],
+        "final_norm.bias": hf["ln_f.bias"],
+    }
+    for i in range(config.n_blocks):
+        for theirs, ours in LINEARS.items():
+            out[f"blocks.{i}.{ours}.weight"] = hf[f"h.{i}.{theirs}.weight"].T.contiguous()
+            out[f"blocks.{i}.{ours}.bias"] = hf[f"h.{i}.{theirs}.bias"]
+        for theirs, ours in NORMS.items():
+            out[f"blocks.{i}.{ours}.weight"] = hf[f"h.{i}.{theirs}.weight"]
+            out[f"blocks.{i}.{ours}.bias"] = hf[f"h.{i}.{theirs}.bias"]
+    if not config.tie_embeddings:
+        out["head.weight"] = hf["lm_head.weight"]
+    return out
+
+
+def import_gpt2(hf_dir: str | Path, out: str | Path) -> Path:
+    """Convert a Hugging Face GPT-2 directory into a run directory that every ``tlite`` command reads."""
+    hf_dir, out = Path(hf_dir), Path(out)
+    config_path = hf_dir / "config.json"
+    if not config_path.is_file():
+        raise FileNotFoundError(
+            f"{hf_dir}: no config.json (a Hugging Face model directory holds config.json and model.safetensors)"
+        )
+    config = config_from_gpt2(json.loads(config_path.read_text()), config_path)
+    model = build_model(config)
+    missing, unexpected = load_model_tensors(model, state_from_gpt2(_read_hf_weights(hf_dir), config))
+    if missing:
+        raise DataError(f"{hf_dir}: tensors missing for {', '.join(missing[:3])}")
+    if (out / "config.json").exists():
+        raise RunError(f"{out} already holds a run; pick another output directory")
+    out.mkdir(parents=True, exist_ok=True)
+    save_weights(model, out / "model.safetensors")
+    config.to_json(out / "config.json")
+    if (hf_dir / "vocab.json").is_file() and (hf_dir / "merges.txt").is_file():
+        ByteLevelBPETokenizer.from_files(hf_dir / "vocab.json", hf_dir / "merges.txt").save(out / "tokenizer.json")
+    else:
+        raise FileNotFoundError(f"{hf_dir}: no vocab.json/merges.txt (GPT-2's byte-level BPE tokenizer)")
+    atomic_write_json(
+        out / "hyperparameters.json",
+        {
+            "format": FORMAT,
+            "task": "generator",
+            "imported_from": str(hf_dir.resolve()),
+            "model": config.to_dict(),
+            "data": {},
+        },
+    )
+    return out
+
+
+def export_gpt2(run_dir: str | Path, out: str | Path) -> Path:
+    """Write a GPT-2-shaped generator run as a Hugging Face GPT-2 directory (``transformers`` loads it)."""
+    run = load(run_dir)
+    c = run.config
+    if c.family != "generator":
+        raise RunError(f"{run_dir} holds a {c.family} model; only generators export as GPT-2")
+    problems = [
+        what
+        for what, bad in (
+            ("post-norm blocks (GPT-2 is pre-norm)", not c.norm_first),
+            ("no final LayerNorm", not c.final_norm),
+            ("rotary positions (GPT-2 learns them)", c.position != "learned"),
+            ("a bias on the output Dense (GPT-2 has none)", c.head_bias),
+        )
+        if bad
+    ]
+    if problems:
+        raise RunError(f"{run_dir} is not GPT-2-shaped: {'; '.join(problems)}")
+    state = {k: v.detach() for k, v in run.model.state_dict().items()}
+    tensors = {
+        "wte.weight": state["embedding.weight"],
+        "wpe.weight": state["position_embedding.weight"],
+        "ln_f.weight": state["final_norm.weight"],
+        "ln_f.bias": state["final_norm.bias"],
+    }
+    for i in range(c.n_blocks):
+        for theirs, ours in LINEARS.items():
+            weight = state[f"blocks.{i}.{ours}.weight"]
+            tensors[f"h.{i}.{theirs}.weight"] = weight.T.contiguous()
+            tensors[f"h.{i}.{theirs}.bias"] = state.get(f"blocks.{i}.{ours}.bias", torch.zeros(weight.shape[0]))
+        for theirs, ours in NORMS.items():
+            tensors[f"h.{i}.{theirs}.weight"] = state[f"blocks.{i}.{ours}.weight"]
+            tensors[f"h.{i}.{theirs}.bias"] = state[f"blocks.{i}.{ours}.bias"]
+    tensors = {f"transformer.{k}": v.contiguous() for k, v in tensors.items()}
+    if not c.tie_embeddings:
+        tensors["lm_head.weight"] = state["head.weight"].contiguous()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(out / "model.safetensors", lambda tmp: save_file(tensors, tmp, metadata={"format": "pt"}))
+    tok = run.tokenizer
+    end = tok.eos_id if isinstance(tok, ByteLevelBPETokenizer) else None
+    atomic_write_json(
+        out / "config.json",
+        {
+            "architectures": ["GPT2LMHeadModel"],
+            "model_type": "gpt2",
+            "vocab_size": c.vocab_size,
+            "n_positions": c.max_length,
+            "n_embd": c.dim,
+            "n_layer": c.n_blocks,
+            "n_head": c.n_heads,
+            "n_inner": c.dim_hidden,
+            "activation_function": EXPORTED[c.activation],
+            "resid_pdrop": c.dropout,
+            "embd_pdrop": c.dropout,
+            "attn_pdrop": 0.0,
+            "layer_norm_epsilon": c.norm_eps,
+            "tie_word_embeddings": c.tie_embeddings,
+            "bos_token_id": end,
+            "eos_token_id": end,
+            "scale_attn_weights": True,
+            "exported_from": "transformers-lite",
+        },
+    )
+    if isinstance(tok, ByteLevelBPETokenizer):
+        vocab, merges = tok.vocab_and_merges()
+        atomic_write_json(out / "vocab.json", vocab)
+        atomic_write_text(out / "merges.txt", "#version: 0.2\n" + "".join(m + "\n" for m in merges))
+    return out
+
+
+HUB_FILES = ["config.json", "model.safetensors", "vocab.json", "merges.txt"]
+
+
+def download_gpt2(name: str) -> Path:
+    """Fetch a GPT-2 model (``gpt2``, ``openai-community/gpt2-medium``, ...) from the Hugging Face Hub
+    into its local cache with ``huggingface_hub`` and return the folder; only the four files the import
+    reads are downloaded (never pickled weights)."""
+    hub = need("huggingface_hub", "hf", "downloading from the Hugging Face Hub")
+    try:
+        return Path(hub.snapshot_download(repo_id=name, allow_patterns=HUB_FILES))
+    except Exception as err:  # noqa: BLE001 - offline, unknown repository, gated model: one line either way
+        why = f"{type(err).__name__}: {(str(err).splitlines() or [''])[0]}"
+        raise DataError(
+            f"could not download {name!r} from the Hugging Face Hub ({why}); "
+            "without a network, download it elsewhere and import the folder"
+        ) from None

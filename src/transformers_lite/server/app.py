@@ -1,0 +1,186 @@
+"""The inspector's web application: a JSON API under ``/api`` (OpenAPI schema at ``/openapi.json``),
+server-sent events for streamed generation, and the static page.
+
+Every error is JSON ``{"error": message}``: 404 for an unknown run, 400 for a request the run cannot
+serve (a classifier asked to generate, a text with nothing to read), 422 naming the field for a
+malformed request. Generation runs in its own thread feeding a queue, at most
+``Limits.concurrent_generations`` at a time (others wait their turn): a slow reader only slows itself.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
+
+from ..version import __version__
+from . import views
+from .registry import Entry, RunRegistry
+
+STATIC = Path(__file__).with_name("static")
+L = views.LIMITS
+
+
+class GenerateRequest(BaseModel):
+    prompt: str = Field(min_length=1, description="text to continue (longer than the limit: its end is kept)")
+    max_new_tokens: int = Field(200, ge=1, le=L.max_new_tokens)
+    temperature: float = Field(1.0, gt=0, le=10)
+    top_k: int | None = Field(None, ge=1)
+    top_p: float | None = Field(None, gt=0, le=1)
+    seed: int = Field(0, ge=0)
+
+
+class ContextRequest(BaseModel):
+    context: str = Field(min_length=1, description="the text before the token to explain")
+
+
+class TextRequest(BaseModel):
+    text: str = Field(min_length=1)
+
+
+class TranslateRequest(BaseModel):
+    text: str = Field(min_length=1)
+    beam: int = Field(1, ge=1, le=8)
+
+
+def _sse(event: str, data: dict[str, Any]) -> str:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+
+
+def create_app(registry: RunRegistry) -> FastAPI:
+    app = FastAPI(title="transformers-lite inspector", version=__version__)
+    gate = threading.BoundedSemaphore(L.concurrent_generations)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = exc.errors()
+        field = ".".join(str(x) for x in errors[0]["loc"] if x != "body") if errors else "body"
+        message = errors[0]["msg"] if errors else "invalid request"
+        return JSONResponse(
+            status_code=422,
+            content={"error": f"{field}: {message}", "field": field, "detail": jsonable_encoder(errors)},
+        )
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        return JSONResponse(status_code=exc.status_code, content={"error": exc.detail})
+
+    def entry(name: str, family: str | None = None) -> Entry:
+        try:
+            found = registry.entry(name)
+        except KeyError as err:
+            raise HTTPException(404, err.args[0]) from None
+        except ValueError as err:  # a damaged run: say why
+            raise HTTPException(400, str(err)) from None
+        if family and found.family != family:
+            raise HTTPException(400, f"run {name!r} holds a {found.family} model; this view needs a {family}")
+        return found
+
+    def answer(found: Entry, fn: Any, *args: Any) -> dict[str, Any]:  # noqa: ANN401
+        with found.lock:
+            try:
+                return fn(found.run, *args)
+            except ValueError as err:
+                raise HTTPException(400, str(err)) from None
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/api/runs")
+    def runs() -> dict[str, Any]:
+        """The runs this server shows, with their model family."""
+        return {"runs": [{"name": e.name, "family": e.family, "path": str(e.path)} for e in registry.entries.values()]}
+
+    @app.get("/api/runs/{name:path}/embeddings")
+    def embeddings(name: str, method: Literal["pca", "tsne"] = "pca") -> dict[str, Any]:
+        """A 2-D map of the token embeddings with each point's token."""
+        return answer(entry(name), views.embedding_view, method)
+
+    @app.post("/api/runs/{name:path}/generate")
+    def generate(name: str, request: GenerateRequest) -> StreamingResponse:
+        """Server-sent events: ``prompt`` (the prompt as read: ``text``, ``unknown`` characters), a
+        ``notice`` per change made to it, one ``token`` per generated token (``{"id", "text"}``), then
+        ``done`` (or ``error``)."""
+        found = entry(name, "generator")
+        try:
+            prompt = views.prepare_prompt(found.run, request.prompt)
+        except ValueError as err:
+            raise HTTPException(400, str(err)) from None
+        sampling = {"temperature": request.temperature, "top_k": request.top_k, "top_p": request.top_p}
+        return StreamingResponse(
+            _stream(found, prompt, request.max_new_tokens, sampling, request.seed, gate),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    @app.post("/api/runs/{name:path}/next-token")
+    def next_token(name: str, request: ContextRequest) -> dict[str, Any]:
+        """The next-token probabilities after a context and every block's and head's attention over it."""
+        return answer(entry(name, "generator"), views.next_token_view, request.context)
+
+    @app.post("/api/runs/{name:path}/classify")
+    def classify(name: str, request: TextRequest) -> dict[str, Any]:
+        """Predicted class, probabilities, and the attention each word receives per block and head."""
+        return answer(entry(name, "classifier"), views.classify_view, request.text)
+
+    @app.post("/api/runs/{name:path}/translate")
+    def translate(name: str, request: TranslateRequest) -> dict[str, Any]:
+        """The translation and the cross-attention of every decoder block and head."""
+        return answer(entry(name, "seq2seq"), views.translate_view, request.text, request.beam)
+
+    @app.get("/api/runs/{name:path}")
+    def run(name: str) -> dict[str, Any]:
+        """Parameter table, hyperparameters, training curves and config of a run."""
+        found = entry(name)
+        return answer(found, lambda r: views.run_info(name, r))
+
+    return app
+
+
+def _stream(
+    found: Entry,
+    prompt: dict[str, Any],
+    max_new_tokens: int,
+    sampling: dict[str, Any],
+    seed: int,
+    gate: threading.BoundedSemaphore,
+) -> Iterator[str]:
+    yield _sse("prompt", {"text": prompt["text"], "unknown": prompt["unknown"]})
+    for notice in prompt["notices"]:
+        yield _sse("notice", {"message": notice})
+    items: queue.Queue = queue.Queue()
+    cancelled = threading.Event()
+
+    def work() -> None:
+        with gate:
+            try:
+                count = 0
+                for token in views.stream_tokens(found.run, prompt["ids"], max_new_tokens, seed=seed, **sampling):
+                    if cancelled.is_set():
+                        break
+                    items.put(("token", token))
+                    count += 1
+                items.put(("done", {"tokens": count}))
+            except Exception as err:  # noqa: BLE001 - reported to the page, never a silent stop
+                items.put(("error", {"error": f"{type(err).__name__}: {err}"}))
+        items.put(None)
+
+    threading.Thread(target=work, daemon=True, name="tlite-generate").start()
+    try:
+        while (item := items.get()) is not None:
+            yield _sse(*item)
+    finally:
+        cancelled.set()  # the client went away: stop generating for it

@@ -1,0 +1,66 @@
+"""The runs a server shows: one run directory, or every run directory inside a folder.
+
+Runs are loaded on first use and kept; each has a lock that every model call holds (recording
+attention weights switches module state, so two requests on one model must not interleave).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import RunError
+from ..pipeline import Run, load
+
+
+@dataclass
+class Entry:
+    name: str
+    path: Path
+    family: str
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    run: Run | None = None
+
+
+def _family(path: Path) -> str:
+    try:
+        return json.loads((path / "config.json").read_text(encoding="utf-8")).get("family", "?")
+    except (OSError, ValueError):
+        return "?"
+
+
+class RunRegistry:
+    """Runs by name. ``root`` is a run directory (it holds ``config.json``) or a folder of them
+    (searched two levels deep); a path with no run is a ``RunError`` raised at once."""
+
+    def __init__(self, root: str | Path) -> None:
+        root = Path(root)
+        if not root.is_dir():
+            raise RunError(f"{root} is not a run directory or a folder of runs (no such folder)")
+        if (root / "config.json").is_file():
+            paths = [root]
+        else:
+            paths = sorted({p.parent for p in [*root.glob("*/config.json"), *root.glob("*/*/config.json")]})
+        if not paths:
+            raise RunError(f"{root} holds no runs (no config.json in it or in its sub-folders)")
+        self.root = root
+        self.entries: dict[str, Entry] = {}
+        for path in paths:
+            name = path.name if path == root else str(path.relative_to(root))
+            self.entries[name] = Entry(name, path, _family(path))
+        self._loading = threading.Lock()
+
+    def names(self) -> list[str]:
+        return list(self.entries)
+
+    def entry(self, name: str) -> Entry:
+        """The named run, loaded; an unknown name is a ``KeyError`` naming the known ones."""
+        if name not in self.entries:
+            raise KeyError(f"no run named {name!r}; known: {', '.join(self.entries)}")
+        entry = self.entries[name]
+        with self._loading:
+            if entry.run is None:
+                entry.run = load(entry.path)
+        return entry

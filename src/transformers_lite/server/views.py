@@ -1,0 +1,208 @@
+"""What the inspector shows, as JSON-ready dicts: one function per view, taking a loaded run.
+
+Inputs are bounded (``Limits``); anything cut or read differently is reported in ``notices`` (the page
+shows them) instead of being refused: an over-long prompt keeps its end, characters the model never saw
+are listed and read as its unknown symbol.
+
+Shapes: L blocks, H heads, T tokens (targets), S source tokens, V vocabulary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
+from ..generation.generate import generate
+from ..generation.translate import DecodeSettings, decode_batch, encode_source
+from ..inspect.curves import curve_series
+from ..inspect.scores import (
+    all_cross_attention,
+    all_generator_attention,
+    classifier_attention,
+    pca_2d,
+    token_embeddings,
+    tsne_2d,
+)
+from ..pipeline import Run
+from ..summary import summary_rows
+
+
+@dataclass(frozen=True)
+class Limits:
+    prompt_chars: int = 2000  # a longer prompt keeps its last characters
+    text_chars: int = 5000  # a longer review or source text keeps its first characters
+    max_new_tokens: int = 1000
+    heatmap_tokens: int = 64  # attention maps show at most the last this-many tokens
+    top_tokens: int = 20  # next-token bars
+    embedding_points: int = 2000  # the scatter shows the first this-many vocabulary entries
+    concurrent_generations: int = 2  # more wait their turn
+
+
+LIMITS = Limits()
+
+
+def show(tokenizer: Any, i: int) -> str:  # noqa: ANN401 - any Tokenizer
+    """A token as the page shows it: its text (byte-level pieces decoded), or its name for specials."""
+    text = tokenizer.decode([i], skip_special=False)
+    return text if text else tokenizer.token(i)
+
+
+# ---------------------------------------------------------------- every run
+def run_info(name: str, run: Run) -> dict[str, Any]:
+    rows = summary_rows(run.model)
+    hyper = run.hyperparameters
+    return {
+        "name": name,
+        "family": run.config.family,
+        "path": str(run.run_dir),
+        "preset": hyper.get("preset"),
+        "config": run.config.to_dict(),
+        "hyperparameters": hyper,
+        "parameters": [{"layer": r[0], "kind": r[1], "trainable": r[2], "fixed": r[3]} for r in rows],
+        "total_trainable": sum(r[2] for r in rows),
+        "total_fixed": sum(r[3] for r in rows),
+        "curves": {k: {"step": s, "value": v} for k, (s, v) in curve_series(run.run_dir).items()},
+        "limits": LIMITS.__dict__,
+    }
+
+
+def embedding_view(run: Run, method: str) -> dict[str, Any]:
+    """2-D map of the input token embeddings (PCA or t-SNE) with each point's token."""
+    table = token_embeddings(run.model)[: LIMITS.embedding_points]  # (V', C)
+    points = pca_2d(table) if method == "pca" else tsne_2d(table)  # (V', 2)
+    tokenizer = run.src_tokenizer if run.config.family == "seq2seq" else run.tokenizer
+    labels = [show(tokenizer, i) for i in range(table.shape[0])]
+    notices = []
+    if len(tokenizer) > table.shape[0]:
+        notices.append(f"showing the first {table.shape[0]:,} of {len(tokenizer):,} tokens")
+    return {"method": method, "points": points.tolist(), "labels": labels, "notices": notices}
+
+
+# ---------------------------------------------------------------- generator
+def prepare_prompt(run: Run, prompt: str) -> dict[str, Any]:
+    """The prompt as the model reads it: ``text`` (cut to its end when too long), its token ``ids``,
+    the ``unknown`` characters the model never saw, and ``notices`` for the page."""
+    notices = []
+    if len(prompt) > LIMITS.prompt_chars:
+        notices.append(f"the prompt was cut to its last {LIMITS.prompt_chars:,} characters")
+        prompt = prompt[-LIMITS.prompt_chars :]
+    tokenizer = run.tokenizer
+    ids = tokenizer.encode(prompt)
+    if not ids:
+        raise ValueError("prompt: nothing the tokenizer can read; type at least one character")
+    unknown = []
+    if tokenizer.kind == "char" and tokenizer.unk_id in ids:
+        unknown = sorted({c for c, i in zip(prompt, ids) if i == tokenizer.unk_id})
+        shown = " ".join(repr(c) for c in unknown)
+        notices.append(f"the prompt has characters the model never saw ({shown}); each reads as the unknown symbol")
+    return {"text": prompt, "ids": ids, "unknown": unknown, "notices": notices}
+
+
+def stream_tokens(run: Run, ids: list[int], max_new_tokens: int, **sampling: Any) -> Iterator[dict[str, Any]]:  # noqa: ANN401
+    """One ``{"id", "text"}`` per generated token; the text is what the token adds to the decoded
+    continuation (a byte-level piece that ends inside a character waits for the rest)."""
+    out: list[int] = []
+    shown = ""
+    for step in generate(run.model, torch.tensor(ids), max_new_tokens, num_samples=1, **sampling):
+        out.append(step[0])
+        text = run.tokenizer.decode(out)
+        if text.endswith("\ufffd") and run.tokenizer.kind == "byte-bpe":
+            continue  # an incomplete UTF-8 sequence: wait for the next byte
+        yield {"id": step[0], "text": text[len(shown) :]}
+        shown = text
+
+
+@torch.no_grad()
+def next_token_view(run: Run, context: str) -> dict[str, Any]:
+    """After ``context``: the most likely next tokens, and every block's and head's attention over the
+    last ``heatmap_tokens`` tokens of the window the model reads."""
+    prompt = prepare_prompt(run, context)
+    ids, notices = prompt["ids"], prompt["notices"]
+    window = torch.tensor(ids[-run.config.max_length :])
+    attention = all_generator_attention(run.model, window)  # (L, H, T, T)
+    probs = torch.softmax(run.model(window[None], last_only=True)[0, -1].float(), dim=-1)  # (V,)
+    top = torch.topk(probs, min(LIMITS.top_tokens, len(probs)))
+    shown = min(len(window), LIMITS.heatmap_tokens)
+    if len(window) > shown:
+        notices.append(f"attention maps show the last {shown} of the {len(window)} tokens the model reads")
+    return {
+        "tokens": [show(run.tokenizer, i) for i in window[-shown:].tolist()],
+        "top": [
+            {"id": i, "token": show(run.tokenizer, i), "p": round(p, 5)}
+            for i, p in zip(top.indices.tolist(), top.values.tolist())
+        ],
+        "attention": _rounded(attention[:, :, -shown:, -shown:]),
+        "notices": notices,
+    }
+
+
+# ---------------------------------------------------------------- classifier
+@torch.no_grad()
+def classify_view(run: Run, text: str) -> dict[str, Any]:
+    """Predicted class with every probability, the words the model read, and per block and head the
+    attention each word receives (the mean over the words reading it)."""
+    notices = []
+    if len(text) > LIMITS.text_chars:
+        notices.append(f"the review was cut to its first {LIMITS.text_chars:,} characters")
+        text = text[: LIMITS.text_chars]
+    cfg = run.config
+    n_words = len(run.tokenizer.encode(text))
+    if n_words == 0:
+        raise ValueError("text: no word the model knows; the review reads as empty")
+    if n_words > cfg.max_length:
+        notices.append(f"the model reads the first {cfg.max_length} of the review's {n_words} words")
+    ids, valid = encode_for_classifier(run.tokenizer, [text], cfg.max_length, cfg.head == "seed")  # (1, T)
+    logits = run.model(ids, valid)
+    probs = probabilities(logits)[0]  # (K,)
+    names = class_names(cfg.n_labels)
+    n = int(valid[0].sum())
+    weights = classifier_attention(run.model, ids[0], valid[0])  # L x (H, T, T)
+    received = [(w[:, :n, :n].sum(1) / n).tolist() for w in weights]  # L x H x T: mean attention received
+    words = [show(run.tokenizer, i) for i in ids[0, :n].tolist()]
+    unk = run.tokenizer.unk_id
+    if unk is not None and unk in ids[0, :n].tolist():
+        notices.append("words the vocabulary does not hold read as the unknown word (shown as such)")
+    return {
+        "prediction": names[int(probs.argmax())],
+        "probabilities": {k: round(float(p), 5) for k, p in zip(names, probs)},
+        "words": words,
+        "received": [[[round(x, 5) for x in head] for head in block] for block in received],
+        "notices": notices,
+    }
+
+
+# ---------------------------------------------------------------- translator
+@torch.no_grad()
+def translate_view(run: Run, text: str, beam: int) -> dict[str, Any]:
+    """The translation, its tokens and the source tokens, and every decoder block's and head's
+    cross-attention ``(L, H, T, S)``: each target token (after BOS) over the source tokens."""
+    notices = []
+    if len(text) > LIMITS.text_chars:
+        notices.append(f"the text was cut to its first {LIMITS.text_chars:,} characters")
+        text = text[: LIMITS.text_chars]
+    src_tok, tgt_tok, limit = run.src_tokenizer, run.tokenizer, run.config.max_length
+    if len(src_tok.encode(text)) > limit - 1:
+        notices.append(f"the model reads the first {limit - 1} tokens of the text")
+    src = torch.tensor(encode_source(src_tok, text, limit))  # (S,)
+    if len(src) <= 1:
+        raise ValueError("text: nothing the tokenizer can read")
+    settings = DecodeSettings(beam=beam)
+    out = decode_batch(run.model, src[None], tgt_tok.bos_id, tgt_tok.eos_id, settings)[0]
+    tgt_in = torch.tensor([tgt_tok.bos_id, *out])  # (T,): what the decoder read at each step
+    attention = all_cross_attention(run.model, src, tgt_in)  # (L, H, T, S)
+    return {
+        "translation": tgt_tok.decode(out),
+        "source_tokens": [show(src_tok, i) for i in src.tolist()],
+        "target_tokens": [show(tgt_tok, i) for i in [*out, tgt_tok.eos_id]],
+        "attention": _rounded(attention),
+        "notices": notices,
+    }
+
+
+def _rounded(t: Tensor) -> list:
+    return (t.float() * 1e4).round().div(1e4).tolist()

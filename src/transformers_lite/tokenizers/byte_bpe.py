@@ -1,0 +1,92 @@
+"""GPT-2's byte-level BPE tokenizer (``vocab.json`` + ``merges.txt``), behind the same interface.
+
+Text becomes UTF-8 bytes, each byte a printable symbol, then BPE merges: every string is encodable,
+so there is no unknown id; ``<|endoftext|>`` (when present) is both BOS and EOS, and there is no pad.
+The merges are applied by the Hugging Face ``tokenizers`` engine; saved as its JSON, like ``BPETokenizer``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from torch import Tensor
+
+from ..errors import DataError
+from ..optional import need
+from .base import TokenizerBase
+
+END_OF_TEXT = "<|endoftext|>"
+
+
+class ByteLevelBPETokenizer(TokenizerBase):
+    kind = "byte-bpe"
+
+    def __init__(self, engine) -> None:  # noqa: ANN001 - a tokenizers.Tokenizer
+        self.engine = engine
+        self.unk_id = None
+        self.pad_id = None
+        self.bos_id = self.eos_id = engine.token_to_id(END_OF_TEXT)
+
+    @classmethod
+    def from_files(cls, vocab: str | Path, merges: str | Path) -> ByteLevelBPETokenizer:
+        """Read GPT-2's ``vocab.json`` and ``merges.txt``."""
+        engine_lib = need("tokenizers", "hf", "GPT-2's byte-level BPE tokenizer")
+        Tokenizer, decoders, models = engine_lib.Tokenizer, engine_lib.decoders, engine_lib.models
+        pre_tokenizers = engine_lib.pre_tokenizers
+
+        for path in (vocab, merges):
+            if not Path(path).is_file():
+                raise FileNotFoundError(f"tokenizer file not found: {path}")
+        try:
+            engine = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
+        except Exception as err:  # the engine's own errors name no file
+            raise DataError(f"{vocab} / {merges}: not a byte-level BPE vocabulary ({err})") from None
+        engine.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        engine.decoder = decoders.ByteLevel()
+        return cls(engine)
+
+    def __len__(self) -> int:
+        return self.engine.get_vocab_size()
+
+    def __repr__(self) -> str:
+        return f"ByteLevelBPETokenizer(length(vocabulary)={len(self)})"
+
+    def encode(
+        self, text: str, *, max_length: int | None = None, add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
+        return self.wrap(
+            self.engine.encode(text).ids,
+            max_length,
+            self.need("bos") if add_bos else None,
+            self.need("eos") if add_eos else None,
+        )
+
+    def encode_many(self, texts: Sequence[str]) -> list[list[int]]:
+        return [e.ids for e in self.engine.encode_batch(list(texts))]
+
+    def decode(self, ids: Iterable[int], *, skip_special: bool = True) -> str:
+        ids = ids.tolist() if isinstance(ids, Tensor) else list(ids)
+        if skip_special:
+            ids = [i for i in ids if i not in self.special_ids()]
+        return self.engine.decode(ids, skip_special_tokens=False)
+
+    def token(self, i: int) -> str:
+        return self.engine.id_to_token(i) or "?"
+
+    def vocab_and_merges(self) -> tuple[dict[str, int], list[str]]:
+        """GPT-2's two files' contents: the vocabulary and the merge rules, in order."""
+        model = json.loads(self.engine.to_str())["model"]
+        merges = [m if isinstance(m, str) else " ".join(m) for m in model["merges"]]
+        return model["vocab"], merges
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "engine": json.loads(self.engine.to_str())}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ByteLevelBPETokenizer:
+        return cls(
+            need("tokenizers", "hf", "GPT-2's byte-level BPE tokenizer").Tokenizer.from_str(json.dumps(data["engine"]))
+        )

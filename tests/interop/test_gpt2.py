@@ -1,0 +1,130 @@
+"""GPT-2 checkpoints in and out, against transformers' own GPT2LMHeadModel (a test-only dependency;
+a small random GPT-2 is built and saved locally: no download)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import transformers_lite as tl
+from transformers_lite.interop.gpt2 import export_gpt2, import_gpt2
+
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def hf_dir(tmp_path_factory):
+    from tokenizers import ByteLevelBPETokenizer as Trainer
+
+    folder = tmp_path_factory.mktemp("gpt2")
+    trainer = Trainer()
+    trainer.train_from_iterator(
+        ["To be, or not to be, that is the question."] * 20, vocab_size=300, special_tokens=["<|endoftext|>"]
+    )
+    trainer.save_model(str(folder))  # vocab.json + merges.txt
+    vocab = len(json.loads((folder / "vocab.json").read_text()))
+    torch.manual_seed(0)
+    config = transformers.GPT2Config(
+        vocab_size=vocab, n_positions=32, n_embd=32, n_layer=2, n_head=4, bos_token_id=0, eos_token_id=0
+    )
+    model = transformers.GPT2LMHeadModel(config).eval()
+    with torch.no_grad():  # non-trivial norms and biases, so every tensor's mapping is exercised
+        for name, p in model.named_parameters():
+            if "ln" in name or "bias" in name:
+                p.add_(torch.randn_like(p) * 0.1)
+    model.save_pretrained(folder, safe_serialization=True)
+    return folder
+
+
+def hf_logits(folder, ids):
+    model = transformers.GPT2LMHeadModel.from_pretrained(folder).eval()
+    with torch.no_grad():
+        return model(ids).logits
+
+
+def test_imported_gpt2_gives_the_logits_of_transformers(hf_dir, tmp_path):
+    run = tl.load(import_gpt2(hf_dir, tmp_path / "run"))
+    assert run.config.activation == "gelu_tanh" and not run.config.head_bias and run.tokenizer.kind == "byte-bpe"
+    ids = torch.tensor([run.tokenizer.encode("To be, or not to be, that is the question.")])
+    assert ids.shape[1] > 5
+    assert torch.allclose(run.model(ids), hf_logits(hf_dir, ids), atol=1e-5)
+    text = run.generate("To be", max_new_tokens=5, temperature=0)  # every tlite command reads the run
+    assert text.startswith("To be")
+
+
+def test_round_trip_through_export_loads_in_transformers_with_the_same_logits(hf_dir, tmp_path):
+    cmd = [sys.executable, "-m", "transformers_lite"]
+    assert subprocess.run(cmd + ["import-hf", str(hf_dir), str(tmp_path / "run")], capture_output=True).returncode == 0
+    result = subprocess.run(
+        cmd + ["export-hf", str(tmp_path / "run"), str(tmp_path / "hf")], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    ids = torch.randint(0, 200, (2, 20))
+    assert torch.allclose(hf_logits(tmp_path / "hf", ids), hf_logits(hf_dir, ids), atol=1e-5)
+    tokenizer = transformers.GPT2TokenizerFast.from_pretrained(tmp_path / "hf")
+    assert tokenizer.decode(tokenizer.encode("or not to be")) == "or not to be"
+
+
+def test_pickled_weights_and_non_gpt2_runs_are_refused(hf_dir, tmp_path):
+    import shutil
+
+    pickled = tmp_path / "pickled"
+    shutil.copytree(hf_dir, pickled)
+    (pickled / "model.safetensors").rename(pickled / "pytorch_model.bin")
+    with pytest.raises(tl.DataError, match="pickled weights"):
+        import_gpt2(pickled, tmp_path / "x")
+    run = tmp_path / "seedgpt"
+    assert (
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "transformers_lite",
+                "train",
+                "generator",
+                "--text",
+                str(hf_dir / "merges.txt"),
+                "--set",
+                "max_length=16",
+                "--batch-size",
+                "4",
+                "--max-steps",
+                "1",
+                "--out",
+                str(run),
+            ],
+            capture_output=True,
+        ).returncode
+        == 0
+    )
+    with pytest.raises(tl.RunError, match="not GPT-2-shaped: post-norm blocks"):
+        export_gpt2(run, tmp_path / "out")
+
+
+def test_a_hub_name_is_fetched_with_huggingface_hub_and_never_pickles(hf_dir, tmp_path, monkeypatch):
+    import argparse
+
+    import huggingface_hub
+
+    from transformers_lite.cli.hf import run_import
+
+    asked = {}
+
+    def fake_download(repo_id, allow_patterns):  # the test never touches the network
+        asked.update(repo_id=repo_id, patterns=allow_patterns)
+        return str(hf_dir)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
+    assert run_import(argparse.Namespace(source="gpt2", out=str(tmp_path / "run"))) == 0
+    assert asked["repo_id"] == "gpt2" and not any(p.endswith(".bin") for p in asked["patterns"])
+    assert tl.load(tmp_path / "run").config.activation == "gelu_tanh"
+
+    def offline(repo_id, allow_patterns):
+        raise OSError("We couldn't connect to 'https://huggingface.co'\nmore detail")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
+    with pytest.raises(tl.DataError, match="could not download 'gpt2'.*couldn't connect") as err:
+        run_import(argparse.Namespace(source="gpt2", out=str(tmp_path / "run2")))
+    assert "\n" not in str(err.value)

@@ -1,0 +1,200 @@
+"""Every endpoint of the inspector's API, and every kind of bad request, over HTTP."""
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import pytest
+
+STATIC = Path(__file__).resolve().parents[2] / "src" / "transformers_lite" / "server" / "static"
+
+
+def events(response):
+    """Server-sent events as ``(event, data)`` pairs."""
+    out = []
+    for block in response.text.strip().split("\n\n"):
+        event = re.search(r"^event: (.*)$", block, re.M).group(1)
+        out.append((event, json.loads(re.search(r"^data: (.*)$", block, re.M).group(1))))
+    return out
+
+
+def test_runs_are_listed_with_their_family_also_in_sub_folders(client):
+    runs = {r["name"]: r["family"] for r in client.get("/api/runs").json()["runs"]}
+    assert runs == {"classifier": "classifier", "generator": "generator", "seq2seq": "seq2seq", "more/gpt": "generator"}
+    info = client.get("/api/runs/more/gpt").json()
+    assert info["family"] == "generator" and info["parameters"][0]["layer"].strip() == "embedding"
+    assert info["hyperparameters"]["task"] == "generator" and "train_loss" in info["curves"]
+
+
+def test_generation_streams_the_prompt_notices_tokens_and_done(client):
+    response = client.post(
+        "/api/runs/generator/generate", json={"prompt": "Before Zq", "max_new_tokens": 12, "seed": 2}
+    )
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
+    got = events(response)
+    assert got[0] == ("prompt", {"text": "Before Zq", "unknown": ["Z", "q"]})
+    assert got[1][0] == "notice" and "never saw" in got[1][1]["message"]
+    tokens = [d for e, d in got if e == "token"]
+    assert len(tokens) == 12 and got[-1] == ("done", {"tokens": 12})
+    again = [
+        d
+        for e, d in events(
+            client.post("/api/runs/generator/generate", json={"prompt": "Before Zq", "max_new_tokens": 12, "seed": 2})
+        )
+        if e == "token"
+    ]
+    assert again == tokens  # the seed fixes the sample
+
+
+def test_an_over_long_prompt_is_cut_with_a_notice(client):
+    from transformers_lite.server.views import LIMITS
+
+    got = events(
+        client.post(
+            "/api/runs/generator/generate", json={"prompt": "a" * (LIMITS.prompt_chars + 50), "max_new_tokens": 1}
+        )
+    )
+    assert len(got[0][1]["text"]) == LIMITS.prompt_chars
+    assert any(e == "notice" and "cut to its last" in d["message"] for e, d in got)
+
+
+def test_inspection_endpoints(client):
+    view = client.post("/api/runs/generator/next-token", json={"context": "Before"}).json()
+    assert view["tokens"] == list("Before") and len(view["top"]) == 20
+    cls = client.post("/api/runs/classifier/classify", json={"text": "the box was awful"}).json()
+    assert set(cls["probabilities"]) == {"1 star", "2 stars", "3 stars", "4 stars", "5 stars"}
+    mt = client.post("/api/runs/seq2seq/translate", json={"text": "alpha beta", "beam": 2}).json()
+    assert mt["source_tokens"][:2] == ["alpha", "beta"] and isinstance(mt["translation"], str)
+    emb = client.get("/api/runs/classifier/embeddings?method=pca").json()
+    assert len(emb["points"]) == len(emb["labels"]) > 0
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "message"),
+    [
+        ("get", "/api/runs/nope", None, 404, "no run named 'nope'; known: "),
+        ("post", "/api/runs/nope/classify", {"text": "x"}, 404, "no run named 'nope'"),
+        (
+            "post",
+            "/api/runs/classifier/generate",
+            {"prompt": "a"},
+            400,
+            "holds a classifier model; this view needs a generator",
+        ),
+        (
+            "post",
+            "/api/runs/generator/translate",
+            {"text": "a"},
+            400,
+            "holds a generator model; this view needs a seq2seq",
+        ),
+        (
+            "post",
+            "/api/runs/generator/generate",
+            {"prompt": ""},
+            422,
+            "prompt: String should have at least 1 character",
+        ),
+        (
+            "post",
+            "/api/runs/generator/generate",
+            {"prompt": "a", "temperature": -1},
+            422,
+            "temperature: Input should be greater than 0",
+        ),
+        (
+            "post",
+            "/api/runs/generator/generate",
+            {"prompt": "a", "max_new_tokens": 5000},
+            422,
+            "max_new_tokens: Input should be less than or equal to 1000",
+        ),
+        (
+            "post",
+            "/api/runs/generator/generate",
+            {"prompt": "a", "top_p": 1.5},
+            422,
+            "top_p: Input should be less than or equal to 1",
+        ),
+        (
+            "post",
+            "/api/runs/generator/generate",
+            {"prompt": "a", "seed": "x"},
+            422,
+            "seed: Input should be a valid integer",
+        ),
+        ("post", "/api/runs/generator/generate", {}, 422, "prompt: Field required"),
+        ("post", "/api/runs/generator/next-token", {"context": 3}, 422, "context: Input should be a valid string"),
+        ("post", "/api/runs/classifier/classify", {"text": "   "}, 400, "text: no word the model knows"),
+        (
+            "post",
+            "/api/runs/seq2seq/translate",
+            {"text": "alpha", "beam": 0},
+            422,
+            "beam: Input should be greater than or equal to 1",
+        ),
+        ("get", "/api/runs/generator/embeddings?method=umap", None, 422, "method: Input should be 'pca' or 'tsne'"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and v.startswith("/") else None,
+)
+def test_bad_requests_are_json_errors_naming_the_problem(client, method, path, body, status, message):
+    response = client.get(path) if method == "get" else client.post(path, json=body)
+    assert response.status_code == status
+    assert message in response.json()["error"]
+
+
+def test_malformed_json_is_a_422_not_a_crash(client):
+    response = client.post(
+        "/api/runs/generator/generate", content=b"{not json", headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 422 and "error" in response.json()
+
+
+def test_the_schema_page_and_static_files_are_served_with_nothing_from_the_network(client):
+    schema = client.get("/openapi.json").json()
+    assert {"/api/runs", "/api/runs/{name}/generate", "/api/runs/{name}/classify"} <= set(schema["paths"])
+    page = client.get("/")
+    assert page.status_code == 200 and "/static/app.js" in page.text
+    for name in ("app.js", "style.css"):
+        assert client.get(f"/static/{name}").status_code == 200
+    for path in STATIC.iterdir():
+        assert not re.search(
+            r"(src|href)=\"https?://|url\(https?:|import .* from \"https?:|fetch\(\"https?:", path.read_text()
+        ), path
+
+
+def test_concurrent_generations_all_finish(client):
+    results = []
+
+    def one(seed):
+        got = events(
+            client.post("/api/runs/generator/generate", json={"prompt": "A", "max_new_tokens": 50, "seed": seed})
+        )
+        results.append(got[-1])
+
+    threads = [threading.Thread(target=one, args=(s,)) for s in range(5)]  # more than may run at once
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert results == [("done", {"tokens": 50})] * 5
+
+
+def test_serve_refuses_what_is_not_a_run_and_warns_on_a_public_address(runs_folder, tmp_path, monkeypatch, capsys):
+    import uvicorn
+
+    from transformers_lite.cli.main import main
+
+    assert main(["serve", str(tmp_path / "nowhere")]) == 1
+    assert "is not a run directory or a folder of runs" in capsys.readouterr().err
+    assert main(["serve", str(tmp_path)]) == 1
+    assert "holds no runs" in capsys.readouterr().err
+    started = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: started.update(kw))
+    assert main(["serve", str(runs_folder), "--host", "0.0.0.0", "--port", "8123"]) == 0
+    out = capsys.readouterr()
+    assert "it has no authentication" in out.err and "serving 4 run(s)" in out.out
+    assert started == {"host": "0.0.0.0", "port": 8123, "log_level": "warning"}
+    assert main(["serve", str(runs_folder)]) == 0
+    assert "no authentication" not in capsys.readouterr().err and started["host"] == "127.0.0.1"
