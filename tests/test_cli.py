@@ -77,7 +77,10 @@ def test_train_writes_a_run_and_logs_one_line_per_evaluation(run_dir):
         (["train", "generator", "--preset", "gpt9"], "unknown preset 'gpt9'"),
         (["train", "generator", "--set", "layers=3"], "unknown generator config key(s): layers"),
         (["train", "generator", "--set", "n_blocks=three"], "n_blocks='three' is not a valid int"),
-        (["train", "generator", "--preset", "seed-classifier"], "is a classifier model, not a generator"),
+        (
+            ["train", "generator", "--preset", "seed-classifier"],
+            "the preset/config is for a classifier, not a generator",
+        ),
         (["train", "generator", "--resume", "/nonexistent/run"], "not a run directory"),
     ],
 )

@@ -35,3 +35,39 @@ def test_every_recipe_builds_an_experiment_and_round_trips(name):
     assert Experiment.from_dict(experiment.to_dict()) == experiment
     with pytest.raises(ValueError, match="unknown .* setting"):
         experiment.with_settings(learning_rate=1)
+
+
+def test_recipe_seed_is_the_posts_own_training_setup():
+    gpt = Experiment.from_preset("generator", recipe="seed")
+    assert gpt.preset == "seed-gpt" and gpt.model == get_preset("seed-gpt")  # dropout 0.1, as published
+    t = gpt.train
+    assert (t.lr, t.beta1, t.beta2, t.weight_decay, t.grad_clip) == (1e-2, 0.9, 0.999, 0.0, 0.0)
+    assert (t.schedule, t.warmup_steps, t.epochs, t.eval_every, t.eval_at_start) == ("constant", 0, 10, 0, True)
+    assert (gpt.data.batch_size, gpt.data.val_fraction) == (32, 0.05)
+    cls = Experiment.from_preset("classifier", recipe="seed", train="train.jsonl")
+    assert cls.preset == "seed-classifier" and cls.train.lr == 1e-3 and cls.train.eval_train
+    assert (cls.data.padding, cls.data.embedding_init, cls.data.batch_size) == ("unk", "random", 32)
+    baby = Experiment.from_preset("generator", "baby-gpt", recipe="seed")  # another model, the posts' training
+    assert baby.model.dim == 128 and baby.train.schedule == "constant" and baby.recipe == "seed"
+    assert Experiment.from_dict(baby.to_dict()) == baby
+    with pytest.raises(ValueError, match="the posts give no training setup for the seq2seq"):
+        Experiment.from_preset("seq2seq", recipe="seed")
+    other = Experiment.from_preset("generator", "seed-gpt", recipe="baby-gpt")  # another preset's recipe
+    assert other.train.lr == 2e-3 and other.model.dim == 32
+    with pytest.raises(ValueError, match="the recipe is for a classifier, not a generator"):
+        Experiment.from_preset("generator", recipe="classifier")
+
+
+def test_recipe_seed_from_the_command_line(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    result = subprocess.run(
+        [sys.executable, "-m", "transformers_lite", "train", "generator", "--recipe", "seed", "--print-config"],
+        capture_output=True,
+        text=True,
+    )
+    printed = json.loads(result.stdout)
+    assert printed["recipe"] == "seed" and printed["train"]["schedule"] == "constant"
+    assert printed["data"]["val_fraction"] == 0.05 and printed["model"]["dropout"] == 0.1

@@ -66,9 +66,10 @@ class ClassifierConfig(_ConfigMixin):
     dim_hidden: int = 128
     n_blocks: int = 1
     dropout: float = 0.1
+    input_dropout: float = 0.0  # dropout after the position encoding: seed 003 uses the block's rate, seed 000 none
     activation: str = "relu"
     norm_first: bool = False
-    qkv_bias: bool = True
+    qkv_bias: bool = True  # False: seed 000's first printout (251,456 parameters)
     head: str = "seed"  # "seed" (Dense(C,1) -> flatten -> Dense(T,K)) or "mean" (masked mean pooling)
     head_dropout: float = 0.0
     position_encoding_length: int = 1000
@@ -79,6 +80,7 @@ class ClassifierConfig(_ConfigMixin):
         _positive(self, "vocab_size", "n_labels", "n_blocks", "position_encoding_length")
         validate.choice("head", self.head, ("seed", "mean"))
         validate.number("head_dropout", self.head_dropout, 0, 1, high_open=True)
+        validate.number("input_dropout", self.input_dropout, 0, 1, high_open=True)
         if self.max_length > self.position_encoding_length:
             raise ConfigError(
                 f"max_length={self.max_length} must be at most position_encoding_length={self.position_encoding_length}"
@@ -110,6 +112,9 @@ class GeneratorConfig(_ConfigMixin):
     init: str = "torch"
     head_bias: bool = True  # the output Dense has a bias (GPT-2's has none)
     norm_eps: float = 1e-5  # every LayerNorm's epsilon (GPT-2: 1e-5)
+    # False is a teaching experiment (seed 004, section 3.5.2): without the causal mask every position sees the
+    # characters it must predict, the training loss collapses and generation gets no better
+    causal: bool = True
 
     def __post_init__(self) -> None:
         _check_common(self)
@@ -153,8 +158,43 @@ class Seq2SeqConfig(_ConfigMixin):
             raise ConfigError(f"pad_id={self.pad_id} is outside the vocabularies")
 
 
-Config = ClassifierConfig | GeneratorConfig | Seq2SeqConfig
-FAMILIES: dict[str, type] = {c.family: c for c in (ClassifierConfig, GeneratorConfig, Seq2SeqConfig)}
+@dataclass(frozen=True)
+class EncoderLMConfig(_ConfigMixin):
+    """The classifier's encoder (embedding, sinusoidal positions, encoder blocks) with a language-model
+    head tied to the embedding, for pretraining on unlabelled text: ``objective="masked"`` predicts
+    hidden words from both sides (BERT's masked LM), ``"causal"`` the next word from the left (a GPT).
+    ``tlite train classifier --init-from RUN`` then starts a classifier from its encoder."""
+
+    family: ClassVar[str] = "mlm"
+    vocab_size: int = 8000
+    max_length: int = 128
+    dim: int = 32
+    n_heads: int = 4
+    dim_hidden: int = 128
+    n_blocks: int = 1
+    dropout: float = 0.1
+    input_dropout: float = 0.0
+    activation: str = "relu"
+    norm_first: bool = False
+    qkv_bias: bool = True
+    position_encoding_length: int = 1000
+    objective: str = "masked"
+    pad_id: int | None = None
+    mask_id: int | None = None
+
+    def __post_init__(self) -> None:
+        _check_common(self)
+        _positive(self, "vocab_size", "n_blocks", "position_encoding_length")
+        validate.choice("objective", self.objective, ("masked", "causal"))
+        validate.number("input_dropout", self.input_dropout, 0, 1, high_open=True)
+        if self.max_length > self.position_encoding_length:
+            raise ConfigError(
+                f"max_length={self.max_length} must be at most position_encoding_length={self.position_encoding_length}"
+            )
+
+
+Config = ClassifierConfig | GeneratorConfig | Seq2SeqConfig | EncoderLMConfig
+FAMILIES: dict[str, type] = {c.family: c for c in (ClassifierConfig, GeneratorConfig, Seq2SeqConfig, EncoderLMConfig)}
 
 PRESETS: dict[str, Config] = {
     # seed 000: 251,552 trainable parameters (+32,000 position-encoding values)
@@ -180,6 +220,8 @@ PRESETS: dict[str, Config] = {
         activation="gelu",
         tie_embeddings=True,
     ),
+    # the default classifier's encoder, pretrained on unlabelled reviews (tlite train mlm)
+    "mlm": EncoderLMConfig(max_length=128),
     # a small Multi30k translator
     "seq2seq-small": Seq2SeqConfig(share_embeddings=True),  # joint BPE: one table for both languages
     "seq2seq-tiny": Seq2SeqConfig(

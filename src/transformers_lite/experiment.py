@@ -21,15 +21,15 @@ from typing import Any
 
 import torch
 
-from .config import Config, apply_overrides, config_from_dict
+from .config import Config, apply_overrides, config_from_dict, get_preset
 from .errors import ConfigError, RunError
 from .models import build_model
-from .recipes import DEFAULT_PRESET, Settings, get_recipe, training_model
+from .recipes import DEFAULT_PRESET, SEED_PRESET, Settings, get_recipe, training_model
 from .tasks import get_task
 from .training.callbacks import Callback
 from .training.checkpoint import FORMAT, latest_checkpoint
 from .training.distributed import SINGLE, DistContext, broadcast
-from .training.rundir import RunLock, new_run_dir
+from .training.rundir import RunLock, discard_if_empty, new_run_dir
 from .training.runs import load_tokenizers, read_json
 from .training.settings import LIMITS, TrainConfig
 from .training.trainer import Trainer, TrainState
@@ -40,6 +40,8 @@ RESUME_MAY_CHANGE = {
     *LIMITS,
     "stop_at",
     "eval_every",
+    "eval_train",
+    "eval_at_start",
     "checkpoint_every",
     "patience",
     "device",
@@ -65,6 +67,7 @@ class Experiment:
     train: TrainConfig
     data: Settings
     preset: str | None = None
+    recipe: str | None = None  # when not the preset's own: another preset's name, or "seed"
 
     @classmethod
     def from_preset(
@@ -72,21 +75,32 @@ class Experiment:
         task: str,
         preset: str | None = None,
         *,
+        recipe: str | None = None,
         model: Config | None = None,
         model_overrides: list[str] | dict[str, Any] | None = None,
         **settings: Any,
     ) -> Experiment:
         """The preset's model and recipe (default: the task's default preset), then ``model_overrides``
         (``["n_blocks=6"]``) and ``settings`` (any ``TrainConfig`` or data field) on top. With ``model``
-        (a config of your own) the recipe of the task's default preset is used."""
+        (a config of your own) the recipe of the task's default preset is used. ``recipe`` takes the
+        training defaults from another preset, or ``"seed"``: the posts' own setup (with the seed's
+        model when no preset is named)."""
         get_task(task)
+        if recipe == "seed" and preset is None and model is None:
+            preset = SEED_PRESET.get(task)
         name = preset or (None if model is not None else DEFAULT_PRESET[task])
-        recipe = get_recipe(name or DEFAULT_PRESET[task])
-        config = model if model is not None else training_model(name)
-        if config.family != task or recipe.task != task:
-            raise ConfigError(f"preset/config is a {config.family} model, not a {task}")
+        chosen = get_recipe(recipe or name or DEFAULT_PRESET[task], task)
+        if model is not None:
+            config = model
+        elif recipe:  # the preset's model as published, with the chosen recipe's model fields
+            config = get_preset(name).replace(**chosen.model)
+        else:
+            config = training_model(name)
+        for what, family in (("preset/config", config.family), ("recipe", chosen.task)):
+            if family != task:
+                raise ConfigError(f"the {what} is for a {family}, not a {task}")
         config = apply_overrides(config, model_overrides or [])
-        return cls(task, config, recipe.train, recipe.data, name).with_settings(**settings)
+        return cls(task, config, chosen.train, chosen.data, name, recipe).with_settings(**settings)
 
     def with_settings(self, **settings: Any) -> Experiment:
         """A copy with trainer or data settings changed by name. Giving any limit (``epochs``,
@@ -110,6 +124,7 @@ class Experiment:
         return {
             "task": self.task,
             "preset": self.preset,
+            "recipe": self.recipe,
             "model": self.model.to_dict(),
             "train": self.train.to_dict(),
             "data": dataclasses.asdict(self.data),
@@ -129,7 +144,7 @@ class Experiment:
             raise ConfigError(f"{origin}: missing section {err}") from None
         except TypeError as err:
             raise ConfigError(f"{origin}: {err}") from None
-        return cls(task, model, train, settings, data.get("preset"))
+        return cls(task, model, train, settings, data.get("preset"), data.get("recipe"))
 
     def run(
         self,
@@ -145,34 +160,40 @@ class Experiment:
         The run directory is locked for the whole training (``RunLock``). A run to resume that was
         stopped before its first checkpoint starts again from step 0 with its recorded settings.
         """
+        created = not resume_dir and (out is None or not Path(out).exists())
         if resume_dir:
             run_dir = Path(resume_dir)
         else:
             run_dir = broadcast(new_run_dir(out) if dist_ctx.is_main else None, dist_ctx)  # rank 0 names the run
-        with RunLock(run_dir) if dist_ctx.is_main else contextlib.nullcontext():
-            resuming = broadcast(resume_dir is not None and latest_checkpoint(run_dir) is not None, dist_ctx)
-            if resume_dir and not resuming:
-                log(f"{run_dir} has no checkpoint yet: training its recorded settings from step 0")
-            tokenizers = load_tokenizers(run_dir, self.task) if resuming else None
-            task = get_task(self.task)(self.data, self.model, self.train.seed, tokenizers)
-            if resume_dir:
-                check_data_unchanged(run_dir, task.describe())
-            config = task.adapt_config(self.model)
-            torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
-            model = build_model(config)
-            trainer = Trainer(
-                model,
-                task,
-                self.train,
-                run_dir,
-                config,
-                resume=resuming,
-                extra={"preset": self.preset},
-                callbacks=list(callbacks),
-                log=log,
-                dist_ctx=dist_ctx,
-            )
-            state = trainer.fit()
+        try:
+            with RunLock(run_dir) if dist_ctx.is_main else contextlib.nullcontext():
+                resuming = broadcast(resume_dir is not None and latest_checkpoint(run_dir) is not None, dist_ctx)
+                if resume_dir and not resuming:
+                    log(f"{run_dir} has no checkpoint yet: training its recorded settings from step 0")
+                tokenizers = load_tokenizers(run_dir, self.task) if resuming else None
+                task = get_task(self.task)(self.data, self.model, self.train.seed, tokenizers)
+                if resume_dir:
+                    check_data_unchanged(run_dir, task.describe())
+                config = task.adapt_config(self.model)
+                torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
+                model = build_model(config)
+                trainer = Trainer(
+                    model,
+                    task,
+                    self.train,
+                    run_dir,
+                    config,
+                    resume=resuming,
+                    extra={"preset": self.preset, "recipe": self.recipe},
+                    callbacks=list(callbacks),
+                    log=log,
+                    dist_ctx=dist_ctx,
+                )
+                state = trainer.fit()
+        except BaseException:
+            if created and dist_ctx.is_main:
+                discard_if_empty(run_dir)  # nothing written yet: leave no empty folder behind
+            raise
         return TrainResult(run_dir, state, trainer.interrupted_by)
 
 

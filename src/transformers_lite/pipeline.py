@@ -12,18 +12,21 @@ Each method is what the matching ``tlite`` command does; they check their inputs
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from .data.documents import read_documents
 from .devices import resolve_device
 from .errors import ConfigError, DataError, warn
-from .evaluation.evaluate import evaluate_classifier, evaluate_generator
+from .evaluation.evaluate import evaluate_classifier, evaluate_generator, recorded_file
 from .evaluation.prediction import check_texts, class_names, classify_texts
 from .evaluation.translation import evaluate_translation
 from .generation.generate import generate
 from .generation.translate import DecodeSettings, translate_texts
+from .tasks.mlm import MaskedLMSettings, MaskedLMTask
 from .training.runs import LoadedRun
 from .training.runs import load as load_files
 
@@ -117,7 +120,27 @@ class Run(LoadedRun):
             return evaluate_generator(self, data)
         if self.config.family == "classifier":
             return evaluate_classifier(self, data)[0]
+        if self.config.family == "mlm":
+            return evaluate_pretraining(self, data)
         return evaluate_translation(self, src, ref, beam=beam)
+
+
+def evaluate_pretraining(run: LoadedRun, text: str | Path | None = None) -> dict[str, Any]:
+    """Masked-word (or next-word) loss, accuracy and perplexity of a ``tlite train mlm`` run: on the
+    documents of ``text``, or on the run's own validation documents (its recorded files, checked)."""
+    data = run.hyperparameters.get("data", {})
+    names = {f.name for f in dataclasses.fields(MaskedLMSettings)}
+    settings = MaskedLMSettings(**{k: v for k, v in data.items() if k in names})
+    if text is not None:
+        task = MaskedLMTask.scorer(settings, run.config, run.tokenizer)
+        return {"task": "mlm", **task.evaluate_documents(run.model, read_documents(text))}
+    paths = {k: str(recorded_file(run, k, "--text FILE")) for k in ("reviews", "text") if data.get(k)}
+    if not paths:
+        raise DataError(f"{run.run_dir} recorded no documents; pass --text FILE")
+    settings = dataclasses.replace(settings, reviews=paths.get("reviews"), text=paths.get("text"))
+    task = MaskedLMTask(settings, run.config, run.hyperparameters.get("seed", 0), run.tokenizers)
+    scores = {k.removeprefix("val_"): v for k, v in task.evaluate(run.model).items()}
+    return {"task": "mlm", **scores, "n_sequences": len(task.val_seqs)}
 
 
 def load(run_dir: str | Path, device: str = "cpu") -> Run:

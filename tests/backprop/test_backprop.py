@@ -60,3 +60,37 @@ def test_cli_prints_the_table_and_the_summary_line():
     last = result.stdout.strip().splitlines()[-1]
     assert last.startswith(f"{len(CHECKS)}/{len(CHECKS)} operations match autograd")
     assert "encoder block (composed)" in result.stdout
+
+
+def test_the_posts_layer_norm_differs_from_pytorchs_only_by_where_epsilon_sits():
+    from transformers_lite.backprop import ops
+
+    x, g, b = (
+        torch.randn(3, 8, dtype=torch.float64),
+        torch.ones(8, dtype=torch.float64),
+        torch.zeros(8, dtype=torch.float64),
+    )
+    seed_zero, _ = ops.layer_norm_seed_forward(x, g, b, eps=0.0)
+    torch_zero, _ = ops.layer_norm_forward(x, g, b, eps=0.0)
+    assert torch.allclose(seed_zero, torch_zero, atol=1e-12)  # (x - μ)/σ either way
+    seed_eps, _ = ops.layer_norm_seed_forward(x, g, b, eps=0.1)
+    torch_eps, _ = ops.layer_norm_forward(x, g, b, eps=0.1)
+    sigma = x.std(-1, unbiased=False, keepdim=True)
+    assert torch.allclose(seed_eps, torch_eps * torch.sqrt(sigma**2 + 0.1) / (sigma + 0.1), atol=1e-12)
+
+
+def test_seed_001s_logistic_regression_learns_with_its_hand_gradient():
+    from transformers_lite.backprop.logistic import train_logistic_regression
+
+    history = train_logistic_regression(steps=300)
+    assert history["loss"][-1] < 0.5 * history["loss"][0]
+    assert history["accuracy"][-1] >= 0.95 and history["accuracy"][0] < 0.7
+
+
+def test_cli_trains_the_logistic_regression():
+    result = subprocess.run(
+        [sys.executable, "-m", "transformers_lite", "backprop", "logreg", "--steps", "60"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0 and "step    60" in result.stdout and "accuracy 0.9" in result.stdout

@@ -47,3 +47,34 @@ def test_attention_weights_can_be_recorded():
     assert torch.allclose(weights[0][..., :3].sum(-1), torch.ones(4, 4))
     assert (weights[0][..., 3] == 0).all()  # the padding key gets no attention
     assert all(m.weights is None for m in model.modules() if hasattr(m, "record_weights"))  # nothing kept after
+
+
+def test_input_dropout_changes_training_outputs_only_and_adds_no_parameters():
+    cfg = ClassifierConfig(vocab_size=20, max_length=6, dim=8, n_heads=2, dim_hidden=16, dropout=0.0)
+    plain, seed003 = build_model(cfg), build_model(cfg.replace(input_dropout=0.5))
+    assert sum(p.numel() for p in plain.parameters()) == sum(p.numel() for p in seed003.parameters())
+    seed003.load_state_dict(plain.state_dict())
+    ids = torch.randint(0, 20, (3, 6))
+    seed003.train()
+    assert not torch.equal(seed003(ids), seed003(ids))  # a new dropout mask each call
+    seed003.eval()
+    plain.eval()
+    assert torch.equal(seed003(ids), plain(ids))
+
+
+def test_seed_000_without_qkv_bias_has_its_first_printouts_parameter_count():
+    from transformers_lite import count_parameters, get_preset
+
+    assert count_parameters(build_model(get_preset("seed-classifier").replace(qkv_bias=False)))[0] == 251_456
+
+
+def test_padding_with_the_unknown_word_as_the_seeds():
+    from transformers_lite.evaluation.prediction import encode_for_classifier
+    from transformers_lite.tokenizers import WordTokenizer
+
+    seeds = WordTokenizer(["good", "box"], "[UNK]")  # no pad token: the seeds' padding
+    ids, valid = encode_for_classifier(seeds, ["good box", "box"], 4, seed_head=True)
+    assert ids.tolist() == [[1, 2, 0, 0], [2, 0, 0, 0]] and valid.all()  # padded with UNK (id 0), all read
+    ours = WordTokenizer(["good", "box"], "[UNK]", pad="[PAD]")
+    ids, valid = encode_for_classifier(ours, ["good box", "box"], 4, seed_head=True)
+    assert ids[1].tolist() == [3, 1, 1, 1] and valid.tolist()[1] == [True, False, False, False]

@@ -65,3 +65,18 @@ def test_seeded_construction_and_training_step_are_deterministic():
 
     (l1, w1), (l2, w2) = run(), run()
     assert l1 == l2 and torch.equal(w1, w2)
+
+
+def test_without_the_causal_mask_positions_see_the_future_and_generation_still_runs():
+    from transformers_lite.generation.generate import generate_tokens
+
+    cfg = GeneratorConfig(vocab_size=12, max_length=8, dim=16, n_heads=2, dim_hidden=32, n_blocks=1, dropout=0.0)
+    torch.manual_seed(0)
+    causal = build_model(cfg).eval()
+    open_ = build_model(cfg.replace(causal=False)).eval()
+    open_.load_state_dict(causal.state_dict())
+    a, b = torch.tensor([[1, 2, 3, 4]]), torch.tensor([[1, 2, 3, 9]])
+    assert torch.equal(causal(a)[0, 0], causal(b)[0, 0])  # position 0 cannot see position 3
+    assert not torch.allclose(open_(a)[0, 0], open_(b)[0, 0])  # without the mask it can: the teaching experiment
+    out = list(generate_tokens(open_, torch.tensor([1, 2]), 10, seed=0))
+    assert len(out) == 10 and all(0 <= i < 12 for i in out)

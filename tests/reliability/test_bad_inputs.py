@@ -61,7 +61,10 @@ ERRORS = {
     "bad-value-type": (G + ["--set", "n_blocks=three"], "n_blocks='three' is not a valid int"),
     "override-without-equals": (G + ["--set", "n_blocks"], "is not of the form key=value"),
     "unknown-preset": (G + ["--preset", "gpt9"], "unknown preset 'gpt9'"),
-    "preset-of-another-family": (G + ["--preset", "seed-classifier"], "is a classifier model, not a generator"),
+    "preset-of-another-family": (
+        G + ["--preset", "seed-classifier"],
+        "the preset/config is for a classifier, not a generator",
+    ),
     "preset-and-config": (G + ["--preset", "seed-gpt", "--config", "{tmp}/c.json"], "either --preset or --config"),
     "missing-config-file": (G + ["--config", "{tmp}/nope.json"], "config file not found"),
     "broken-config-file": (G + ["--config", "{broken}"], "not valid JSON"),

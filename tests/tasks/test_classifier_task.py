@@ -157,3 +157,32 @@ def test_ppmi_initialisation_uses_only_the_training_texts(corpus):
     assert torch.equal(before, random_model.embedding.weight)
     with pytest.raises(ValueError, match="embedding_init"):
         ClassifierSettings(str(train), embedding_init="word2vec")
+
+
+def test_the_posts_setup_trains_reads_and_plots(tmp_path, corpus):
+    """``--recipe seed``: no pad token (reviews padded with the unknown word), a step-0 evaluation and
+    training-split scores; the binary model's evaluation draws seed 000's bars per true star."""
+    pytest.importorskip("matplotlib")
+    train, dev = corpus
+    cmd = [sys.executable, "-m", "transformers_lite"]
+    out = tmp_path / "run"
+    tiny = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16"]
+    result = subprocess.run(
+        cmd + ["train", "classifier", "--train", train, "--val", dev, "--recipe", "seed", "--labels", "1",
+               "--min-df", "1", "--epochs", "1", *tiny, "--out", out],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    config = json.loads((out / "config.json").read_text())
+    assert config["pad_id"] is None and "[PAD]" not in (out / "tokenizer.json").read_text()
+    history = json.loads((out / "history.json").read_text())
+    assert history[0]["step"] == 0 and "train_full_accuracy" in history[-1]
+    result = subprocess.run(cmd + ["evaluate", out, "--data", dev, "--json"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert (out / "probabilities_by_star.png").is_file()
+    from transformers_lite.evaluation.evaluate import evaluate_classifier
+    from transformers_lite.pipeline import load
+
+    _, arrays = evaluate_classifier(load(out), dev)
+    assert sorted(set(arrays["stars"].tolist())) == [1, 2, 3, 4, 5]
+    assert arrays["star_probs"].shape == (len(arrays["stars"]), 2)

@@ -329,3 +329,13 @@ def test_resuming_mid_budget_is_bitwise_exact(tmp_path, text_file):
     _, lrs = budgeted(tmp_path / "b", text_file, resume=True)
     assert len(lrs) == 16  # the rest of the budget: elapsed time is checkpointed with the step
     assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))
+
+
+def test_evaluation_at_start_and_on_the_training_split(tmp_path, text_file):
+    train(tmp_path / "run", text_file, max_steps=8, eval_every=4, eval_at_start=True, eval_train=True)
+    history = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert [row["step"] for row in history] == [0, 4, 8]
+    first = history[0]
+    assert first["train_loss"] is None and first["val_loss"] > 0 and "train_full_loss" in first
+    assert all(row["train_full_perplexity"] > 1 for row in history)
+    assert history[-1]["train_full_loss"] < history[0]["train_full_loss"]  # it learned, on its training split

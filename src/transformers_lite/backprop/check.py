@@ -99,13 +99,43 @@ def check_layer_norm() -> float:
     return _compare(lambda x, g, b: F.layer_norm(x, (6,), g, b), [x, g, b], dy, list(ops.layer_norm_backward(dy, c)))
 
 
+def check_layer_norm_seed() -> float:
+    """The posts' ``(x - μ) / (σ + ε)`` against autograd of the same formula (ε = 0.1 makes the
+    difference from PyTorch's convention visible: it is also reported)."""
+    x, g, b, dy = _r(2, 3, 6), _r(6), _r(6), _r(2, 3, 6)
+    _, c = ops.layer_norm_seed_forward(x, g, b, eps=0.1)
+
+    def seed(x, g, b):  # noqa: ANN001, ANN202
+        mu = x.mean(-1, keepdim=True)
+        return (x - mu) / (((x - mu) ** 2).mean(-1, keepdim=True).sqrt() + 0.1) * g + b
+
+    return _compare(seed, [x, g, b], dy, list(ops.layer_norm_seed_backward(dy, c)))
+
+
+ACTIVATIONS = {
+    "relu": (F.relu, ops.relu_forward, ops.relu_backward),
+    "gelu": (F.gelu, ops.gelu_forward, ops.gelu_backward),
+    "sigmoid": (torch.sigmoid, ops.sigmoid_forward, ops.sigmoid_backward),
+    "tanh": (torch.tanh, ops.tanh_forward, ops.tanh_backward),
+    "softplus": (F.softplus, ops.softplus_forward, ops.softplus_backward),
+    "softrelu": (F.silu, ops.softrelu_forward, ops.softrelu_backward),
+}
+
+
 def check_activation(name: str) -> float:
-    x, dy = _r(4, 7), _r(4, 7)
-    if name == "relu":
-        _, c = ops.relu_forward(x)
-        return _compare(F.relu, [x], dy, [ops.relu_backward(dy, c)])
-    _, c = ops.gelu_forward(x)
-    return _compare(F.gelu, [x], dy, [ops.gelu_backward(dy, c)])
+    """The hand backward against autograd of PyTorch's own function (so the forward is checked too)."""
+    reference, forward, backward = ACTIVATIONS[name]
+    x, dy = _r(4, 7) * 3, _r(4, 7)
+    y, c = forward(x)
+    return max(float((y - reference(x)).abs().max()), _compare(reference, [x], dy, [backward(dy, c)]))
+
+
+def check_logistic_regression() -> float:
+    x, w, b = _r(20, 4), _r(2, 4), _r(2)
+    y = F.one_hot((x.sum(-1) < 0).long(), 2).to(DT)  # seed 001's synthetic "classify" rule
+    _, c = ops.logistic_regression_forward(x, w, b, y)
+    loss = lambda w, b: -(y * torch.log_softmax(F.linear(x, w, b), -1)).sum()  # noqa: E731
+    return _compare(loss, [w, b], torch.ones((), dtype=DT), list(ops.logistic_regression_backward(c)))
 
 
 def check_dropout() -> float:
@@ -194,8 +224,13 @@ CHECKS: dict[str, Callable[[], float]] = {
     "scaled dot attention + masks": check_attention,
     "multi-head split and merge": check_heads,
     "layer norm": check_layer_norm,
+    "layer norm, the posts' (σ + ε)": check_layer_norm_seed,
     "ReLU": lambda: check_activation("relu"),
     "GELU": lambda: check_activation("gelu"),
+    "sigmoid (seed 001)": lambda: check_activation("sigmoid"),
+    "tanh (seed 001)": lambda: check_activation("tanh"),
+    "softplus": lambda: check_activation("softplus"),
+    "softrelu x·σ(x) (seed 001)": lambda: check_activation("softrelu"),
     "dropout (saved mask)": check_dropout,
     "residual addition": check_residual,
     "seed classifier head": check_seed_head,
@@ -203,6 +238,7 @@ CHECKS: dict[str, Callable[[], float]] = {
     "encoder block (composed)": check_encoder_block,
     "seed classifier (every parameter)": check_seed_classifier,
     "Mul4d autograd.Function": check_mul4d_function,
+    "logistic regression (seed 001)": check_logistic_regression,
 }
 
 

@@ -143,6 +143,25 @@ def layer_norm_backward(dy: Tensor, cache):  # noqa: ANN001
     return dx, _sum_to_rows(dy * xhat).sum(0), _sum_to_rows(dy).sum(0)
 
 
+def layer_norm_seed_forward(x: Tensor, gain: Tensor, bias: Tensor, eps: float = 1e-5):
+    """The posts' convention (Flux's LayerNorm of the time): ``x̂ = (x - μ) / (σ + ε)`` with ``σ`` the
+    biased standard deviation; PyTorch divides by ``sqrt(σ² + ε)`` instead. The two differ by ~ε/σ."""
+    mu = x.mean(-1, keepdim=True)
+    sigma = ((x - mu) ** 2).mean(-1, keepdim=True).sqrt()
+    s = sigma + eps
+    xhat = (x - mu) / s
+    return xhat * gain + bias, (xhat, s, sigma, gain)
+
+
+def layer_norm_seed_backward(dy: Tensor, cache):  # noqa: ANN001
+    """``dx = (dx̂ - mean(dx̂) - x̂·mean(dx̂ ⊙ x̂)·s/σ) / s`` with ``s = σ + ε`` (``s/σ`` -> 1 as ε -> 0,
+    giving PyTorch's formula)."""
+    xhat, s, sigma, gain = cache
+    dxhat = dy * gain
+    dx = (dxhat - dxhat.mean(-1, keepdim=True) - xhat * (dxhat * xhat).mean(-1, keepdim=True) * s / sigma) / s
+    return dx, _sum_to_rows(dy * xhat).sum(0), _sum_to_rows(dy).sum(0)
+
+
 def relu_forward(x: Tensor):
     return x.clamp(min=0), x > 0
 
@@ -160,6 +179,48 @@ def gelu_backward(dy: Tensor, x: Tensor) -> Tensor:
     cdf = 0.5 * (1 + torch.erf(x / math.sqrt(2)))
     pdf = torch.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
     return dy * (cdf + x * pdf)
+
+
+# seed 001's activations: sigmoid, tanh (= 2 sigmoid(2x) - 1), softplus, and "softrelu" x sigmoid(x) (SiLU)
+def sigmoid_forward(x: Tensor):
+    y = 1.0 / (1.0 + torch.exp(-x))
+    return y, y
+
+
+def sigmoid_backward(dy: Tensor, y: Tensor) -> Tensor:
+    """``σ' = σ (1 - σ)``, from the saved output."""
+    return dy * y * (1 - y)
+
+
+def tanh_forward(x: Tensor):
+    y = 2.0 * sigmoid_forward(2.0 * x)[0] - 1.0
+    return y, y
+
+
+def tanh_backward(dy: Tensor, y: Tensor) -> Tensor:
+    """``tanh' = 1 - tanh²``."""
+    return dy * (1 - y * y)
+
+
+def softplus_forward(x: Tensor):
+    """``log(1 + eˣ)``, written ``max(x, 0) + log(1 + e^{-|x|})`` so large ``x`` cannot overflow."""
+    return x.clamp(min=0) + torch.log1p(torch.exp(-x.abs())), x
+
+
+def softplus_backward(dy: Tensor, x: Tensor) -> Tensor:
+    """``d/dx log(1 + eˣ) = σ(x)``."""
+    return dy * sigmoid_forward(x)[0]
+
+
+def softrelu_forward(x: Tensor):
+    s = sigmoid_forward(x)[0]
+    return x * s, (x, s)
+
+
+def softrelu_backward(dy: Tensor, cache) -> Tensor:  # noqa: ANN001
+    """``d/dx [x σ(x)] = σ + x σ (1 - σ)``."""
+    x, s = cache
+    return dy * (s + x * s * (1 - s))
 
 
 def dropout_forward(x: Tensor, p: float, generator: torch.Generator | None = None):
@@ -199,6 +260,24 @@ def cross_entropy_backward(cache) -> Tensor:  # noqa: ANN001
     dz = logp.exp()
     dz[torch.arange(len(labels)), labels] -= 1
     return dz / len(labels)
+
+
+# ---------------------------------------------------------------- seed 001's logistic regression
+def logistic_regression_forward(x: Tensor, w: Tensor, b: Tensor, y: Tensor):
+    """Seed 001's warm-up model: ``P = softmax(X Wᵀ + b)`` over ``K`` classes for ``X (N, F)``, and the
+    summed cross-entropy ``L = -Σ Y ⊙ log P`` with one-hot ``Y (N, K)``. (The seed writes column-major
+    ``softmax(W x + b)`` per sample; the draft's ``crossentropy`` also drops the minus sign.)"""
+    z, lin = linear_forward(x, w, b)  # (N, F) @ (F, K) -> (N, K)
+    logp = torch.log_softmax(z, dim=-1)
+    return -(y * logp).sum(), (lin, logp, y)
+
+
+def logistic_regression_backward(cache):  # noqa: ANN001
+    """``dZ = P - Y`` (per sample, the summed loss), then the dense rule: ``dW = dZᵀ X``, ``db = Σ dZ``."""
+    lin, logp, y = cache
+    dz = logp.exp() - y * y.sum(-1, keepdim=True)
+    _, dw, db = linear_backward(dz, lin)
+    return dw, db
 
 
 def binary_cross_entropy_forward(logits: Tensor, targets: Tensor):

@@ -1,25 +1,37 @@
-"""``tlite backprop check``: every hand-derived backward pass against autograd."""
+"""``tlite backprop check``: every hand-derived backward pass against autograd.
+``tlite backprop logreg``: seed 001's logistic regression trained with its hand-derived gradient."""
 
 from __future__ import annotations
 
 import argparse
 
 from ..backprop.check import TOLERANCE, run_checks
+from ..backprop.logistic import train_logistic_regression
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = sub.add_parser(
         name,
         help="check the hand-derived backward passes against autograd",
-        description="Run every hand-written forward/backward (float64) and compare with autograd.",
-        epilog="example: tlite backprop check",
+        description="check: run every hand-written forward/backward (float64) and compare with autograd. "
+        "logreg: train seed 001's logistic regression by gradient descent with the hand-derived gradient.",
+        epilog="examples: tlite backprop check;  tlite backprop logreg --steps 300",
     )
-    p.add_argument("action", choices=("check",))
-    p.add_argument("--seed", type=int, default=0, help="random seed of the test inputs (default: 0)")
+    p.add_argument("action", choices=("check", "logreg"))
+    p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default: 0)")
+    p.add_argument("--steps", type=int, default=300, help="logreg: gradient-descent steps (default: 300)")
+    p.add_argument("--lr", type=float, default=2.0, help="logreg: learning rate (default: 2.0)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "logreg":
+        if args.steps < 1:
+            raise ValueError(f"--steps must be >= 1, got {args.steps}")
+        history = train_logistic_regression(args.steps, args.lr, args.seed)
+        for step in sorted({1, *range(0, args.steps + 1, max(1, args.steps // 6))} - {0}):
+            print(f"step {step:>5}  loss {history['loss'][step - 1]:.4f}  accuracy {history['accuracy'][step - 1]:.3f}")
+        return 0
     rows = run_checks(args.seed)
     width = max(len(r[0]) for r in rows)
     print(f"{'operation':<{width}}  {'max |hand - autograd|':>22}  result")

@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 
 from ..atomic import atomic_write_text
+from ..data.explore import review_length_stats, word_stats
 from ..data.gutenberg import download_complete_works, prepare_complete_works
+from ..data.reviews import load_reviews
 from ..data.shakespeare import text_stats
 from ..data.sources import DATASETS, NO_PUBLIC_SOURCE, download, read_text_file
+from ..inspect.seed_figures import write_character_frequencies, write_review_lengths
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
@@ -17,15 +20,27 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         name,
         help="corpus statistics, preparation and downloads",
         description="Work with the corpora: statistics, Gutenberg preparation, downloads.",
-        epilog="examples:\n  tlite data stats input.txt --json\n  tlite data download tinyshakespeare\n"
+        epilog="examples:\n  tlite data stats input.txt --plot figures\n"
+        "  tlite data lengths train.jsonl --plot figures\n  tlite data download tinyshakespeare\n"
         "  tlite data prepare-shakespeare pg100.txt plays.txt\n  tlite data download complete-works",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     dsub = p.add_subparsers(dest="data_command", metavar="ACTION")
-    s = dsub.add_parser("stats", help="lines, passages, words, characters of a text file")
+    s = dsub.add_parser(
+        "stats",
+        help="lines, passages, words, characters of a text file; word statistics and character frequencies",
+    )
     s.add_argument("file")
     s.add_argument("--json", action="store_true", help="print one JSON object")
+    s.add_argument("--plot", type=Path, metavar="DIR", help="also draw character_frequencies.png into DIR")
     s.set_defaults(func=run_stats)
+    n = dsub.add_parser(
+        "lengths", help="how long reviews are (characters, words), seed 000's figure: tlite data lengths train.jsonl"
+    )
+    n.add_argument("file", help="reviews (.jsonl or .csv with review_body)")
+    n.add_argument("--json", action="store_true", help="print one JSON object")
+    n.add_argument("--plot", type=Path, metavar="DIR", help="also draw review_lengths.png into DIR")
+    n.set_defaults(func=run_lengths)
     d = dsub.add_parser("download", help="fetch a public corpus into the cache (sha256-verified)")
     d.add_argument("dataset", choices=sorted(DATASETS) + sorted(NO_PUBLIC_SOURCE))
     d.add_argument("--to", type=Path, default=None, help="root folder instead of the user cache")
@@ -41,13 +56,29 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
-def run_stats(args: argparse.Namespace) -> int:
-    stats = text_stats(read_text_file(args.file))
-    if args.json:
+def _show(stats: dict, as_json: bool) -> None:
+    if as_json:
         print(json.dumps(stats))
-    else:
-        for key, value in stats.items():
-            print(f"{key:>18}: {value:,}")
+        return
+    for key, value in stats.items():
+        shown = ", ".join(f"{w} {n:,}" for w, n in value) if isinstance(value, list) else f"{value:,}"
+        print(f"{key:>22}: {shown}")
+
+
+def run_stats(args: argparse.Namespace) -> int:
+    text = read_text_file(args.file)
+    stats = {**text_stats(text), **word_stats(text)}
+    _show(stats, args.json)
+    if args.plot:
+        print(f"wrote {write_character_frequencies(text, args.plot)}")
+    return 0
+
+
+def run_lengths(args: argparse.Namespace) -> int:
+    texts = load_reviews(args.file).texts
+    _show(review_length_stats(texts), args.json)
+    if args.plot:
+        print(f"wrote {write_review_lengths(texts, args.plot)}")
     return 0
 
 

@@ -8,6 +8,7 @@ from ..errors import ConfigError
 from ..evaluation.evaluate import evaluate_classifier, evaluate_generator
 from ..evaluation.translation import evaluate_translation
 from ..inspect.classifier_plots import write_classifier_plots
+from ..pipeline import evaluate_pretraining
 from ..progress import interactive
 from .common import add_device, load_run, print_json
 
@@ -23,7 +24,9 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("run", help="run directory")
-    p.add_argument("--text", help="generator: text file to score (default: the run's validation split)")
+    p.add_argument(
+        "--text", help="generator or mlm: text file to score (default: the run's validation split or documents)"
+    )
     p.add_argument("--data", help="classifier: reviews file, .jsonl or .csv (default: the run's validation reviews)")
     p.add_argument("--src", help="seq2seq: source sentences (default: the run's validation pairs)")
     p.add_argument("--ref", help="seq2seq: reference translations (with --src)")
@@ -34,7 +37,12 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.set_defaults(func=run)
 
 
-FAMILY_OPTIONS = {"generator": ("text",), "classifier": ("data", "no_plots"), "seq2seq": ("src", "ref", "beam")}
+FAMILY_OPTIONS = {
+    "generator": ("text",),
+    "classifier": ("data", "no_plots"),
+    "seq2seq": ("src", "ref", "beam"),
+    "mlm": ("text",),
+}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
     family = loaded.config.family
     for other, names in FAMILY_OPTIONS.items():
         given = [
-            f"--{n.replace('_', '-')}" for n in names if other != family and getattr(args, n) not in (None, False, 1)
+            f"--{n.replace('_', '-')}"
+            for n in names
+            if other != family and n not in FAMILY_OPTIONS[family] and getattr(args, n) not in (None, False, 1)
         ]
         if given:
             raise ConfigError(
@@ -59,6 +69,13 @@ def run(args: argparse.Namespace) -> int:
             result["plots"] = [str(p) for p in written]
         text = f"accuracy {result['accuracy']:.4f} | macro F1 {result['macro_f1']:.4f} | n {result['n']:,}" + "".join(
             f"\nwrote {p}" for p in result.get("plots", [])
+        )
+    elif family == "mlm":
+        result = evaluate_pretraining(loaded, args.text)
+        what = "masked" if "masked_accuracy" in result else "next"
+        text = (
+            f"loss {result['loss']:.4f} | {what}-word accuracy {result[f'{what}_accuracy']:.4f} | "
+            f"perplexity {result['perplexity']:.2f} | {result['n_sequences']:,} sequences"
         )
     else:
         result = evaluate_translation(loaded, args.src, args.ref, beam=args.beam, progress=interactive())

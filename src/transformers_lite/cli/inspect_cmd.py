@@ -8,27 +8,36 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..inspect.curves import write_training_curves
 from ..inspect.generator_plots import KINDS, write_generator_plots
+from ..inspect.seed_figures import write_position_comparison, write_run_comparison, write_sinusoid
 from ..inspect.seq2seq_plots import write_cross_attention
 from .common import add_device, load_run
+
+NO_RUN = ("sinusoid",)
+SEVERAL_RUNS = ("curves", "compare")
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = sub.add_parser(
         name,
-        help="plot attention maps, next-token probabilities, embeddings",
+        help="plot attention maps, next-token probabilities, embeddings, curves",
         description="Write PNG plots into the run directory (or --out).",
         epilog='examples:\n  tlite inspect all RUN --text "ROMEO:\\nBut soft" --prompt "ROMEO:"\n'
         '  tlite inspect attention RUN --text "To be, or not" --block 2 --head 1\n'
-        '  tlite inspect attention SEQ2SEQ_RUN --src "Ein Hund." --tgt "A dog."',
+        "  tlite inspect next-token RUN --prompt ROMEO: --all-tokens\n"
+        '  tlite inspect attention SEQ2SEQ_RUN --src "Ein Hund." --tgt "A dog."\n'
+        "  tlite inspect compare RUN_NO_DROPOUT RUN_DROPOUT --metric accuracy --out figures\n"
+        "  tlite inspect sinusoid --dim 32 --length 50 --out figures",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "kind",
-        choices=(*KINDS, "curves", "all"),
-        help="what to draw: curves (any run: training loss and validation metrics), or for generators "
-        "attention, next-token, positions, embeddings, all; for translators attention",
+        choices=(*KINDS, "curves", "compare", "sinusoid", "all"),
+        help="curves (any run: training loss and validation metrics); compare (several runs' training and "
+        "validation --metric on one plot, e.g. seed 000's dropout figure); sinusoid (the sinusoidal encoding, "
+        "no run needed); for generators attention, next-token, positions (learned beside sinusoidal), "
+        "embeddings, all; for translators attention",
     )
-    p.add_argument("run", help="run directory")
+    p.add_argument("run", nargs="*", help="run directory (compare: several)")
     p.add_argument(
         "--text",
         default="ROMEO:\nBut soft, what light through yonder window breaks?",
@@ -39,39 +48,65 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         default="ROMEO:\nBut soft, what light",
         help="generator: prompt for the next-token bars (default: the start of that line)",
     )
+    p.add_argument(
+        "--all-tokens", action="store_true", help="next-token: bars for the whole vocabulary, not the top 20"
+    )
     p.add_argument("--src", help="seq2seq: source sentence (required for seq2seq runs)")
     p.add_argument("--tgt", help="seq2seq: target sentence (default: the model's greedy translation)")
     p.add_argument("--block", type=int, default=0, help="which block (default: 0)")
     p.add_argument("--head", type=int, default=0, help="which head (default: 0)")
+    p.add_argument("--metric", default="accuracy", help="compare: the metric to plot (default: accuracy)")
+    p.add_argument("--dim", type=int, default=32, help="sinusoid: encoding dimension (default: 32)")
+    p.add_argument("--length", type=int, default=50, help="sinusoid: positions (default: 50)")
     p.add_argument("--out", type=Path, default=None, help="folder for the PNGs (default: RUN/plots)")
     add_device(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    out = args.out or Path(args.run) / "plots"
-    if args.kind == "curves":
-        print(f"wrote {write_training_curves(Path(args.run), out)}")
-        return 0
-    loaded = load_run(args)
-    if loaded.config.family == "seq2seq":
-        written = write_cross_attention(
-            loaded.model, loaded.src_tokenizer, loaded.tokenizer, args.src, args.tgt, args.block, args.head, out
-        )
-    elif loaded.config.family == "generator":
-        kinds = KINDS if args.kind == "all" else (args.kind,)
-        written = write_generator_plots(
-            loaded.model,
-            loaded.tokenizer,
-            out,
-            kinds,
-            text=args.text,
-            prompt=args.prompt,
-            block=args.block,
-            head=args.head,
-        )
+    runs = [Path(r) for r in args.run]
+    if args.kind in NO_RUN:
+        if runs:
+            raise ConfigError(f"inspect {args.kind} draws no run; drop {args.run[0]}")
+        if args.dim < 2 or args.dim % 2 or args.length < 1:
+            raise ConfigError(f"--dim must be even and >= 2 and --length >= 1, got {args.dim} and {args.length}")
+        written = write_sinusoid(args.dim, args.length, args.out or Path("."))
+    elif not runs:
+        raise ConfigError(f"inspect {args.kind} needs a run directory")
+    elif len(runs) > 1 and args.kind not in SEVERAL_RUNS:
+        raise ConfigError(f"inspect {args.kind} takes one run; compare takes several")
+    elif args.kind == "compare":
+        written = [write_run_comparison(runs, args.metric, args.out or runs[0] / "plots")]
+    elif args.kind == "curves":
+        written = [write_training_curves(r, args.out or r / "plots") for r in runs]
     else:
-        raise ConfigError("inspect supports generator and seq2seq runs; classifier plots come with `tlite evaluate`")
+        args.run = str(runs[0])
+        written = _model_plots(args, args.out or runs[0] / "plots")
     for path in written:
         print(f"wrote {path}")
     return 0
+
+
+def _model_plots(args: argparse.Namespace, out: Path) -> list[Path]:
+    loaded = load_run(args)
+    if loaded.config.family == "seq2seq":
+        return write_cross_attention(
+            loaded.model, loaded.src_tokenizer, loaded.tokenizer, args.src, args.tgt, args.block, args.head, out
+        )
+    if loaded.config.family != "generator":
+        raise ConfigError("inspect supports generator and seq2seq runs; classifier plots come with `tlite evaluate`")
+    kinds = KINDS if args.kind == "all" else (args.kind,)
+    written = write_generator_plots(
+        loaded.model,
+        loaded.tokenizer,
+        out,
+        kinds,
+        text=args.text,
+        prompt=args.prompt,
+        block=args.block,
+        head=args.head,
+        all_tokens=args.all_tokens,
+    )
+    if "positions" in kinds and "position" in loaded.model.embeddings():
+        written.append(write_position_comparison(loaded.model, out))
+    return written

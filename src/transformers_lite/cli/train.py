@@ -26,6 +26,8 @@ EXAMPLES = {
     "generator": "tlite train generator --text input.txt --preset seed-gpt --max-minutes 4",
     "seq2seq": "tlite train seq2seq --train-src train.de.gz --train-tgt train.en.gz --val-src val.de.gz "
     "--val-tgt val.en.gz",
+    "mlm": "tlite train mlm --reviews train.jsonl --out outputs/mlm && "
+    "tlite train classifier --train train.jsonl --val dev.jsonl --init-from outputs/mlm",
 }
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + signal number, as shells report them
 
@@ -33,7 +35,7 @@ EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + signal number, a
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = sub.add_parser(
         name,
-        help="train a model (classifier, generator or seq2seq)",
+        help="train a model (classifier, generator, seq2seq, or mlm: pretrain an encoder)",
         description="Train one of the three model families; every run gets its own directory.",
         epilog="examples:\n  " + "\n  ".join(EXAMPLES.values()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -53,6 +55,14 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         )
         names = [f for f in PRESETS if PRESETS[f].family == task]
         t.add_argument("--preset", help=f"model and recipe: {', '.join(names)} (default: {preset})")
+        t.add_argument(
+            "--recipe",
+            metavar="NAME",
+            help="training defaults: another preset's recipe, or 'seed' for the posts' own setup "
+            "(plain Adam at a constant rate, batch 32, 10 epochs; with the seed's model unless --preset is given)"
+            if task in ("classifier", "generator")
+            else "training defaults: another preset's recipe (default: the preset's own)",
+        )
         t.add_argument("--config", metavar="FILE", help="model config JSON instead of a preset")
         t.add_argument(
             "--set",
@@ -122,7 +132,9 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
             **options
         )
     model = load_config(args.config) if args.config else None
-    return Experiment.from_preset(args.task_name, args.preset, model=model, model_overrides=args.set, **options)
+    return Experiment.from_preset(
+        args.task_name, args.preset, recipe=args.recipe, model=model, model_overrides=args.set, **options
+    )
 
 
 def run(args: argparse.Namespace, callbacks: list = ()) -> int:  # noqa: ANN001 - training.callbacks.Callback

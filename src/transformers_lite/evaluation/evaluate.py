@@ -63,6 +63,8 @@ def recorded_validation_reviews(run: LoadedRun) -> tuple[list[str], np.ndarray]:
 
 def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """Metrics on a review file (default: the run's own validation reviews), plus the plots' arrays."""
+    if data is None and run.hyperparameters.get("data", {}).get("val"):
+        data = recorded_file(run, "val", "--data FILE")  # the run's own --val file
     if data is None:
         texts, labels = recorded_validation_reviews(run)
         reviews = None
@@ -85,6 +87,10 @@ def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple
     arrays = {"labels": labels, "probs": probs, "matrix": matrix}
     if k == 2 and reviews is not None:
         neutral = [t for t, s in zip(reviews.texts, reviews.stars) if s == 3]
+        neutral_probs = classify_texts(run.model, run.tokenizer, neutral) if neutral else probs[:0]
         if neutral:
-            arrays["neutral_probs"] = classify_texts(run.model, run.tokenizer, neutral)
+            arrays["neutral_probs"] = neutral_probs
+        # seed 000's figure: the binary model's probabilities for each true star, 3 stars included
+        arrays["stars"] = np.array([reviews.stars[i] for i in kept] + [3] * len(neutral))
+        arrays["star_probs"] = np.concatenate([probs, neutral_probs])
     return result, arrays

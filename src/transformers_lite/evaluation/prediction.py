@@ -53,7 +53,17 @@ def encode_for_classifier(
     tokenizer: Tokenizer, texts: list[str], max_length: int, seed_head: bool
 ) -> tuple[Tensor, Tensor]:
     """Ids and mask for the classifier: at most ``max_length`` words, padded to exactly ``max_length``
-    for the seed head (it learns one weight per position), at least one column otherwise."""
+    for the seed head (it learns one weight per position), at least one column otherwise.
+
+    A tokenizer without a pad token pads with the unknown word, as the seeds do: the mask is then all
+    True and the model reads the padding like any other word."""
+    if tokenizer.pad_id is None:
+        rows = [tokenizer.encode(t, max_length=max_length) for t in texts]
+        width = max_length if seed_head else max([1, *map(len, rows)])
+        ids = torch.full((len(texts), width), tokenizer.unk_id, dtype=torch.long)  # (N, T)
+        for i, row in enumerate(rows):
+            ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        return ids, torch.ones_like(ids, dtype=torch.bool)
     ids, valid = tokenizer.encode_batch(texts, max_length, pad_to=max_length if seed_head else None)
     if ids.shape[1] == 0:
         ids, valid = ids.new_full((len(texts), 1), tokenizer.pad_id), valid.new_zeros((len(texts), 1))

@@ -79,6 +79,8 @@ def generate(
     check_sampling(temperature, top_k, top_p)
     if path not in PATHS:
         raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+    if not getattr(model.config, "causal", True):
+        path = "no-cache"  # a model trained without the causal mask reads its whole window every step
     if num_samples < 1:
         raise ValueError(f"num_samples must be >= 1, got {num_samples}")
     context = model.config.max_length

@@ -50,6 +50,20 @@ def write_classifier_plots(
     )
     if (Path(run_dir) / "metrics.csv").is_file() or (Path(run_dir) / "history.json").is_file():
         written.append(write_training_curves(run_dir, out))
+    if "stars" in arrays:
+        stars, star_probs = arrays["stars"], arrays["star_probs"]
+        present = [s for s in range(1, 6) if (stars == s).any()]
+        written.append(
+            plots.grouped_bars(
+                [f"{s} star{'s' if s > 1 else ''}" for s in present],
+                [f"p({n})" for n in names],
+                np.stack([star_probs[stars == s].mean(0) for s in present]),
+                out / "probabilities_by_star.png",
+                "binary model: mean predicted probability per true star (3 stars never trained on)",
+                "true stars",
+                "probability",
+            )
+        )
     if "neutral_probs" in arrays:
         written.append(
             plots.histogram(

@@ -24,8 +24,10 @@ def write_generator_plots(
     prompt: str = "",
     block: int = 0,
     head: int = 0,
+    all_tokens: bool = False,
 ) -> list[Path]:
-    """PNG files for each of ``kinds``; ``text`` feeds the attention map, ``prompt`` the next-token bars."""
+    """PNG files for each of ``kinds``; ``text`` feeds the attention map, ``prompt`` the next-token bars
+    (the 20 most likely, or with ``all_tokens`` the whole vocabulary in its order, as seed 004 5.2)."""
     model = model.cpu()
     written = []
     if "attention" in kinds:
@@ -43,12 +45,12 @@ def write_generator_plots(
         )
     if "next-token" in kinds:
         probs = scores.next_token_probabilities(model, torch.tensor(tokenizer.encode(prompt), dtype=torch.long))
-        top = torch.topk(probs, min(20, len(probs)))
+        shown = torch.arange(len(probs)) if all_tokens else torch.topk(probs, min(20, len(probs))).indices
         written.append(
             plots.bars(
-                [tokenizer.token(i) for i in top.indices.tolist()],
-                top.values,
-                out / "next_token.png",
+                [tokenizer.token(i) for i in shown.tolist()],
+                probs[shown],
+                out / ("next_token_all.png" if all_tokens else "next_token.png"),
                 f"next character after {prompt[-20:]!r}",
             )
         )

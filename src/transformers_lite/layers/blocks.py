@@ -54,11 +54,14 @@ class EncoderBlock(nn.Module):
 
 
 class CausalBlock(EncoderBlock):
-    """The GPT's block: masked (causal) self-attention -> feed-forward."""
+    """The GPT's block: masked (causal) self-attention -> feed-forward. ``causal = False`` drops the
+    mask (seed 004's experiment: the model then sees the future it is trained to predict)."""
+
+    causal = True
 
     def forward(self, x: Tensor, cache: KVCache | None = None) -> Tensor:  # type: ignore[override]
         """``x (B, T, C)`` -> ``(B, T, C)``; with ``cache``, ``x`` holds the positions after the cached ones."""
-        x = self.attention_residual(x, lambda h: self.attention(h, causal=True, cache=cache))
+        x = self.attention_residual(x, lambda h: self.attention(h, causal=self.causal, cache=cache))
         return self.feed_forward_residual(x, self.feed_forward)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from torch import nn
 
-from ..config import ClassifierConfig, Config, GeneratorConfig, Seq2SeqConfig
+from ..config import ClassifierConfig, Config, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
 from .classifier import TransformerClassifier
+from .encoder_lm import TransformerEncoderLM
 from .generator import TransformerGenerator
 from .seq2seq import Seq2SeqTransformer
 
@@ -18,7 +19,9 @@ def build_model(config: Config) -> nn.Module:
         return TransformerGenerator(config)
     if isinstance(config, Seq2SeqConfig):
         return Seq2SeqTransformer(config)
+    if isinstance(config, EncoderLMConfig):
+        return TransformerEncoderLM(config)
     raise ValueError(f"not a model config: {type(config).__name__}")
 
 
-__all__ = ["build_model", "TransformerClassifier", "TransformerGenerator", "Seq2SeqTransformer"]
+__all__ = ["build_model", "TransformerClassifier", "TransformerGenerator", "Seq2SeqTransformer", "TransformerEncoderLM"]

@@ -34,6 +34,8 @@ class TransformerGenerator(nn.Module):
             )
             for _ in range(c.n_blocks)
         )
+        for block in self.blocks:
+            block.causal = c.causal
         self.final_norm = nn.LayerNorm(c.dim, eps=c.norm_eps) if c.final_norm else None
         self.head = nn.Linear(c.dim, c.vocab_size, bias=c.head_bias)
         if c.tie_embeddings:

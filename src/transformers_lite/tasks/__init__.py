@@ -12,9 +12,15 @@ from typing import Any
 from ..errors import ConfigError
 from .classifier import ClassifierSettings, ClassifierTask
 from .generator import GeneratorSettings, GeneratorTask
+from .mlm import MaskedLMSettings, MaskedLMTask
 from .seq2seq import Seq2SeqSettings, Seq2SeqTask
 
-TASKS: dict[str, Any] = {"classifier": ClassifierTask, "generator": GeneratorTask, "seq2seq": Seq2SeqTask}
+TASKS: dict[str, Any] = {
+    "classifier": ClassifierTask,
+    "generator": GeneratorTask,
+    "seq2seq": Seq2SeqTask,
+    "mlm": MaskedLMTask,
+}
 
 
 def get_task(name: str) -> Any:  # noqa: ANN401 - a task class
@@ -32,4 +38,6 @@ __all__ = [
     "GeneratorTask",
     "Seq2SeqSettings",
     "Seq2SeqTask",
+    "MaskedLMSettings",
+    "MaskedLMTask",
 ]

@@ -27,6 +27,7 @@ from ..evaluation.metrics import accuracy, confusion_matrix, macro_f1
 from ..evaluation.prediction import class_names, encode_for_classifier, predict_logits, predictions
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
 from ..training.settings import setting
+from .pretrained import Pretrained
 
 PPMI_MAX_TOKENS = 2048  # longer reviews are cut here when counting co-occurrences
 EMBEDDING_INITS = ("random", "ppmi")
@@ -51,6 +52,27 @@ class ClassifierSettings:
         choices=EMBEDDING_INITS,
     )
     embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
+    padding: str = setting(
+        "pad reviews with a [PAD] token that attention ignores, or with the unknown word as the seeds do "
+        "(the model then reads padding as words)",
+        "pad",
+        choices=("pad", "unk"),
+    )
+    init_from: str | None = setting(
+        "a pretrained run (tlite train mlm): the classifier takes its tokenizer, encoder shape and weights "
+        "(embedding, blocks) and trains them with a new head; replaces embedding_init",
+        None,
+        none="no pretraining",
+        path=True,
+    )
+    layer_lr_decay: float = setting(
+        "learning-rate factor per layer below the head when fine-tuning: blocks get decay^(depth from the top), "
+        "the embedding decay^(blocks + 1); 1 = one rate for all",
+        1.0,
+    )
+    freeze_encoder_steps: int = setting(
+        "steps at the start during which only the head learns (the pretrained encoder waits for it)", 0
+    )
 
     def __post_init__(self) -> None:
         validate.choice("labels", self.labels, (1, 2, 5))
@@ -59,6 +81,11 @@ class ClassifierSettings:
         validate.number("val_fraction", self.val_fraction, 0, 1, high_open=True)
         validate.number("label_smoothing", self.label_smoothing, 0, 1, high_open=True)
         validate.choice("embedding_init", self.embedding_init, EMBEDDING_INITS)
+        validate.choice("padding", self.padding, ("pad", "unk"))
+        validate.number("layer_lr_decay", self.layer_lr_decay, 0, 1, low_open=True)
+        validate.integer("freeze_encoder_steps", self.freeze_encoder_steps, low=0)
+        if self.init_from and self.padding != "pad":
+            raise ConfigError("--init-from needs padding=pad: the pretrained encoder learned to ignore [PAD]")
 
 
 class ClassifierTask:
@@ -96,9 +123,12 @@ class ClassifierTask:
         # never the validation reviews
         self.train_texts = [t for i, t in enumerate(reviews.texts) if i not in held_out]
         tokenizer = (tokenizers or {}).get("tokenizer")
+        self.pretrained = None if s.init_from is None else Pretrained(Path(s.init_from), self.vocab_path)
+        if tokenizer is None and self.pretrained is not None:
+            tokenizer = self.pretrained.tokenizer
         if tokenizer is None:
             words = load_vocabulary(self.vocab_path) if self.vocab_path else select_vocabulary(texts, s.min_df)
-            tokenizer = WordTokenizer(words, "[UNK]", pad="[PAD]")
+            tokenizer = WordTokenizer(words, "[UNK]", pad="[PAD]" if s.padding == "pad" else None)
         self.tokenizer = tokenizer
         self.train_ids, self.train_valid = encode_for_classifier(tokenizer, texts, self.max_length, self.seed_head)
         self.val_ids, self.val_valid = encode_for_classifier(tokenizer, val_texts, self.max_length, self.seed_head)
@@ -125,17 +155,43 @@ class ClassifierTask:
                 warn(f"the {name} reviews have no example of {shown}; macro-F1 counts that class as 0")
 
     def adapt_config(self, config: ClassifierConfig) -> ClassifierConfig:
+        """Vocabulary, labels and pad id from the data; with ``init_from``, the encoder's shape from the
+        pretrained run (its ``dim``, heads, hidden size, blocks, activation, norm placement, biases)."""
+        if self.pretrained is not None:
+            config = config.replace(**self.pretrained.shape())
         return config.replace(
             vocab_size=len(self.tokenizer), n_labels=self.settings.labels, pad_id=self.tokenizer.pad_id
         )
+
+    def lr_plan(self, model: nn.Module) -> dict[str, tuple[float, int]] | None:
+        """Per-parameter ``(lr_scale, frozen_until)`` for fine-tuning (``layer_lr_decay``,
+        ``freeze_encoder_steps``); None when every parameter shares the schedule."""
+        s = self.settings
+        if s.layer_lr_decay == 1.0 and s.freeze_encoder_steps == 0:
+            return None
+        n = model.config.n_blocks
+        plan = {}
+        for name, _ in model.named_parameters():
+            if name.startswith("embedding."):
+                depth = n + 1
+            elif name.startswith("blocks."):
+                depth = n - int(name.split(".")[1])  # the top block is one below the head
+            else:
+                continue  # the head (and the final norm) learn at the full rate from step 0
+            plan[name] = (s.layer_lr_decay**depth, s.freeze_encoder_steps)
+        return plan
 
     def init_model(self, model: nn.Module) -> None:
         """Start the embedding table as the settings ask (called once, before the first step).
 
         ``embedding_init="ppmi"``: co-occurrence vectors of the training reviews at full length
         (not cut to ``max_length``; labels unused, so 3-star reviews count for sentiment too;
-        never the validation reviews), see ``data.cooccurrence``.
+        never the validation reviews), see ``data.cooccurrence``. ``init_from``: the pretrained
+        encoder instead.
         """
+        if self.pretrained is not None:
+            self.pretrained.transfer(model)
+            return
         if self.settings.embedding_init != "ppmi":
             return
         ids, valid = self.tokenizer.encode_batch(self.train_texts, PPMI_MAX_TOKENS)
@@ -168,15 +224,23 @@ class ClassifierTask:
             return F.binary_cross_entropy_with_logits(logits[:, 0].float(), labels.float())
         return F.cross_entropy(logits.float(), labels, label_smoothing=self.settings.label_smoothing)
 
-    def evaluate(self, model: nn.Module) -> dict[str, float]:
-        logits = predict_logits(model, self.val_ids, self.val_valid)
+    def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]:
+        """Loss, accuracy and macro-F1 on the validation split (``val_*``) or the whole training split
+        (``train_full_*``, in evaluation mode: no dropout)."""
+        ids, valid, labels = (
+            (self.val_ids, self.val_valid, self.val_labels)
+            if split == "val"
+            else (self.train_ids, self.train_valid, self.train_labels)
+        )
+        prefix = "val_" if split == "val" else "train_full_"
+        logits = predict_logits(model, ids, valid)
         preds = predictions(logits).numpy()
         k = 2 if self.settings.labels == 1 else self.settings.labels
-        matrix = confusion_matrix(self.val_labels.numpy(), preds, k)
+        matrix = confusion_matrix(labels.numpy(), preds, k)
         return {
-            "val_loss": self.loss_from_logits(logits, self.val_labels).item(),
-            "val_accuracy": accuracy(self.val_labels.numpy(), preds),
-            "val_macro_f1": macro_f1(matrix),
+            f"{prefix}loss": self.loss_from_logits(logits, labels).item(),
+            f"{prefix}accuracy": accuracy(labels.numpy(), preds),
+            f"{prefix}macro_f1": macro_f1(matrix),
         }
 
     def save(self, run_dir: Path) -> None:

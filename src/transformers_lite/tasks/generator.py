@@ -17,7 +17,7 @@ from .. import validate
 from ..config import GeneratorConfig
 from ..data.shakespeare import get_shifted_batch, split_text, steps_per_epoch
 from ..data.sources import read_text_file, resolve, sha256
-from ..errors import DataError
+from ..errors import DataError, warn
 from ..evaluation.metrics import language_model_loss, perplexity
 from ..tokenizers import CharTokenizer, Tokenizer
 from ..training.settings import setting
@@ -57,6 +57,11 @@ class GeneratorTask:
         tokenizers: dict[str, Tokenizer] | None = None,
     ) -> None:
         self.settings = settings
+        if not config.causal:
+            warn(
+                "causal=false is a teaching experiment (seed 004): every position sees the characters it must "
+                "predict, so the loss falls far below what generation achieves"
+            )
         self.path = Path(settings.text) if settings.text else resolve(*CORPORA[settings.corpus])
         raw = read_text_file(self.path)
         self.tokenizer = (tokenizers or {}).get("tokenizer") or CharTokenizer.from_text(raw)
@@ -90,9 +95,12 @@ class GeneratorTask:
         logits = model(x)  # (B, T, V)
         return F.cross_entropy(logits.flatten(0, 1), y.flatten())
 
-    def evaluate(self, model: nn.Module) -> dict[str, float]:
-        loss, _ = language_model_loss(model, self.val_ids, self.context, max_tokens=self.settings.eval_tokens)
-        return {"val_loss": loss, "val_perplexity": perplexity(loss)}
+    def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]:
+        """Mean next-token loss and perplexity on the validation split (``val_*``) or the training split
+        (``train_full_*``)."""
+        ids, prefix = (self.val_ids, "val_") if split == "val" else (self.train_ids, "train_full_")
+        loss, _ = language_model_loss(model, ids, self.context, max_tokens=self.settings.eval_tokens)
+        return {f"{prefix}loss": loss, f"{prefix}perplexity": perplexity(loss)}
 
     def save(self, run_dir: Path) -> None:
         self.tokenizer.save(run_dir / "tokenizer.json")

@@ -171,14 +171,19 @@ class Seq2SeqTask:
             label_smoothing=smoothing,
         )
 
-    def evaluate(self, model: nn.Module) -> dict[str, float]:
+    def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]:
+        """Validation loss (and greedy BLEU on its first ``bleu_sentences``), or the training split's
+        loss as ``train_full_loss``."""
         device = next(model.parameters()).device
+        src_ids, tgt_ids = (self.val_src, self.val_tgt) if split == "val" else (self.train_src, self.train_tgt)
         total, count = 0.0, 0
-        for idx in bucket_batches(self.val_src, self.val_tgt, self.settings.max_tokens, seed=None):
-            b = self._make_batch(self.val_src, self.val_tgt, idx).to(device)
+        for idx in bucket_batches(src_ids, tgt_ids, self.settings.max_tokens, seed=None):
+            b = self._make_batch(src_ids, tgt_ids, idx).to(device)
             n = int(b.tgt_valid.sum())
             total += float(self.loss(model, b, label_smoothing=0.0)) * n
             count += n
+        if split != "val":
+            return {"train_full_loss": total / count}
         result = {"val_loss": total / count}
         n = min(self.settings.bleu_sentences, len(self.val_src))
         if n:

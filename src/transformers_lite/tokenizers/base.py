@@ -65,8 +65,9 @@ class TokenizerBase:
         return len(self)  # type: ignore[arg-type]
 
     def special_ids(self) -> set[int]:
-        """Pad, BOS and EOS ids (never the unknown id: it stands for real text)."""
-        return {i for i in (self.pad_id, self.bos_id, self.eos_id) if i is not None}
+        """Pad, BOS, EOS (and mask) ids (never the unknown id: it stands for real text)."""
+        ids = (self.pad_id, self.bos_id, self.eos_id, getattr(self, "mask_id", None))
+        return {i for i in ids if i is not None}
 
     def need(self, name: str) -> int:
         """The ``name`` ("pad", "bos", "eos") id, or a ``ConfigError`` saying this tokenizer has none."""

@@ -43,11 +43,12 @@ class WordTokenizer(TokenizerBase):
         pad: str | None = None,
         bos: str | None = None,
         eos: str | None = None,
+        mask: str | None = None,
         split: str = "seed",
     ) -> None:
         if split not in SPLITS:
             raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
-        specials = [s for s in (unk, pad, bos, eos) if s is not None]
+        specials = [s for s in (unk, pad, bos, eos, mask) if s is not None]
         if len(set(specials)) != len(specials):
             raise ValueError(f"special tokens must differ, got {specials}")
         vocab = specials + [t for t in vocabulary if t not in specials]
@@ -58,15 +59,18 @@ class WordTokenizer(TokenizerBase):
         self.vocabulary: list[str] = vocab
         self.lookup: dict[str, int] = lookup
         self.split = split
-        self.unk, self.pad, self.bos, self.eos = unk, pad, bos, eos
+        self.unk, self.pad, self.bos, self.eos, self.mask = unk, pad, bos, eos, mask
         self.unk_id = lookup[unk]
-        self.pad_id, self.bos_id, self.eos_id = (None if s is None else lookup[s] for s in (pad, bos, eos))
+        self.pad_id, self.bos_id, self.eos_id, self.mask_id = (
+            None if s is None else lookup[s] for s in (pad, bos, eos, mask)
+        )
 
     def __len__(self) -> int:
         return len(self.vocabulary)
 
     def __repr__(self) -> str:
-        specials = "".join(f", {k}={v!r}" for k, v in (("pad", self.pad), ("bos", self.bos), ("eos", self.eos)) if v)
+        named = (("pad", self.pad), ("bos", self.bos), ("eos", self.eos), ("mask", self.mask))
+        specials = "".join(f", {k}={v!r}" for k, v in named if v)
         return f"WordTokenizer(length(vocabulary)={len(self)}, unksym={self.unk!r}{specials}, split={self.split!r})"
 
     def words(self, text: str) -> list[str]:
@@ -131,6 +135,7 @@ class WordTokenizer(TokenizerBase):
             "pad": self.pad,
             "bos": self.bos,
             "eos": self.eos,
+            "mask": self.mask,
         }
 
     @classmethod
@@ -141,5 +146,6 @@ class WordTokenizer(TokenizerBase):
             pad=data.get("pad"),
             bos=data.get("bos"),
             eos=data.get("eos"),
+            mask=data.get("mask"),
             split=data.get("split", "seed"),
         )

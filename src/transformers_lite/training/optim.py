@@ -8,6 +8,7 @@ resuming needs only those two numbers, never a pickled scheduler.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
@@ -23,18 +24,31 @@ def make_optimizer(
     betas: tuple[float, float] = (0.9, 0.999),
     eps: float = 1e-8,
     fused: bool | None = None,
+    plan: Mapping[str, tuple[float, int]] | None = None,
 ) -> torch.optim.AdamW:
-    """AdamW over two groups: matrices with ``weight_decay``, vectors (biases, norms) without."""
+    """AdamW over groups: matrices with ``weight_decay``, vectors (biases, norms) without.
+
+    ``plan`` maps a parameter name to ``(lr_scale, frozen_until)``: its learning rate is the schedule's
+    times ``lr_scale``, and zero before step ``frozen_until`` (fine-tuning: layer-wise decay and a frozen
+    encoder while a new head warms up). Parameters it does not name get ``(1.0, 0)``.
+    """
     seen: set[int] = set()
-    decay, no_decay = [], []
-    for p in model.parameters():
+    buckets: dict[tuple[bool, float, int], list[nn.Parameter]] = {(True, 1.0, 0): [], (False, 1.0, 0): []}
+    for name, p in model.named_parameters():
         if not p.requires_grad or id(p) in seen:
             continue
         seen.add(id(p))
-        (decay if p.dim() >= 2 else no_decay).append(p)
-    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+        scale, frozen = (plan or {}).get(name, (1.0, 0))
+        buckets.setdefault((p.dim() >= 2, float(scale), int(frozen)), []).append(p)
+    groups = [
+        {"params": params, "weight_decay": weight_decay if decay else 0.0, "lr_scale": scale, "frozen_until": frozen}
+        for (decay, scale, frozen), params in sorted(
+            buckets.items(), key=lambda kv: (not kv[0][0], -kv[0][1], kv[0][2])
+        )
+    ]
+    params = [p for g in groups for p in g["params"]]
     if fused is None:  # fused kernels exist for CPU and CUDA float tensors in recent torch
-        fused = all(p.dtype in (torch.float32, torch.bfloat16, torch.float16) for p in decay + no_decay)
+        fused = all(p.dtype in (torch.float32, torch.bfloat16, torch.float16) for p in params)
     try:
         return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, fused=fused)
     except (RuntimeError, TypeError):
@@ -93,6 +107,9 @@ class Schedule:
         return floor + 0.5 * (self.lr - floor) * (1.0 + math.cos(math.pi * p))
 
 
-def set_lr(optimizer: torch.optim.Optimizer, lr: float) -> None:
+def set_lr(optimizer: torch.optim.Optimizer, lr: float, step: int | None = None) -> None:
+    """Every group's rate for the coming step: ``lr`` times its ``lr_scale``, zero while ``step`` is
+    before its ``frozen_until`` (AdamW then moves nothing: the update and the decay both scale with lr)."""
     for group in optimizer.param_groups:
-        group["lr"] = lr
+        frozen = step is not None and step < group.get("frozen_until", 0)
+        group["lr"] = 0.0 if frozen else lr * group.get("lr_scale", 1.0)

@@ -54,6 +54,19 @@ def new_run_dir(out: str | Path | None = None, root: str | Path = "outputs") -> 
     raise RunError(f"could not find a free run directory name under {root}")
 
 
+def discard_if_empty(path: Path) -> bool:
+    """Remove a run directory that holds nothing but its lock (a new run that failed before writing
+    anything, for example on bad data), so failed attempts leave no empty dated folders behind."""
+    try:
+        if path.is_dir() and all(p.name == ".lock" for p in path.iterdir()):
+            (path / ".lock").unlink(missing_ok=True)
+            path.rmdir()
+            return True
+    except OSError:
+        pass
+    return False
+
+
 def _make(path: Path, exist_ok: bool) -> None:
     if path.exists() and not path.is_dir():
         raise RunError(f"cannot create the output directory {path}: a file of that name is in the way")

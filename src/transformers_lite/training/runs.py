@@ -21,12 +21,13 @@ from ..errors import RunError
 from ..models import build_model
 from ..tokenizers import Tokenizer, load_tokenizer
 from . import legacy
-from .checkpoint import latest_checkpoint, load_weights
+from .checkpoint import latest_checkpoint, load_weights, read_tensors
 
 TOKENIZER_FILES = {
     "classifier": ("tokenizer",),
     "generator": ("tokenizer",),
     "seq2seq": ("src_tokenizer", "tgt_tokenizer"),
+    "mlm": ("tokenizer",),
 }
 
 
@@ -104,6 +105,23 @@ def _check_vocabularies(run_dir: Path, config: Config, tokenizers: dict[str, Tok
             )
 
 
+def weights_file(run_dir: Path) -> Path:
+    """The run's final ``model.safetensors``, else its latest complete checkpoint's."""
+    weights = run_dir / "model.safetensors"
+    if not weights.is_file():
+        folder = latest_checkpoint(run_dir)
+        if folder is None:
+            raise RunError(f"{run_dir} has neither model.safetensors nor a complete checkpoint")
+        weights = folder / "model.safetensors"
+    return weights
+
+
+def read_weights(run_dir: str | Path) -> dict[str, torch.Tensor]:
+    """A run's weights as tensors by name, without building its model (no random numbers drawn)."""
+    run_dir = Path(run_dir)
+    return legacy.upgrade_state_dict(read_tensors(weights_file(run_dir)))
+
+
 def load(run_dir: str | Path, device: str | torch.device = "cpu") -> LoadedRun:
     """Model (in eval mode), tokenizer(s) and config of a run directory, validated against each other."""
     run_dir = Path(run_dir)
@@ -113,12 +131,6 @@ def load(run_dir: str | Path, device: str | torch.device = "cpu") -> LoadedRun:
     tokenizers = load_tokenizers(run_dir, config.family)
     _check_vocabularies(run_dir, config, tokenizers)
     model = build_model(config)
-    weights = run_dir / "model.safetensors"
-    if not weights.is_file():
-        folder = latest_checkpoint(run_dir)
-        if folder is None:
-            raise RunError(f"{run_dir} has neither model.safetensors nor a complete checkpoint")
-        weights = folder / "model.safetensors"
-    load_weights(model, weights, upgrade=legacy.upgrade_state_dict)
+    load_weights(model, weights_file(run_dir), upgrade=legacy.upgrade_state_dict)
     model.to(device).eval()
     return LoadedRun(model, config, tokenizers, run_dir)

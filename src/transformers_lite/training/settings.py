@@ -56,6 +56,13 @@ class TrainConfig:
     eval_every: int = setting(
         "optimizer steps between evaluations (0 = at every epoch end); training also ends with one", 500
     )
+    eval_train: bool = setting(
+        "also score the whole training split at each evaluation (train_full_loss, train_full_accuracy, ...: "
+        "the gap to "
+        "validation shows overfitting, as in seed 000's dropout figure)",
+        False,
+    )
+    eval_at_start: bool = setting("evaluate once before the first step (a step-0 row, as the seeds' train!)", False)
     checkpoint_every: int | None = setting("optimizer steps between checkpoints", None, none="at every evaluation")
     patience: int | None = setting(
         "stop after this many evaluations without a better validation loss", None, none="no early stopping"

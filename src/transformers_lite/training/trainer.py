@@ -54,7 +54,7 @@ class Task(Protocol):
     def steps_per_epoch(self) -> int: ...  # micro-batches in one epoch
     def batch(self, index: int) -> Any: ...  # micro-batch number ``index``, deterministic  # noqa: ANN401
     def loss(self, model: nn.Module, batch: Any) -> Tensor: ...  # noqa: ANN401
-    def evaluate(self, model: nn.Module) -> dict[str, float]: ...  # val_loss and task metrics
+    def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]: ...  # {split}_loss, metrics
     def save(self, run_dir: Path) -> None: ...  # tokenizer(s)
     def describe(self) -> dict[str, Any]: ...  # data paths (with sha256) and task settings
 
@@ -97,7 +97,8 @@ class Trainer:
         self.log = log if dist_ctx.is_main else (lambda *_: None)
         self.device = torch.device(resolve_device(config.device))
         self.model.to(self.device)
-        self.optimizer = make_optimizer(model, config.lr, config.weight_decay, (config.beta1, config.beta2))
+        plan = task.lr_plan(model) if hasattr(task, "lr_plan") else None  # fine-tuning: per-layer rates
+        self.optimizer = make_optimizer(model, config.lr, config.weight_decay, (config.beta1, config.beta2), plan=plan)
         # one optimizer step consumes accumulate x ranks micro-batches
         self.steps_per_epoch = max(1, task.steps_per_epoch() // (config.accumulate * dist_ctx.world))
         limits = [config.max_steps] if config.max_steps is not None else []
@@ -135,6 +136,8 @@ class Trainer:
         with self._signal_handlers():
             self._call("on_train_start", state)
             self._start_clock = self.clock() - state.elapsed
+            if self.config.eval_at_start and state.step == 0 and not state.history:
+                self.evaluate(state)  # the untrained model's scores: the curves start at step 0
             state.stop_reason = self.limit_reason(state)
             while state.stop_reason is None:
                 loss = self.train_step(state)
@@ -160,7 +163,7 @@ class Trainer:
         """One optimizer step over ``accumulate`` micro-batches; returns the mean loss (over ranks)."""
         cfg, step, world = self.config, state.step, self.dist.world
         self.last_lr = self.schedule(step, self.schedule.progress(step, state.elapsed, state.warmup_end_s))
-        set_lr(self.optimizer, self.last_lr)
+        set_lr(self.optimizer, self.last_lr, step)
         batch_loss = 0.0
         for micro in range(cfg.accumulate):
             # rank r of W takes micro-batches g*W + r: together the ranks cover what one process
@@ -243,7 +246,10 @@ class Trainer:
         if self.dist.is_main:
             self.model.eval()
             with torch.no_grad(), self._autocast():
-                metrics = self.task.evaluate(self.model if self.dist.active else self.forward_model)
+                model = self.model if self.dist.active else self.forward_model
+                metrics = self.task.evaluate(model)
+                if self.config.eval_train:
+                    metrics.update(self.task.evaluate(model, split="train"))
             self.model.train()
         metrics = broadcast(metrics, self.dist)
         record = {

@@ -1,0 +1,122 @@
+"""`tlite serve` targets (issue 18): page ready in a real browser, and the first streamed token.
+
+    .venv/bin/python benchmarks/bench_server.py [--text input.txt] [--repeats 10]
+
+Trains a baby-gpt run for one step (the speed of a forward pass does not depend on training), starts
+the app on a free local port, then measures:
+- time to the first streamed token: from sending ``POST /api/runs/NAME/generate`` (prompt "ROMEO:")
+  to receiving its first ``token`` event, with an HTTP client in this process (median of ``--repeats``,
+  after one warm-up request);
+- page ready: headless Chromium (Debian's chromium + chromium-driver) opening ``/`` until the page
+  marks itself ready (run list fetched, views drawn), median of 5 fresh loads.
+One JSON line per measurement, with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import torch
+import uvicorn
+
+import transformers_lite as tl
+from transformers_lite.server.app import create_app
+from transformers_lite.server.registry import RunRegistry
+
+MACHINE = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
+TEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"
+
+
+def emit(**data) -> None:  # noqa: ANN003
+    print(json.dumps({**data, "machine": MACHINE}), flush=True)
+
+
+def first_token_ms(url: str) -> float:
+    start = time.perf_counter()
+    with httpx.stream("POST", url, json={"prompt": "ROMEO:", "max_new_tokens": 20}, timeout=60) as response:
+        for line in response.iter_lines():
+            if line == "event: token":
+                return 1000 * (time.perf_counter() - start)
+    raise RuntimeError("no token event")
+
+
+def page_ready_ms(base: str, loads: int = 5) -> list[float]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu"):
+        options.add_argument(arg)
+    options.binary_location = shutil.which("chromium") or "chromium"
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+    try:
+        times = []
+        for _ in range(loads + 1):  # the first load starts the browser's caches: not counted
+            driver.get("about:blank")
+            start = time.perf_counter()
+            driver.get(base + "/")
+            WebDriverWait(driver, 30, poll_frequency=0.005).until(
+                lambda d: d.execute_script("return document.body.dataset.ready") == "1"
+            )
+            times.append(1000 * (time.perf_counter() - start))
+        return times[1:]
+    finally:
+        driver.quit()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--text", default=str(TEXT))
+    parser.add_argument("--repeats", type=int, default=10)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "baby-gpt"
+        experiment = tl.Experiment.from_preset("generator", "baby-gpt", text=args.text, max_steps=1, eval_every=1000)
+        experiment.run(run_dir, log=lambda *_: None)
+        registry = RunRegistry(run_dir)
+        name = next(iter(registry.entries))
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        server = uvicorn.Server(uvicorn.Config(create_app(registry), host="127.0.0.1", port=port, log_level="warning"))
+        threading.Thread(target=server.run, daemon=True).start()
+        while not server.started:
+            time.sleep(0.05)
+        base = f"http://127.0.0.1:{port}"
+        url = f"{base}/api/runs/{name}/generate"
+        first_token_ms(url)  # warm-up
+        ttft = [first_token_ms(url) for _ in range(args.repeats)]
+        emit(
+            benchmark="server-first-token",
+            model="baby-gpt",
+            median_ms=round(statistics.median(ttft), 1),
+            max_ms=round(max(ttft), 1),
+            target_ms=100,
+        )
+        if shutil.which("chromium") and shutil.which("chromedriver"):
+            ready = page_ready_ms(base)
+            emit(
+                benchmark="server-page-ready",
+                median_ms=round(statistics.median(ready), 1),
+                max_ms=round(max(ready), 1),
+                target_ms=1000,
+            )
+        else:
+            emit(benchmark="server-page-ready", skipped="chromium + chromium-driver not installed")
+        server.should_exit = True
+
+
+if __name__ == "__main__":
+    main()

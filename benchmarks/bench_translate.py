@@ -1,0 +1,72 @@
+"""Decoding time and quality of a trained translator on Multi30k validation (issue 16: batched beam search).
+
+    .venv/bin/python benchmarks/bench_translate.py RUN [--src val.de.gz --ref val.en.gz] [--repeats 2]
+
+For greedy and beam 4: the time to translate all sentences in batches of 64 (the library's path: every
+sentence and every beam of a batch in one tensor pass), the median of ``--repeats``, and BLEU/chrF;
+then the same with one sentence per call (batch 1), the per-sentence loop that batching replaces.
+One JSON line per measurement, with the machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+import transformers_lite as tl
+from transformers_lite.data.translation import load_parallel
+from transformers_lite.evaluation.translation import corpus_scores
+from transformers_lite.generation.translate import DecodeSettings, translate_texts
+
+MACHINE = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run", type=Path)
+    parser.add_argument("--src", default=str(DATA / "val.de.gz"))
+    parser.add_argument("--ref", default=str(DATA / "val.en.gz"))
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--skip-unbatched", action="store_true")
+    args = parser.parse_args()
+    run = tl.load(args.run)
+    sources, references = load_parallel(args.src, args.ref)
+    for beam in (1, 4):
+        settings = DecodeSettings(beam=beam)
+        for batch_size in (64,) if args.skip_unbatched else (64, 1):
+            times = []
+            for _ in range(args.repeats if batch_size > 1 else 1):
+                start = time.perf_counter()
+                with torch.inference_mode():
+                    hypotheses = translate_texts(
+                        run.model, run.src_tokenizer, run.tokenizer, sources, settings, batch_size
+                    )
+                times.append(time.perf_counter() - start)
+            scores = corpus_scores(hypotheses, references)
+            print(
+                json.dumps(
+                    {
+                        "benchmark": "translate",
+                        "beam": beam,
+                        "batch_size": batch_size,
+                        "sentences": len(sources),
+                        "seconds": round(statistics.median(times), 2),
+                        "bleu": round(scores["bleu"], 2),
+                        "chrf": round(scores["chrf"], 2),
+                        "machine": MACHINE,
+                    }
+                ),
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()

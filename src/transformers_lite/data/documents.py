@@ -1,0 +1,50 @@
+"""Unlabelled documents for pretraining: review files read for their text only, or plain text.
+
+A ``.jsonl`` file gives one document per record (its ``review_body`` or ``text`` field; a ``stars``
+field is never read), a ``.csv`` file its ``review_body`` column, and any other file one document per
+non-empty line.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from ..errors import DataError
+from .sources import read_text_file
+
+FIELDS = ("review_body", "text")
+
+
+def read_documents(path: str | Path) -> list[str]:
+    """The documents of ``path`` (empty ones skipped); a record without a text field is an error."""
+    path = Path(path)
+    text = read_text_file(path)
+    suffix = path.suffix.lower()
+    docs: list[str] = []
+    if suffix == ".jsonl":
+        for number, line in enumerate(text.split("\n"), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path}:{number}: invalid JSON ({err.msg})") from None
+            found = [record[f] for f in FIELDS if isinstance(record, dict) and isinstance(record.get(f), str)]
+            if not found:
+                raise DataError(f"{path}:{number}: no 'review_body' or 'text' field")
+            docs.append(found[0])
+    elif suffix == ".csv":
+        reader = csv.DictReader(io.StringIO(text))
+        column = next((f for f in FIELDS if f in (reader.fieldnames or [])), None)
+        if column is None:
+            raise DataError(f"{path}: no 'review_body' or 'text' column (columns: {reader.fieldnames})")
+        docs = [row[column] or "" for row in reader]
+    else:
+        docs = text.split("\n")
+    docs = [d for d in docs if d.strip()]
+    if not docs:
+        raise DataError(f"{path}: no documents (every line or record is empty)")
+    return docs

@@ -1,0 +1,57 @@
+"""A pretraining run (``tlite train mlm``) that a classifier starts from (``--init-from RUN``).
+
+The classifier inherits three things, all checked: the run's tokenizer (ids must mean the same
+words), the encoder's shape (``dim``, heads, hidden size, blocks, activation, norm placement, biases)
+and its weights (embedding table, blocks, final norm; the language-model head is dropped).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from torch import nn
+
+from ..errors import ConfigError
+from ..models.encoder_lm import SHAPE_FIELDS, transfer_encoder
+from ..tokenizers import Tokenizer, load_vocabulary
+from ..training.runs import load_tokenizers, read_config, read_weights
+
+
+class Pretrained:
+    """The pieces of ``run_dir`` a classifier needs; ``vocab_path`` (the user's ``--vocab``), when
+    given, must list the run's words, or the run's ids would be read as other words."""
+
+    def __init__(self, run_dir: Path, vocab_path: Path | None = None) -> None:
+        if not run_dir.is_dir():
+            raise ConfigError(f"--init-from {run_dir}: no such run directory")
+        self.run_dir = run_dir
+        self.config = read_config(run_dir)
+        if self.config.family != "mlm":
+            raise ConfigError(
+                f"--init-from {run_dir}: that is a {self.config.family} run; the classifier starts from a "
+                "`tlite train mlm` run (masked or causal objective)"
+            )
+        self.tokenizer: Tokenizer = load_tokenizers(run_dir, "mlm")["tokenizer"]
+        if vocab_path is not None:
+            self._check_vocabulary(vocab_path)
+
+    def _check_vocabulary(self, vocab_path: Path) -> None:
+        specials = {self.tokenizer.token(i) for i in self.tokenizer.special_ids() | {self.tokenizer.unk_id}}
+        theirs = [w for w in getattr(self.tokenizer, "vocabulary", []) if w not in specials]
+        ours = [w for w in load_vocabulary(vocab_path) if w not in specials]
+        if ours != theirs:
+            first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+            raise ConfigError(
+                f"--vocab {vocab_path} ({len(ours)} words) does not match the vocabulary of --init-from "
+                f"{self.run_dir} ({len(theirs)} words; first difference at word {first}): drop --vocab to use "
+                "the pretrained run's, or pretrain with the same --vocab"
+            )
+
+    def shape(self) -> dict[str, Any]:
+        """The encoder fields the classifier's config must share with the pretrained model."""
+        return {k: getattr(self.config, k) for k in SHAPE_FIELDS}
+
+    def transfer(self, model: nn.Module) -> list[str]:
+        """Copy the pretrained encoder into ``model`` (reads the weights file; draws no random numbers)."""
+        return transfer_encoder(model, read_weights(self.run_dir), self.config)
