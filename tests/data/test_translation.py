@@ -1,6 +1,8 @@
 import gzip
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from transformers_lite.data.translation import bucket_batches, filter_by_length, load_parallel, make_batch
 
@@ -37,6 +39,13 @@ def test_bucketing_respects_token_budget_and_covers_everything():
     assert bucket_batches(src, tgt, 30, seed=0) == batches
     s, t = filter_by_length(src, tgt, max_length=9)
     assert all(len(x) <= 9 for x in s + t) and len(s) == 4
+
+
+@given(st.lists(st.tuples(st.integers(1, 30), st.integers(1, 30)), min_size=1, max_size=60), st.integers(0, 99))
+def test_every_shuffle_cuts_as_many_batches(lengths, seed):
+    """The batch count does not depend on the seed: the task counts an epoch's steps once."""
+    src, tgt = [[1] * a for a, _ in lengths], [[1] * b for _, b in lengths]
+    assert len(bucket_batches(src, tgt, 64, seed=seed)) == len(bucket_batches(src, tgt, 64, seed=None))
 
 
 def test_real_multi30k_sizes():

@@ -50,3 +50,23 @@ def test_synthetic_reverse_task_is_learned(tmp_path):
     total = sum(len(ref) for ref in task.val_tgt)
     assert correct / total > 0.97
     assert sum(hyp == ref for hyp, ref in zip(out, task.val_tgt)) / len(out) > 0.9
+
+
+def test_each_epoch_orders_its_batches_once(tmp_path, monkeypatch):
+    """The batch order of an epoch is built once per epoch, not once per step (it was rebuilt twice
+    per step after the first epoch)."""
+    from transformers_lite.tasks import seq2seq
+
+    train = write_reverse_task(tmp_path, 300, 0)
+    settings = Seq2SeqSettings(*map(str, train), *map(str, train), tokenizer="word", max_tokens=128)
+    task = Seq2SeqTask(settings, Seq2SeqConfig(dim=16, n_heads=2, dim_hidden=32, max_length=16))
+    calls = []
+    real = seq2seq.bucket_batches
+    monkeypatch.setattr(seq2seq, "bucket_batches", lambda *a, **kw: calls.append(kw.get("seed")) or real(*a, **kw))
+    n = task.steps_per_epoch()
+    calls.clear()
+    first = [task.batch(i) for i in range(3 * n)]
+    assert len(calls) == 2  # epochs 1 and 2 (epoch 0's order is already built: it was counted)
+    again = Seq2SeqTask(settings, Seq2SeqConfig(dim=16, n_heads=2, dim_hidden=32, max_length=16))
+    for i in (0, n + 1, 2 * n + 2):  # the same batches, whatever order they are asked for in
+        assert torch.equal(again.batch(i).src, first[i].src)

@@ -123,6 +123,7 @@ class Seq2SeqTask:
                     f"max_length={config.max_length} tokens"
                 )
         self._epoch_batches: tuple[int, list[list[int]]] | None = None
+        self._steps_per_epoch: int | None = None
 
     @staticmethod
     def _encode(tok: Tokenizer, texts: list[str], add_eos: bool) -> list[list[int]]:
@@ -149,7 +150,11 @@ class Seq2SeqTask:
         return self._epoch_batches[1]
 
     def steps_per_epoch(self) -> int:
-        return len(self._batches(0))
+        # every epoch cuts the same length-sorted pairs, so every epoch has as many batches as the first;
+        # counted once (recounting rebuilt epoch 0's batches at every step of the later epochs)
+        if self._steps_per_epoch is None:
+            self._steps_per_epoch = len(self._batches(0))
+        return self._steps_per_epoch
 
     def _make_batch(self, src: list[list[int]], tgt: list[list[int]], idx: list[int]) -> TranslationBatch:
         return make_batch(
