@@ -1,31 +1,11 @@
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from .helpers import TINY_GPT, tlite
+
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 30
-TINY = [
-    "--set",
-    "dim=16",
-    "--set",
-    "n_heads=2",
-    "--set",
-    "dim_hidden=32",
-    "--set",
-    "n_blocks=1",
-    "--set",
-    "max_length=16",
-    "--batch-size",
-    "4",
-]
-
-
-def tlite(*args, check=False, env=None):
-    return subprocess.run(
-        [sys.executable, "-m", "transformers_lite", *map(str, args)], capture_output=True, text=True, env=env
-    )
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +14,9 @@ def run_dir(tmp_path_factory):
     text = tmp / "t.txt"
     text.write_text(TEXT)
     out = tmp / "run"
-    result = tlite("train", "generator", "--text", text, *TINY, "--max-steps", "6", "--eval-every", "3", "--out", out)
+    result = tlite(
+        "train", "generator", "--text", text, *TINY_GPT, "--max-steps", "6", "--eval-every", "3", "--out", out
+    )
     assert result.returncode == 0, result.stderr
     return out
 
@@ -98,10 +80,10 @@ def test_resume_rejects_another_task_and_unwritable_out(run_dir, tmp_path):
         locked.mkdir(mode=0o500)
         result = tlite("train", "generator", "--text", run_dir / "tokenizer.json", "--out", locked / "x")
         assert result.returncode == 1 and "permission denied" in result.stderr
-    result = tlite("train", "generator", "--text", run_dir / "tokenizer.json", *TINY, "--out", run_dir)
+    result = tlite("train", "generator", "--text", run_dir / "tokenizer.json", *TINY_GPT, "--out", run_dir)
     assert result.returncode == 1 and "already holds a run" in result.stderr
     result = tlite(
-        "train", "generator", "--text", run_dir / "tokenizer.json", *TINY, "--out", run_dir / "config.json" / "sub"
+        "train", "generator", "--text", run_dir / "tokenizer.json", *TINY_GPT, "--out", run_dir / "config.json" / "sub"
     )  # a file in the way
     assert result.returncode == 1 and "cannot create the output directory" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

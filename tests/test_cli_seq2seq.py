@@ -1,12 +1,7 @@
 import json
-import subprocess
-import sys
 
+from .helpers import tlite
 from .tasks.test_seq2seq_task import write_reverse_task
-
-
-def tlite(*args):
-    return subprocess.run([sys.executable, "-m", "transformers_lite", *map(str, args)], capture_output=True, text=True)
 
 
 def test_train_translate_evaluate_and_inspect_seq2seq(tmp_path):

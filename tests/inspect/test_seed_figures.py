@@ -1,8 +1,6 @@
 """The seeds' figures: each command writes its PNG, from data checked elsewhere or here."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -13,11 +11,9 @@ from transformers_lite.inspect.seed_figures import (
     write_sinusoid,
 )
 
+from ..helpers import tlite
+
 pytest.importorskip("matplotlib")
-
-
-def tlite(*args):
-    return subprocess.run([sys.executable, "-m", "transformers_lite", *map(str, args)], capture_output=True, text=True)
 
 
 def is_png(path):

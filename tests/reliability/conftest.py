@@ -8,50 +8,15 @@ import pytest
 
 from transformers_lite.cli.main import main
 
+from ..helpers import TINY_GPT, TINY_MODEL, sets
+
 TEXT = "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n" * 30
-TINY_GPT = [
-    "--set",
-    "dim=16",
-    "--set",
-    "n_heads=2",
-    "--set",
-    "dim_hidden=32",
-    "--set",
-    "n_blocks=1",
-    "--set",
-    "max_length=16",
-    "--batch-size",
-    "4",
-]
-TINY_CLS = [
-    "--set",
-    "dim=16",
-    "--set",
-    "n_heads=2",
-    "--set",
-    "dim_hidden=32",
-    "--set",
-    "max_length=16",
-    "--min-df",
-    "1",
-    "--embedding-init",
-    "random",
-]
+TINY_CLS = [*TINY_MODEL, "--min-df", "1", "--embedding-init", "random"]
 TINY_S2S = [
     "--tokenizer",
     "word",
-    "--set",
-    "dim=16",
-    "--set",
-    "n_heads=2",
-    "--set",
-    "dim_hidden=32",
-    "--set",
-    "n_encoder_blocks=1",
-    "--set",
-    "n_decoder_blocks=1",
-    "--set",
-    "max_length=16",
+    *TINY_MODEL,
+    *sets("n_encoder_blocks=1", "n_decoder_blocks=1"),
     "--max-tokens",
     "128",
     "--bleu-sentences",

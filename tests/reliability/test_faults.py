@@ -4,7 +4,6 @@ complete checkpoint, resuming gives bitwise the weights of an uninterrupted run,
 one line. (About a minute on 2 cores.)"""
 
 import json
-import os
 import random
 import signal
 import subprocess
@@ -18,32 +17,18 @@ from safetensors.torch import load_file
 
 from transformers_lite.training.checkpoint import latest_checkpoint
 
+from ..helpers import ONE_THREAD, TINY_GPT
+
 SCRIPT = Path(__file__).resolve().parents[1] / "training" / "kill_at_step.py"
 TEXT = "Now is the winter of our discontent\nMade glorious summer by this sun of York;\n" * 60
-TINY = [
-    "--set",
-    "dim=16",
-    "--set",
-    "n_heads=2",
-    "--set",
-    "dim_hidden=32",
-    "--set",
-    "n_blocks=1",
-    "--set",
-    "max_length=16",
-    "--batch-size",
-    "4",
-    "--warmup-steps",
-    "2",
-    "--seed",
-    "4",
-]
-ENV = {**os.environ, "OMP_NUM_THREADS": "1"}
+TINY = [*TINY_GPT, "--warmup-steps", "2", "--seed", "4"]
 
 
 def tlite(*args, script=None, **kw):
     program = [str(SCRIPT), script] if script else ["-m", "transformers_lite"]
-    return subprocess.run([sys.executable, *program, *map(str, args)], capture_output=True, text=True, env=ENV, **kw)
+    return subprocess.run(
+        [sys.executable, *program, *map(str, args)], capture_output=True, text=True, env=ONE_THREAD, **kw
+    )
 
 
 def weights(run):
@@ -109,7 +94,7 @@ def test_kill_9_at_a_random_moment_then_resume_is_exact(straight, seed):
     ]
     proc = subprocess.Popen(
         [sys.executable, "-m", "transformers_lite", *map(str, command)],
-        env=ENV,
+        env=ONE_THREAD,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -165,7 +150,7 @@ def test_sigterm_and_ctrl_c_checkpoint_and_exit_non_zero(straight, sig, code):
             "--out",
             str(run),
         ],
-        env=ENV,
+        env=ONE_THREAD,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -223,7 +208,7 @@ def test_two_trainings_into_one_folder(straight):
             "--out",
             str(run),
         ],
-        env=ENV,
+        env=ONE_THREAD,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -1,6 +1,5 @@
 """Two-process data-parallel training with gloo on CPU, launched through torchrun."""
 
-import os
 import subprocess
 import sys
 import time
@@ -10,33 +9,10 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from ..helpers import ONE_THREAD, TINY_GPT, sets
+
 TEXT = "Now is the winter of our discontent\nMade glorious summer by this sun of York;\n" * 50
-TINY = [
-    "--set",
-    "dim=16",
-    "--set",
-    "n_heads=2",
-    "--set",
-    "dim_hidden=32",
-    "--set",
-    "n_blocks=1",
-    "--set",
-    "max_length=16",
-    "--set",
-    "dropout=0.0",
-    "--batch-size",
-    "4",
-    "--eval-every",
-    "3",
-    "--warmup-steps",
-    "2",
-    "--seed",
-    "2",
-]
-
-
-def env():
-    return {**os.environ, "OMP_NUM_THREADS": "1"}
+TINY = [*TINY_GPT, *sets("dropout=0.0"), "--eval-every", "3", "--warmup-steps", "2", "--seed", "2"]
 
 
 KILL_SCRIPT = Path(__file__).with_name("kill_at_step.py")
@@ -56,7 +32,7 @@ def torchrun(tmp_path, *args, kill=None, timeout=180):
         "generator",
         *map(str, args),
     ]
-    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env(), timeout=timeout)
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=ONE_THREAD, timeout=timeout)
 
 
 @pytest.fixture
@@ -90,7 +66,7 @@ def test_two_ranks_equal_one_process_with_the_same_global_batch(tmp_path, text):
         ],
         capture_output=True,
         text=True,
-        env=env(),
+        env=ONE_THREAD,
     )
     assert single.returncode == 0, single.stderr
     a, b = load_file(tmp_path / "ddp" / "model.safetensors"), load_file(tmp_path / "single" / "model.safetensors")

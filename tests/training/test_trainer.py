@@ -14,6 +14,8 @@ from transformers_lite.training.callbacks import Callback
 from transformers_lite.training.checkpoint import latest_checkpoint
 from transformers_lite.training.trainer import NonFiniteLoss, TrainConfig, Trainer
 
+from ..helpers import TINY_GPT
+
 TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n" * 40
 TINY = GeneratorConfig(vocab_size=1, max_length=16, dim=16, n_heads=2, dim_hidden=32, n_blocks=1, dropout=0.1)
 KILL_SCRIPT = Path(__file__).with_name("kill_at_step.py")
@@ -63,30 +65,8 @@ def test_straight_equals_pause_and_resume_bitwise(tmp_path, text_file):
 
 
 def test_resume_after_sigkill_between_checkpoints(tmp_path, text_file):
-    common = [
-        "--text",
-        str(text_file),
-        "--set",
-        "dim=16",
-        "--set",
-        "n_heads=2",
-        "--set",
-        "dim_hidden=32",
-        "--set",
-        "n_blocks=1",
-        "--set",
-        "max_length=16",
-        "--batch-size",
-        "4",
-        "--max-steps",
-        "12",
-        "--eval-every",
-        "4",
-        "--warmup-steps",
-        "2",
-        "--seed",
-        "5",
-    ]
+    common = ["--text", text_file, *TINY_GPT, "--max-steps", "12", "--eval-every", "4", "--warmup-steps", "2"]
+    common = [*map(str, common), "--seed", "5"]
     cmd = [sys.executable, "-m", "transformers_lite", "train", "generator"]
     subprocess.run(cmd + common + ["--out", str(tmp_path / "a")], check=True, capture_output=True)
     # checkpoints at 4 and 8: killed in between, by a test callback
@@ -192,33 +172,8 @@ def test_gradient_accumulation_matches_a_larger_batch(tmp_path, text_file):
 def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path, text_file):
     import time
 
-    cmd = [
-        sys.executable,
-        "-m",
-        "transformers_lite",
-        "train",
-        "generator",
-        "--text",
-        str(text_file),
-        "--set",
-        "dim=16",
-        "--set",
-        "n_heads=2",
-        "--set",
-        "dim_hidden=32",
-        "--set",
-        "n_blocks=1",
-        "--set",
-        "max_length=16",
-        "--batch-size",
-        "4",
-        "--max-steps",
-        "100000",
-        "--eval-every",
-        "50",
-        "--out",
-        str(tmp_path / "c"),
-    ]
+    cmd = [sys.executable, "-m", "transformers_lite", "train", "generator", "--text", str(text_file), *TINY_GPT]
+    cmd += ["--max-steps", "100000", "--eval-every", "50", "--out", str(tmp_path / "c")]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while latest_checkpoint(tmp_path / "c") is None and time.monotonic() < deadline:
