@@ -6,6 +6,7 @@ import pytest
 from transformers_lite import (
     PRESETS,
     ClassifierConfig,
+    EncoderLMConfig,
     GeneratorConfig,
     apply_overrides,
     build_model,
@@ -67,6 +68,18 @@ def test_unknown_preset_and_family_and_field():
 def test_impossible_sizes_are_rejected_by_name(field, value):
     with pytest.raises(ValueError, match=field):
         GeneratorConfig(**{field: value})
+
+
+@pytest.mark.parametrize("family", [ClassifierConfig, EncoderLMConfig])
+def test_encoder_configs_share_their_checks(family):
+    with pytest.raises(ValueError, match="max_length=2000 must be at most position_encoding_length=1000"):
+        family(max_length=2000)
+    with pytest.raises(ValueError, match="input_dropout"):
+        family(input_dropout=1.0)
+    with pytest.raises(ValueError, match="pad_id=10 is outside the vocabulary of 10"):
+        family(vocab_size=10, pad_id=10)
+    with pytest.raises(ValueError, match="mask_id=-1 is outside the vocabulary of 10"):
+        EncoderLMConfig(vocab_size=10, mask_id=-1)
 
 
 def test_every_preset_has_a_recipe_of_its_family():

@@ -6,6 +6,7 @@ Public API re-exports only; importing this package has no side effects.
 from .config import (
     PRESETS,
     ClassifierConfig,
+    EncoderLMConfig,
     GeneratorConfig,
     Seq2SeqConfig,
     apply_overrides,
@@ -15,7 +16,13 @@ from .config import (
 )
 from .errors import ConfigError, DataError, RunError, TliteError
 from .experiment import Experiment, TrainResult
-from .models import Seq2SeqTransformer, TransformerClassifier, TransformerGenerator, build_model
+from .models import (
+    Seq2SeqTransformer,
+    TransformerClassifier,
+    TransformerEncoderLM,
+    TransformerGenerator,
+    build_model,
+)
 from .pipeline import Run, load
 from .recipes import RECIPES, Recipe, get_recipe
 from .summary import count_parameters, summary
@@ -25,6 +32,7 @@ from .version import __version__
 __all__ = [
     "PRESETS",
     "ClassifierConfig",
+    "EncoderLMConfig",
     "GeneratorConfig",
     "Seq2SeqConfig",
     "apply_overrides",
@@ -39,6 +47,7 @@ __all__ = [
     "TrainResult",
     "Seq2SeqTransformer",
     "TransformerClassifier",
+    "TransformerEncoderLM",
     "TransformerGenerator",
     "build_model",
     "RECIPES",

@@ -37,6 +37,22 @@ def _check_common(cfg: Any) -> None:
     validate.choice("activation", cfg.activation, ACTIVATIONS)
 
 
+def _check_encoder(cfg: Any) -> None:
+    """What the classifier and the pretraining encoder share: sinusoidal positions long enough for
+    ``max_length``, an input dropout rate, special ids inside the vocabulary."""
+    _check_common(cfg)
+    _positive(cfg, "vocab_size", "n_blocks", "position_encoding_length")
+    validate.number("input_dropout", cfg.input_dropout, 0, 1, high_open=True)
+    if cfg.max_length > cfg.position_encoding_length:
+        raise ConfigError(
+            f"max_length={cfg.max_length} must be at most position_encoding_length={cfg.position_encoding_length}"
+        )
+    for name in ("pad_id", "mask_id"):
+        value = getattr(cfg, name, None)
+        if value is not None and not 0 <= value < cfg.vocab_size:
+            raise ConfigError(f"{name}={value} is outside the vocabulary of {cfg.vocab_size}")
+
+
 class _ConfigMixin:
     family: ClassVar[str]
 
@@ -76,17 +92,10 @@ class ClassifierConfig(_ConfigMixin):
     pad_id: int | None = None
 
     def __post_init__(self) -> None:
-        _check_common(self)
-        _positive(self, "vocab_size", "n_labels", "n_blocks", "position_encoding_length")
+        _check_encoder(self)
+        _positive(self, "n_labels")
         validate.choice("head", self.head, ("seed", "mean"))
         validate.number("head_dropout", self.head_dropout, 0, 1, high_open=True)
-        validate.number("input_dropout", self.input_dropout, 0, 1, high_open=True)
-        if self.max_length > self.position_encoding_length:
-            raise ConfigError(
-                f"max_length={self.max_length} must be at most position_encoding_length={self.position_encoding_length}"
-            )
-        if self.pad_id is not None and not 0 <= self.pad_id < self.vocab_size:
-            raise ConfigError(f"pad_id={self.pad_id} is outside the vocabulary of {self.vocab_size}")
 
 
 @dataclass(frozen=True)
@@ -183,14 +192,8 @@ class EncoderLMConfig(_ConfigMixin):
     mask_id: int | None = None
 
     def __post_init__(self) -> None:
-        _check_common(self)
-        _positive(self, "vocab_size", "n_blocks", "position_encoding_length")
+        _check_encoder(self)
         validate.choice("objective", self.objective, ("masked", "causal"))
-        validate.number("input_dropout", self.input_dropout, 0, 1, high_open=True)
-        if self.max_length > self.position_encoding_length:
-            raise ConfigError(
-                f"max_length={self.max_length} must be at most position_encoding_length={self.position_encoding_length}"
-            )
 
 
 Config = ClassifierConfig | GeneratorConfig | Seq2SeqConfig | EncoderLMConfig

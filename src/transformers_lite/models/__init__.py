@@ -1,4 +1,4 @@
-"""The three model families and ``build_model``."""
+"""The model families (classifier, GPT, translator, encoder with a language-model head) and ``build_model``."""
 
 from __future__ import annotations
 
