@@ -4,7 +4,14 @@ from torch import Tensor, nn
 
 from transformers_lite import Seq2SeqConfig, build_model
 from transformers_lite.evaluation.translation import corpus_scores
-from transformers_lite.generation.translate import DecodeSettings, _Decoder, _max_new, beam_search, greedy_decode
+from transformers_lite.generation.translate import (
+    DecodeSettings,
+    _Decoder,
+    _max_new,
+    beam_search,
+    decode_batch,
+    greedy_decode,
+)
 from transformers_lite.layers.masks import padding_mask_from_ids
 
 CFG = Seq2SeqConfig(
@@ -61,11 +68,18 @@ def test_beam_finds_at_least_the_greedy_score(model):
             assert logp(row, b) >= logp(row, g) - 1e-6
 
 
-def test_batched_decoding_equals_one_at_a_time(model):
-    fixed = DecodeSettings(max_len_a=0, max_len_b=10)  # the length cap would otherwise follow the longest source
-    together = greedy_decode(model, SRC, BOS, EOS, fixed)
-    alone = [greedy_decode(model, row[row != 1][None], BOS, EOS, fixed)[0] for row in SRC]
+@pytest.mark.parametrize("eos_bias, cap", [(-2.0, 10), (0.5, 10), (-0.5, 3)])
+@pytest.mark.parametrize("beam", [1, 3])
+def test_batched_decoding_equals_one_at_a_time(model, eos_bias, cap, beam):
+    """Sentences leave the batch as they end (early, late, or at the length cap): each still gets what it
+    gets alone."""
+    with torch.no_grad():
+        model.head.bias[EOS] = eos_bias
+    fixed = DecodeSettings(beam=beam, max_len_a=0, max_len_b=cap)  # else the cap follows the longest source
+    together = decode_batch(model, SRC, BOS, EOS, fixed)  # greedy_decode for beam 1
+    alone = [decode_batch(model, row[row != 1][None], BOS, EOS, fixed)[0] for row in SRC]
     assert together == alone
+    assert max(len(t) for t in together) <= cap
 
 
 def test_bleu_of_a_perfect_output_is_100():

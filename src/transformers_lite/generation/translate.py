@@ -44,10 +44,13 @@ class _Decoder:
             logits = self.model.decode(prefix, self.memory, self.src_valid, last_only=True)[:, -1]
         return torch.log_softmax(logits.float(), dim=-1)
 
-    def reorder(self, index: Tensor) -> None:
-        self.memory, self.src_valid = self.memory[index], self.src_valid[index]
+    def reorder(self, index: Tensor, memory: bool = True) -> None:
+        """Keep rows ``index``. ``memory=False`` when rows only move among the beams of one sentence: the
+        encoder output is the same for all of them, so it stays where it is."""
+        if memory:
+            self.memory, self.src_valid = self.memory[index], self.src_valid[index]
         if self.cache is not None:
-            self.cache.reorder(index)
+            self.cache.reorder(index, memory=memory)
 
 
 def _max_new(src_valid: Tensor, settings: DecodeSettings, limit: int) -> int:
@@ -59,26 +62,31 @@ def _max_new(src_valid: Tensor, settings: DecodeSettings, limit: int) -> int:
 def greedy_decode(
     model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
 ) -> list[list[int]]:
-    """Most likely next token at every step, for a batch ``src (B, S)``; stops at EOS."""
+    """Most likely next token at every step, for a batch ``src (B, S)``; stops at EOS. A sentence that
+    has ended leaves the batch, so the last long sentences do not drag the finished ones along."""
     model.eval()
     src_valid = padding_mask_from_ids(src, model.config.pad_id)
     memory = model.encode(src, src_valid)  # (B, S, C)
     max_new = _max_new(src_valid, settings, model.config.max_length)
     dec = _Decoder(model, memory, src_valid, max_new, settings.use_cache)
-    prefix = torch.full((len(src), 1), bos, dtype=torch.long, device=src.device)
-    done = torch.zeros(len(src), dtype=torch.bool, device=src.device)
+    prefix = torch.full((len(src), 1), bos, dtype=torch.long, device=src.device)  # (A, 1 + step), A still going
+    alive = torch.arange(len(src), device=src.device)  # (A,) the sentence of each row
+    out: list[list[int]] = [[] for _ in range(len(src))]
     for _ in range(max_new):
-        nxt = dec.step(prefix).argmax(-1)  # (B,)
-        nxt = torch.where(done, torch.full_like(nxt, eos), nxt)
+        nxt = dec.step(prefix).argmax(-1)  # (A,)
         prefix = torch.cat([prefix, nxt[:, None]], dim=1)
-        done |= nxt == eos
-        if done.all():
-            break
-    return [_strip(row.tolist()[1:], eos) for row in prefix]
-
-
-def _strip(tokens: list[int], eos: int) -> list[int]:
-    return tokens[: tokens.index(eos)] if eos in tokens else tokens
+        ended = nxt == eos
+        if bool(ended.any()):
+            for row in ended.nonzero().view(-1).tolist():
+                out[int(alive[row])] = prefix[row, 1:-1].tolist()
+            keep = (~ended).nonzero().view(-1)  # (A',)
+            prefix, alive = prefix[keep], alive[keep]
+            if len(keep) == 0:
+                break
+            dec.reorder(keep)
+    for row, sentence in enumerate(alive.tolist()):  # out of steps before EOS: all that was decoded
+        out[sentence] = prefix[row, 1:].tolist()
+    return out
 
 
 @torch.no_grad()
@@ -91,8 +99,8 @@ def beam_search(
     Every sentence and every beam moves in one tensor pass per step (no loop over sentences). At each
     step the 2K best extensions of a sentence are ranked; an EOS among the K best finishes that
     hypothesis (at the last step every one of the K best finishes); the first K others carry on. A
-    sentence is done once it has K finished hypotheses, or nothing left to extend. Shapes: B
-    sentences, K beams, V vocabulary.
+    sentence is done once it has K finished hypotheses, or nothing left to extend; its beams then
+    leave the batch. Shapes: B sentences, A of them still searched, K beams, V vocabulary.
     """
     model.eval()
     k, b, device = settings.beam, len(src), src.device
@@ -101,54 +109,59 @@ def beam_search(
     max_new = _max_new(src_valid, settings, model.config.max_length)
     expand = torch.arange(b, device=device).repeat_interleave(k)  # (B·K,) the sentence of each beam
     dec = _Decoder(model, memory[expand], src_valid[expand], max_new, settings.use_cache)
-    prefix = torch.full((b * k, 1), bos, dtype=torch.long, device=device)  # (B·K, 1 + step)
-    scores = torch.full((b, k), float("-inf"), device=device)
+    prefix = torch.full((b * k, 1), bos, dtype=torch.long, device=device)  # (A·K, 1 + step)
+    alive = torch.arange(b, device=device)  # (A,) the sentences still searched, in row order
+    scores = torch.full((b, k), float("-inf"), device=device)  # (A, K)
     scores[:, 0] = 0.0  # one live hypothesis at the start
     best = torch.full((b,), float("-inf"), dtype=torch.float64, device=device)  # best finished, normalised
     best_tokens = torch.full((b, max_new), eos, dtype=torch.long, device=device)
     best_length = torch.zeros(b, dtype=torch.long, device=device)
     finished = torch.zeros(b, dtype=torch.long, device=device)  # finished hypotheses so far
-    done = torch.zeros(b, dtype=torch.bool, device=device)
-    sentence = torch.arange(b, device=device)
     ranks = torch.arange(2 * k, device=device)
     for step in range(max_new):
-        logp = dec.step(prefix)  # (B·K, V)
+        a = len(alive)
+        logp = dec.step(prefix)  # (A·K, V)
         vocab = logp.shape[-1]
-        cand = (scores.view(-1, 1) + logp).view(b, k * vocab)  # (B, K·V)
-        top_scores, top_index = cand.topk(2 * k, dim=1)  # (B, 2K): enough to keep K that do not end
+        cand = (scores.view(-1, 1) + logp).view(a, k * vocab)  # (A, K·V)
+        top_scores, top_index = cand.topk(2 * k, dim=1)  # (A, 2K): enough to keep K that do not end
         beams, tokens = top_index // vocab, top_index % vocab
-        live = (top_scores > float("-inf")) & ~done[:, None]
+        live = top_scores > float("-inf")
         ends = (tokens == eos) | (step == max_new - 1)
         fin = live & ends & (ranks < k)  # only an end among the K best counts, as in standard beam search
         # normalised in float64 by (step + 1)**penalty: every finished hypothesis has step + 1 tokens with EOS
         norm = (top_scores.double() / float(step + 1) ** settings.length_penalty).masked_fill(~fin, float("-inf"))
         step_best, at = norm.max(dim=1)  # the first (lowest rank) on ties
-        better = fin.any(dim=1) & (step_best > best)  # strictly better: the earliest hypothesis wins ties
+        better = fin.any(dim=1) & (step_best > best[alive])  # strictly better: the earliest hypothesis wins ties
         if better.any():
-            who = sentence[better]
-            token = tokens[who, at[better]]
-            best_tokens[who, :step] = prefix[who * k + beams[who, at[better]], 1:]
+            rows = better.nonzero().view(-1)
+            who, pick = alive[rows], at[rows]
+            token = tokens[rows, pick]
+            best_tokens[who, :step] = prefix[rows * k + beams[rows, pick], 1:]
             best_tokens[who, step] = token  # EOS stays outside the length below
             best_length[who] = step + (token != eos).long()
-            best[who] = step_best[better]
-        finished += fin.sum(dim=1)
+            best[who] = step_best[rows]
+        finished[alive] += fin.sum(dim=1)
         carry = live & ~ends
-        slot = carry.long().cumsum(dim=1) - 1  # (B, 2K): position among the carried ones
+        slot = carry.long().cumsum(dim=1) - 1  # (A, 2K): position among the carried ones
         take = carry & (slot < k)
         rows, cols = take.nonzero(as_tuple=True)
-        new_scores = torch.full((b, k), float("-inf"), device=device)
-        new_rows = (sentence[:, None] * k).expand(b, k).clone()  # (B, K): done sentences keep their own rows
-        new_tokens = torch.full((b, k), eos, dtype=torch.long, device=device)
+        new_scores = torch.full((a, k), float("-inf"), device=device)
+        new_rows = (torch.arange(a, device=device)[:, None] * k).expand(a, k).clone()  # (A, K) rows to continue
+        new_tokens = torch.full((a, k), eos, dtype=torch.long, device=device)
         new_scores[rows, slot[rows, cols]] = top_scores[rows, cols]
         new_rows[rows, slot[rows, cols]] = rows * k + beams[rows, cols]
         new_tokens[rows, slot[rows, cols]] = tokens[rows, cols]
-        done |= (finished >= k) | (take.sum(dim=1) == 0)
-        if bool(done.all()):
+        going = (finished[alive] < k) & take.any(dim=1)  # (A,)
+        if not bool(going.any()):
             break
+        all_going = bool(going.all())
+        if not all_going:  # done sentences leave the batch
+            alive, new_rows, new_tokens = alive[going], new_rows[going], new_tokens[going]
+            new_scores = new_scores[going]
         order = new_rows.view(-1)
         prefix = torch.cat([prefix[order], new_tokens.view(-1, 1)], dim=1)
-        dec.reorder(order)
-        scores = new_scores.masked_fill(done[:, None], float("-inf"))
+        dec.reorder(order, memory=not all_going)
+        scores = new_scores
     lengths, found = best_length.tolist(), (best > float("-inf")).tolist()
     return [best_tokens[i, : lengths[i]].tolist() if found[i] else [] for i in range(b)]
 

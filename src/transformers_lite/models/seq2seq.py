@@ -33,12 +33,14 @@ class DecoderCache:
     def length(self) -> int:
         return self.self_attention[0].length
 
-    def reorder(self, index: Tensor) -> None:
-        """Keep batch rows ``index`` (beam search follows the surviving hypotheses)."""
+    def reorder(self, index: Tensor, memory: bool = True) -> None:
+        """Keep batch rows ``index`` (beam search follows the surviving hypotheses). ``memory=False``
+        keeps the encoder keys/values in place: right when rows move only among beams of one source."""
         for c in self.self_attention:
             c.reorder(index)
-        self.memory_kv = [(k[index], v[index]) for k, v in self.memory_kv]
-        self.memory_mask = self.memory_mask[index]
+        if memory:
+            self.memory_kv = [(k[index], v[index]) for k, v in self.memory_kv]
+            self.memory_mask = self.memory_mask[index]
 
 
 class Seq2SeqTransformer(nn.Module):
