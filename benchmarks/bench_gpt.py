@@ -62,7 +62,7 @@ def trainer_loop(task: GeneratorTask, config, steps: int) -> float:  # noqa: ANN
         trainer = Trainer(build_model(config), task, cfg, tmp, config, log=lambda *_: None)
         task.evaluate = lambda model: {}  # measure the loop, not the final evaluation
         state = trainer.fit()
-        return state["history"][-1]["wall_s"]  # elapsed training time, taken before evaluation/saving
+        return state.history[-1]["wall_s"]  # elapsed training time, taken before evaluation/saving
 
 
 def throughput(steps: int) -> None:

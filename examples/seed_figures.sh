@@ -29,5 +29,5 @@ for p in 0.0 0.1; do
 done
 "$TL" inspect compare "$RUNS/binary-dropout0.0" "$RUNS/binary-dropout0.1" --metric accuracy --out "$FIG"
 "$TL" evaluate "$RUNS/binary-dropout0.1" --data "$R/dev.jsonl" --json
-cp "$RUNS/binary-dropout0.1/plots/probabilities_by_star.png" "$FIG/"
+cp "$RUNS/binary-dropout0.1/probabilities_by_star.png" "$FIG/"
 ls "$FIG"
