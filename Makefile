@@ -5,7 +5,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser test lint demo bench screenshots clean
+.PHONY: setup browser test lint demo bench bench-speed screenshots clean
 
 setup: $(STAMP)
 
@@ -40,6 +40,17 @@ bench: setup  # needs ../shared/data (or TLITE_DATA_DIR); about 15 minutes on 2 
 	$(BIN)/python benchmarks/bench_tokenize.py
 	$(BIN)/python benchmarks/bench_gpt.py all
 	$(BIN)/python benchmarks/bench_classifier.py
+
+# issue 16's side-by-side figures (about 15 minutes): NANOGPT=DIR measures a nanoGPT checkout kept outside
+# this repository instead of benchmarks/reference_gpt.py; TRANSLATOR=RUN adds the translator's decoding times
+bench-speed: setup
+	$(BIN)/python benchmarks/bench_vs_reference.py train $(if $(NANOGPT),--nanogpt $(NANOGPT))
+	$(BIN)/python benchmarks/bench_vs_reference.py sample $(if $(NANOGPT),--nanogpt $(NANOGPT))
+	$(BIN)/python benchmarks/bench_vs_reference.py memory
+	$(BIN)/python benchmarks/bench_compiled_decode.py
+	$(BIN)/python benchmarks/profile_train_step.py --size d128
+	$(BIN)/python benchmarks/profile_train_step.py --size d32
+	$(if $(TRANSLATOR),$(BIN)/python benchmarks/bench_translate.py $(TRANSLATOR) --skip-unbatched)
 
 screenshots: setup browser  # trains small runs on ../shared/data (about 6 min), writes outputs/screenshots/*.png
 	$(BIN)/python examples/screenshots.py
