@@ -71,3 +71,19 @@ def test_recipe_seed_from_the_command_line(tmp_path):
     printed = json.loads(result.stdout)
     assert printed["recipe"] == "seed" and printed["train"]["schedule"] == "constant"
     assert printed["data"]["val_fraction"] == 0.05 and printed["model"]["dropout"] == 0.1
+
+
+def test_print_config_names_the_fields_the_data_sets_and_reads_back(tmp_path):
+    """The classifier's printed model still has the preset's n_labels and vocab_size (the data is not
+    read); the printout says so, and --run-config accepts the printout as it is."""
+    import json
+
+    from transformers_lite.experiment import print_config
+
+    experiment = Experiment.from_preset("classifier", train="train.jsonl", labels=2)
+    printed = json.loads(print_config(experiment))
+    assert printed["data"]["labels"] == 2
+    assert set(printed["set_from_data"]["fields"]) == {"n_labels", "pad_id", "vocab_size"}
+    assert Experiment.from_dict(printed) == experiment
+    gpt = json.loads(print_config(Experiment.from_preset("generator", "seed-gpt")))
+    assert gpt["set_from_data"]["fields"] == ["vocab_size"]

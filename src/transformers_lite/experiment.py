@@ -274,4 +274,14 @@ def check_data_unchanged(run_dir: Path, now: dict[str, Any]) -> None:
 
 
 def print_config(experiment: Experiment) -> str:
-    return json.dumps(experiment.to_dict(), indent=2)
+    """``--print-config``: every setting as JSON (``--run-config`` reads it back). The model fields that
+    training takes from the data (vocabulary size, number of labels, padding id) still hold the preset's
+    values here, since the data is not read; ``set_from_data`` names them so that nobody takes those
+    values for the ones the run will use."""
+    printed = experiment.to_dict()
+    derived = sorted(name for name in printed["model"] if name in DATA_DERIVED)
+    printed["set_from_data"] = {
+        "fields": derived,
+        "note": "these model fields are replaced by values from the data (tokenizer, labels) when training starts",
+    }
+    return json.dumps(printed, indent=2)

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..config import PRESETS, apply_overrides, load_config
 from ..devices import resolve_device
 from ..errors import ConfigError
-from ..experiment import Experiment, resume_experiment
+from ..experiment import Experiment, print_config, resume_experiment
 from ..recipes import DEFAULT_PRESET, get_recipe, training_model
 from ..tasks import TASKS
 from ..training.distributed import cleanup, setup
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace, callbacks: list = ()) -> int:  # noqa: ANN001 
     """Train as the command line says; ``callbacks`` are added to the trainer's (tests use this)."""
     experiment = build_experiment(args)
     if args.print_config:
-        print(json.dumps(experiment.to_dict(), indent=2))
+        print(print_config(experiment))
         return 0
     ctx, device = setup(resolve_device(experiment.train.device), args.dist_timeout)
     try:
