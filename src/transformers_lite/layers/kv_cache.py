@@ -56,10 +56,10 @@ class KVCache:
         positions are copied: copying the whole capacity cost beam search 40 % of its time."""
         n = self.length
         if len(index) == self.k.shape[0]:  # same batch: rewrite the filled part in place
-            self.k[:, :, :n] = self.k[index, :, :n]  # (B, H, n, D); the right side is a copy
-            self.v[:, :, :n] = self.v[index, :, :n]
+            self.k[:, :, :n] = self.k[:, :, :n].index_select(0, index)  # (B, H, n, D); the right side is a copy
+            self.v[:, :, :n] = self.v[:, :, :n].index_select(0, index)
             return
         k = self.k.new_empty((len(index), *self.k.shape[1:]))  # (B', H, L, D); past ``length`` never read
         v = self.v.new_empty((len(index), *self.v.shape[1:]))
-        k[:, :, :n], v[:, :, :n] = self.k[index, :, :n], self.v[index, :, :n]
+        k[:, :, :n], v[:, :, :n] = self.k[:, :, :n].index_select(0, index), self.v[:, :, :n].index_select(0, index)
         self.k, self.v = k, v
