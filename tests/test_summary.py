@@ -28,3 +28,13 @@ def test_cli_summary_of_both_seed_presets():
         assert out.strip().splitlines()[-1] == f"Total: {total}"
     bad = subprocess.run([sys.executable, "-m", "transformers_lite", "summary", "nope"], capture_output=True, text=True)
     assert bad.returncode == 1 and "unknown preset 'nope'" in bad.stderr
+
+
+def test_an_ensemble_with_word_pairs_counts_every_parameter():
+    from transformers_lite import ClassifierConfig, build_model, count_parameters, summary
+
+    model = build_model(ClassifierConfig(vocab_size=50, head="mean", max_length=8, members=3, bigram_buckets=64))
+    trainable, _ = count_parameters(model)
+    assert trainable == sum(p.numel() for p in model.parameters())
+    text = summary(model)
+    assert text.count("BigramEmbedding(64 pairs => 32)") == 3 and "ClassifierEnsemble(" in text

@@ -62,7 +62,8 @@ RECIPES: dict[str, Recipe] = {
         "classifier",
         _CLASSIFIER_TRAIN,
         ClassifierSettings(embedding_init="ppmi"),
-        "PPMI embeddings, 3 epochs, lr 4e-3: bash benchmarks/classifier_trials.sh DATA ppmi",
+        "PPMI embeddings, 3 epochs, lr 4e-3 (bash benchmarks/classifier_trials.sh DATA ppmi); the preset's word "
+        "pairs and 8 members: bash benchmarks/classifier_trials.sh DATA ensemble",
     ),
     "seed-gpt": Recipe(
         "generator", _SEED_GPT_TRAIN, GeneratorSettings(batch_size=32), _SEED_GPT_NOTES, model={"dropout": 0.0}

@@ -10,6 +10,7 @@ from __future__ import annotations
 from torch import nn
 
 from .layers import (
+    BigramEmbedding,
     FeedForward,
     LearnedPositionEmbedding,
     MultiHeadAttention,
@@ -73,6 +74,8 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
         desc = None
         if isinstance(module, TokenEmbedding):
             desc = f"Embedding({module.vocab_size} => {module.dim})"
+        elif isinstance(module, BigramEmbedding):
+            desc = f"BigramEmbedding({module.buckets} pairs => {module.dim})"
         elif isinstance(module, LearnedPositionEmbedding):
             desc = f"Embedding({module.max_length} => {module.dim})"
         elif isinstance(module, SinusoidalPositionEncoding):
@@ -93,8 +96,8 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
             rows.append((indent + path, desc, count(module.parameters()), buffers))
             return
         children = list(module.named_children())
-        if path:
-            rows.append((indent + path, type(module).__name__, 0, 0))
+        if path:  # a container; parameters of its own (none in this library's layers) are counted here
+            rows.append((indent + path, type(module).__name__, count(module.parameters(recurse=False)), 0))
         for name, child in children:
             visit(child, name, depth + (1 if path else 0))
 

@@ -37,3 +37,17 @@ def test_pngs_are_written(tmp_path):
     ]
     for path in paths:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_an_ensemble_shows_its_first_members_attention_and_embeddings():
+    from transformers_lite import ClassifierConfig, build_model
+    from transformers_lite.inspect.scores import classifier_attention, token_embeddings
+
+    torch.manual_seed(0)
+    config = ClassifierConfig(vocab_size=30, head="mean", max_length=12, pad_id=0, members=2)
+    model = build_model(config)
+    ids = torch.tensor([4, 5, 6])
+    first = classifier_attention(model.members[0], ids)
+    got = classifier_attention(model, ids)
+    assert len(got) == 1 and torch.equal(got[0], first[0])  # (H, T, T) of member 0
+    assert torch.equal(token_embeddings(model), model.members[0].embedding.weight)

@@ -3,7 +3,12 @@ import math
 import pytest
 import torch
 
-from transformers_lite.layers import LearnedPositionEmbedding, SinusoidalPositionEncoding, TokenEmbedding
+from transformers_lite.layers import (
+    BigramEmbedding,
+    LearnedPositionEmbedding,
+    SinusoidalPositionEncoding,
+    TokenEmbedding,
+)
 
 
 def test_lookup_returns_rows_and_batches():
@@ -60,3 +65,22 @@ def test_learned_position_embedding_is_trainable_and_bounded():
     assert torch.equal(pe(2, offset=3), pe.weight[3:5])
     with pytest.raises(ValueError, match="context length 8"):
         pe(9)
+
+
+def test_bigram_embedding_gives_each_word_pair_its_own_row():
+    table = BigramEmbedding(buckets=1000, dim=4, vocab_size=10)
+    assert torch.equal(table(torch.tensor([[1, 2, 3]])), torch.zeros(1, 3, 4))  # starts at zero
+    with torch.no_grad():
+        table.weight.copy_(torch.randn(1000, 4))
+    ids = torch.tensor([[1, 2, 3, 2, 3], [7, 2, 3, 1, 2]])
+    rows = table.rows(ids)  # (B, T)
+    assert rows[0, 2] == rows[0, 4] == rows[1, 2]  # the pair (2, 3) wherever it occurs
+    assert rows[0, 1] != rows[1, 1]  # (1, 2) vs (7, 2): the same word after another one
+    assert rows[0, 0] != rows[1, 3]  # the first word's pair is (start, 1), not (3, 1)
+    assert int(rows[0, 0]) == (10 * BigramEmbedding.MULTIPLIER + 1) % 1000
+    assert torch.equal(table(ids), table.weight[rows])  # (B, T, C)
+
+
+def test_bigram_embedding_rejects_an_empty_table():
+    with pytest.raises(ValueError, match="buckets"):
+        BigramEmbedding(0, 4, 10)

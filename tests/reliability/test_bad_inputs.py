@@ -37,6 +37,8 @@ ERRORS = {
     "patience-0": (G + ["--patience", "0"], "patience must be an integer >= 1"),
     "batch-size-0-generator": (G + ["--batch-size", "0"], "batch_size must be an integer >= 1"),
     "batch-size-0-classifier": (C + ["--batch-size", "0"], "batch_size must be an integer >= 1"),
+    "members-0": (C + ["--set", "members=0"], "members must be an integer >= 1"),
+    "bigram-buckets-negative": (C + ["--set", "bigram_buckets=-5"], "bigram_buckets must be an integer >= 0"),
     "n-blocks-negative": (G + ["--set", "n_blocks=-2"], "n_blocks must be an integer >= 1"),
     "warmup-negative": (G + ["--warmup-steps", "-5"], "warmup_steps must be an integer >= 0"),
     "grad-clip-negative": (G + ["--grad-clip", "-1"], "grad_clip must be a number in [0, inf]"),

@@ -31,9 +31,9 @@ def data(tmp_path_factory):
     return train, dev, run
 
 
-def finetune(data, out, **settings):
+def finetune(data, out, members=1, **settings):
     train, dev, run = data
-    config = ClassifierConfig(head="mean", max_length=16, dropout=0.1)
+    config = ClassifierConfig(head="mean", max_length=16, dropout=0.1, members=members)
     exp = Experiment.from_preset(
         "classifier", model=config, train=str(train), val=str(dev), min_df=1, init_from=str(run), max_steps=12,
         **QUIET, **settings,
@@ -113,3 +113,22 @@ def test_only_pretraining_runs_can_be_fine_tuned(tmp_path, data):
         ClassifierTask(ClassifierSettings(str(train), str(dev), init_from=str(tmp_path / "nope")), ClassifierConfig())
     with pytest.raises(ConfigError, match="padding=pad"):
         ClassifierSettings(str(train), init_from="x", padding="unk")
+
+
+def test_every_ensemble_member_starts_from_the_pretrained_encoder(tmp_path, data):
+    _, run = finetune(data, tmp_path / "ens", members=2, freeze_encoder_steps=12)
+    before, after = load_file(data[2] / "model.safetensors"), load_file(run / "model.safetensors")
+    for k in range(2):
+        for name in before:
+            if name.startswith(("embedding.", "blocks.")):
+                assert torch.equal(before[name], after[f"members.{k}.{name}"]), (k, name)
+
+
+def test_layer_wise_decay_reads_ensemble_members_by_their_own_names():
+    task = ClassifierTask.__new__(ClassifierTask)
+    task.settings = ClassifierSettings(train="x", layer_lr_decay=0.5)
+    model = build_model(ClassifierConfig(vocab_size=30, head="mean", members=2, bigram_buckets=16, **SHAPE))
+    plan = task.lr_plan(model)
+    assert plan["members.1.embedding.weight"] == (0.125, 0)
+    assert {v for k, v in plan.items() if k.startswith("members.0.blocks.1.")} == {(0.5, 0)}
+    assert not any("bigram" in k or "head" in k for k in plan)

@@ -135,7 +135,7 @@ def test_ppmi_initialisation_uses_only_the_training_texts(corpus):
 
     assert get_recipe("classifier").data.embedding_init == "ppmi"
     assert get_recipe("seed-classifier").data.embedding_init == "random"
-    base = get_preset("classifier").replace(dim=16, n_heads=2, dim_hidden=32, max_length=16)
+    base = get_preset("classifier").replace(dim=16, n_heads=2, dim_hidden=32, max_length=16, members=1)
     ppmi_settings = ClassifierSettings(str(train), str(dev), labels=2, min_df=1, embedding_init="ppmi")
     task = ClassifierTask(ppmi_settings, base)
     config = task.adapt_config(base)
@@ -186,3 +186,53 @@ def test_the_posts_setup_trains_reads_and_plots(tmp_path, corpus):
     _, arrays = evaluate_classifier(load(out), dev)
     assert sorted(set(arrays["stars"].tolist())) == [1, 2, 3, 4, 5]
     assert arrays["star_probs"].shape == (len(arrays["stars"]), 2)
+
+
+def test_an_ensemble_trains_each_member_on_its_own_order_and_start(corpus):
+    from transformers_lite.data.cooccurrence import ppmi_vectors
+    from transformers_lite.tasks.classifier import member_seed
+
+    train, dev = corpus
+    base = get_preset("classifier").replace(dim=16, n_heads=2, dim_hidden=32, max_length=16, members=3)
+    task = ClassifierTask(ClassifierSettings(str(train), str(dev), min_df=1, embedding_init="ppmi"), base)
+    config = task.adapt_config(base)
+    single = ClassifierTask(ClassifierSettings(str(train), str(dev), min_df=1), config.replace(members=1))
+    batches = task.batch(5)
+    assert len(batches) == 3
+    for got, want in zip(batches[0], single.batch(5)):  # member 0 reads what a single model reads
+        assert torch.equal(got, want)
+    assert not torch.equal(batches[0][2], batches[1][2]) or not torch.equal(batches[0][0], batches[1][0])
+    model = build_model(config)
+    task.init_model(model)
+    ids, valid = task.tokenizer.encode_batch(task.train_texts, 2048)
+    for k, member in enumerate(model.members):
+        want = ppmi_vectors(ids, valid, config.vocab_size, 16, window=10, seed=member_seed(0, k))
+        assert torch.equal(member.embedding.weight, want)
+    assert member_seed(7, 0) == 7 and len({member_seed(7, k) for k in range(3)}) == 3
+    model.eval()
+    loss = task.loss(model, batches)  # the mean of each member's loss on its own batch
+    own = [task.loss_from_logits(m(b[0], b[1]), b[2]) for m, b in zip(model.members, batches)]
+    assert torch.allclose(loss, torch.stack(own).mean())
+
+
+def test_an_ensemble_with_bigrams_learns_and_reads_back(tmp_path, corpus):
+    from transformers_lite.training.runs import load
+
+    train, dev = corpus
+    config = ClassifierConfig(
+        dim=16, n_heads=2, dim_hidden=32, head="mean", dropout=0.0, max_length=16, members=2, bigram_buckets=512
+    )
+    task = ClassifierTask(ClassifierSettings(str(train), str(dev), labels=2, min_df=1), config)
+    config = task.adapt_config(config)
+    torch.manual_seed(0)
+    model = build_model(config)
+    state = Trainer(
+        model, task, TrainConfig(epochs=4, lr=5e-3, warmup_steps=20, eval_every=0), tmp_path / "r", config,
+        log=lambda *_: None,
+    ).fit()  # fmt: skip
+    assert state.history[-1]["val_accuracy"] > 0.9
+    loaded = load(tmp_path / "r")
+    assert loaded.config.members == 2 and len(loaded.model.members) == 2
+    assert loaded.model.members[1].bigram_embedding.weight.abs().sum() > 0  # the pair table learned
+    ids, valid = task.val_ids[:8], task.val_valid[:8]
+    assert torch.equal(loaded.model.eval()(ids, valid), model.eval()(ids, valid))

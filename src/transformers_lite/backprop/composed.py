@@ -111,8 +111,8 @@ def encoder_block_backward(dy: Tensor, cache: dict):
 def seed_classifier_forward(model, ids: Tensor, labels: Tensor):  # noqa: ANN001
     """Loss of the seed classifier (embedding -> +PE -> blocks -> seed head -> cross-entropy)."""
     cfg = model.config
-    if cfg.head != "seed":
-        raise ValueError("the hand-derived classifier is the seed's: head='seed'")
+    if cfg.head != "seed" or cfg.members != 1 or cfg.bigram_buckets:
+        raise ValueError("the hand-derived classifier is the seed's: head='seed', one member, no bigram table")
     x, ce = ops.embedding_forward(ids, model.embedding.weight.detach())
     x, _ = ops.add_position_forward(x, model.position_encoding.weight)
     block_caches = []

@@ -20,6 +20,8 @@ Shapes: N texts, T tokens, V vocabulary, C = dim.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import torch
 from torch import Tensor
@@ -88,18 +90,36 @@ def ppmi_vectors(
     classifier's ``N(0, 1)`` embedding initialisation (seed 000), so the position encoding keeps its
     relative weight.
     """
+    return ppmi_vector_draws(ids, valid, vocab_size, dim, window=window, alpha=alpha, seeds=[seed])[0]
+
+
+def ppmi_vector_draws(
+    ids: Tensor | np.ndarray,
+    valid: Tensor | np.ndarray,
+    vocab_size: int,
+    dim: int,
+    *,
+    window: int = 10,
+    alpha: float = 0.75,
+    seeds: Sequence[int] = (0,),
+) -> list[Tensor]:
+    """``ppmi_vectors`` for each random seed in ``seeds`` (one per member of an ensemble), counting the
+    co-occurrences once: the draws of the randomized SVD differ, the statistics do not."""
     randomized_svd = need("sklearn.utils.extmath", "classifier", "PPMI embeddings").randomized_svd
 
     if dim < 1:
         raise ValueError(f"dim must be >= 1, got {dim}")
     counts = cooccurrence_counts(ids, valid, vocab_size, window)
     matrix = ppmi(counts, alpha)
-    vectors = np.zeros((vocab_size, dim))
     seen = np.asarray(counts.sum(axis=1)).ravel() > 0
     rank = min(dim, vocab_size - 1)
-    if seen.sum() > 1 and matrix.nnz and rank >= 1:
-        u, s, _ = randomized_svd(matrix, rank, random_state=seed)
-        e = (u * np.sqrt(s))[seen]  # (V_seen, rank)
-        e = e - e.mean(axis=0)
-        vectors[seen, :rank] = e / max(float(e.std()), 1e-12)
-    return torch.from_numpy(vectors.astype(np.float32))
+    draws = []
+    for seed in seeds:
+        vectors = np.zeros((vocab_size, dim))
+        if seen.sum() > 1 and matrix.nnz and rank >= 1:
+            u, s, _ = randomized_svd(matrix, rank, random_state=seed)
+            e = (u * np.sqrt(s))[seen]  # (V_seen, rank)
+            e = e - e.mean(axis=0)
+            vectors[seen, :rank] = e / max(float(e.std()), 1e-12)
+        draws.append(torch.from_numpy(vectors.astype(np.float32)))
+    return draws

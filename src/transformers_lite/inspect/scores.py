@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..layers import MultiHeadAttention, padding_mask_from_ids
+from ..models.ensemble import classifier_members
 from ..optional import need
 
 
@@ -55,7 +56,9 @@ def generator_attention(model: nn.Module, ids: Tensor, block: int, head: int) ->
 
 @torch.no_grad()
 def classifier_attention(model: nn.Module, ids: Tensor, valid: Tensor | None = None) -> list[Tensor]:
-    """Per block, attention weights ``(H, T, T)`` of a classifier over ``ids (T,)``."""
+    """Per block, attention weights ``(H, T, T)`` of a classifier over ``ids (T,)`` (of an ensemble:
+    its first member's, since the members' heads do not correspond to each other)."""
+    model = classifier_members(model)[0]
     model.eval()
     with record_attention(model) as weights:
         model(ids[None], None if valid is None else valid[None])
@@ -129,7 +132,9 @@ def all_cross_attention(model: nn.Module, src: Tensor, tgt: Tensor) -> Tensor:
 
 
 def token_embeddings(model: nn.Module) -> Tensor:
-    """The input token-embedding table ``(V, C)`` of any model family (a translator's source table)."""
+    """The input token-embedding table ``(V, C)`` of any model family (a translator's source table; an
+    ensemble's first member's)."""
+    model = classifier_members(model)[0]
     table = getattr(model, "embedding", None)
     table = getattr(model, "src_embedding", None) if table is None else table
     if table is None:

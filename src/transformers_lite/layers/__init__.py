@@ -2,7 +2,13 @@
 
 from .attention import CrossAttention, MultiHeadAttention, SelfAttention, scaled_dot_attention
 from .blocks import CausalBlock, DecoderBlock, EncoderBlock
-from .embedding import LearnedPositionEmbedding, SinusoidalPositionEncoding, TokenEmbedding, sinusoid_table
+from .embedding import (
+    BigramEmbedding,
+    LearnedPositionEmbedding,
+    SinusoidalPositionEncoding,
+    TokenEmbedding,
+    sinusoid_table,
+)
 from .feed_forward import FeedForward
 from .heads import MeanPoolHead, SeedHead
 from .kv_cache import KVCache
@@ -21,6 +27,7 @@ __all__ = [
     "LearnedPositionEmbedding",
     "SinusoidalPositionEncoding",
     "TokenEmbedding",
+    "BigramEmbedding",
     "sinusoid_table",
     "FeedForward",
     "MeanPoolHead",

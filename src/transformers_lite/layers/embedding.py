@@ -38,6 +38,38 @@ class TokenEmbedding(nn.Module):
         return F.embedding(ids, self.weight)  # (B, T) -> (B, T, C)
 
 
+class BigramEmbedding(nn.Module):
+    """One vector per pair (previous token, token), hashed into ``buckets`` rows: ``(B, T) -> (B, T, C)``.
+
+    Added to the word embeddings, it lets a one-block encoder read two-word phrases ("not good",
+    "waste of") directly, as the n-gram embeddings of fastText and N-Grammer do. The first token's
+    "previous token" is a start marker (id ``vocab_size``). Pairs are hashed, so distinct pairs may
+    share a row; with ~100,000 rows and a few hundred thousand pairs in the data that costs little.
+    The table starts at zero, so an untrained bigram table leaves the model as it was.
+    """
+
+    MULTIPLIER = 1_000_003  # a prime: pairs (p, t) spread over the rows as (p * MULTIPLIER + t) mod buckets
+
+    def __init__(self, buckets: int, dim: int, vocab_size: int) -> None:
+        super().__init__()
+        if buckets < 1 or dim < 1 or vocab_size < 1:
+            raise ValueError(f"buckets, dim and vocab_size must be >= 1, got {buckets}, {dim}, {vocab_size}")
+        self.buckets, self.dim, self.vocab_size = buckets, dim, vocab_size
+        self.weight = nn.Parameter(torch.zeros(buckets, dim))  # (buckets, C)
+
+    def extra_repr(self) -> str:
+        return f"{self.buckets} buckets => {self.dim}"
+
+    def rows(self, ids: Tensor) -> Tensor:
+        """The table row of each position's pair: ``(B, T)`` ids -> ``(B, T)`` rows."""
+        start = torch.full_like(ids[:, :1], self.vocab_size)  # (B, 1): the start marker
+        previous = torch.cat([start, ids[:, :-1]], dim=1)  # (B, T): the token before each position
+        return (previous * self.MULTIPLIER + ids) % self.buckets
+
+    def forward(self, ids: Tensor) -> Tensor:
+        return F.embedding(self.rows(ids), self.weight)  # (B, T) -> (B, T, C)
+
+
 def sinusoid_table(dim: int, max_length: int, base: float = 10000.0) -> Tensor:
     """The seed's table, row-major: ``PE[j, 2i] = sin(j / base^(2i/C))``, ``PE[j, 2i+1] = cos(...)``.
 
@@ -101,6 +133,7 @@ def _rows(table: Tensor, seq_length: int, offset: int, limit: str) -> Tensor:
 
 __all__ = [
     "TokenEmbedding",
+    "BigramEmbedding",
     "SinusoidalPositionEncoding",
     "LearnedPositionEmbedding",
     "sinusoid_table",

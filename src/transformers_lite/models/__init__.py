@@ -7,6 +7,7 @@ from torch import nn
 from ..config import ClassifierConfig, Config, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
 from .classifier import TransformerClassifier
 from .encoder_lm import TransformerEncoderLM
+from .ensemble import ClassifierEnsemble
 from .generator import TransformerGenerator
 from .seq2seq import Seq2SeqTransformer
 
@@ -14,7 +15,7 @@ from .seq2seq import Seq2SeqTransformer
 def build_model(config: Config) -> nn.Module:
     """Instantiate the model family that ``config`` describes."""
     if isinstance(config, ClassifierConfig):
-        return TransformerClassifier(config)
+        return ClassifierEnsemble(config) if config.members > 1 else TransformerClassifier(config)
     if isinstance(config, GeneratorConfig):
         return TransformerGenerator(config)
     if isinstance(config, Seq2SeqConfig):
@@ -24,4 +25,11 @@ def build_model(config: Config) -> nn.Module:
     raise ValueError(f"not a model config: {type(config).__name__}")
 
 
-__all__ = ["build_model", "TransformerClassifier", "TransformerGenerator", "Seq2SeqTransformer", "TransformerEncoderLM"]
+__all__ = [
+    "build_model",
+    "TransformerClassifier",
+    "ClassifierEnsemble",
+    "TransformerGenerator",
+    "Seq2SeqTransformer",
+    "TransformerEncoderLM",
+]

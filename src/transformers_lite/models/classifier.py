@@ -1,4 +1,5 @@
-"""Review classifier (seed 000): embedding -> position encoding -> encoder blocks -> head.
+"""Review classifier (seed 000): embedding (+ optional bigram vectors) -> position encoding ->
+encoder blocks -> head.
 
 Shapes: B batch, T tokens (at most ``max_length``), C channels, K labels.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from ..config import ClassifierConfig
-from ..layers import MeanPoolHead, SeedHead
+from ..layers import BigramEmbedding, MeanPoolHead, SeedHead
 from .encoder import build_encoder, check_inputs, run_encoder
 
 
@@ -21,6 +22,8 @@ class TransformerClassifier(nn.Module):
             self.head: nn.Module = SeedHead(c.dim, c.max_length, c.n_labels)
         else:
             self.head = MeanPoolHead(c.dim, c.n_labels, c.head_dropout)
+        # beyond the seeds: a hashed table of word pairs added to the word embeddings (0 buckets: none)
+        self.bigram_embedding = BigramEmbedding(c.bigram_buckets, c.dim, c.vocab_size) if c.bigram_buckets else None
 
     def forward(self, ids: Tensor, valid: Tensor | None = None) -> Tensor:
         """``ids (B, T)``, ``valid (B, T)`` bool (True = real token) -> logits ``(B, K)``.
@@ -28,5 +31,6 @@ class TransformerClassifier(nn.Module):
         When the config has a ``pad_id`` and no ``valid`` is given, it is derived from the ids.
         """
         ids, valid = check_inputs(ids, valid, self.config.max_length, self.config.pad_id)
-        x = run_encoder(self, ids, valid)  # (B, T, C)
+        bigrams = None if self.bigram_embedding is None else self.bigram_embedding(ids)  # (B, T, C)
+        x = run_encoder(self, ids, valid, extra=bigrams)  # (B, T, C)
         return self.head(x, valid)  # (B, K)

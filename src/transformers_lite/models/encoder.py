@@ -51,11 +51,16 @@ def check_inputs(
     return ids, valid
 
 
-def run_encoder(module: nn.Module, ids: Tensor, valid: Tensor | None, causal: bool = False) -> Tensor:
+def run_encoder(
+    module: nn.Module, ids: Tensor, valid: Tensor | None, causal: bool = False, extra: Tensor | None = None
+) -> Tensor:
     """``ids (B, T)`` -> hidden states ``(B, T, C)`` through the layers ``build_encoder`` made; padding
-    keys (False in ``valid``) are hidden, and with ``causal`` every later position too."""
+    keys (False in ``valid``) are hidden, and with ``causal`` every later position too. ``extra (B, T, C)``
+    is added to the token embeddings (the classifier's bigram vectors)."""
     t = ids.shape[1]
     x = module.embedding(ids) + module.position_encoding(t)  # (B, T, C) + (T, C)
+    if extra is not None:
+        x = x + extra  # (B, T, C)
     x = maybe_dropout(module.input_dropout, x)
     mask = attention_mask(valid, causal=causal, query_len=t, key_len=t)  # (B, 1, T or 1, T), (T, T) or None
     for block in module.blocks:

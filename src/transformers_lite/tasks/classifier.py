@@ -19,18 +19,25 @@ from torch import Tensor, nn
 
 from .. import validate
 from ..config import ClassifierConfig
-from ..data.cooccurrence import ppmi_vectors
+from ..data.cooccurrence import ppmi_vector_draws
 from ..data.reviews import load_reviews, split_validation, task_labels
 from ..data.sources import sha256
 from ..errors import ConfigError, DataError, warn
 from ..evaluation.metrics import accuracy, confusion_matrix, macro_f1
 from ..evaluation.prediction import class_names, encode_for_classifier, predict_logits, predictions
+from ..models.ensemble import classifier_members
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
 from ..training.settings import setting
 from .pretrained import Pretrained
 
 PPMI_MAX_TOKENS = 2048  # longer reviews are cut here when counting co-occurrences
+Batch = tuple[Tensor, Tensor, Tensor]  # ids (B, T), valid (B, T), labels (B,)
 EMBEDDING_INITS = ("random", "ppmi")
+
+
+def member_seed(seed: int, member: int) -> int:
+    """The random seed of ensemble member ``member`` of a run with ``seed`` (member 0: ``seed`` itself)."""
+    return seed if member == 0 else int(np.random.SeedSequence([seed, member]).generate_state(1)[0])
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,7 @@ class ClassifierTask:
         self.train_path, self.val_path = Path(s.train), None if s.val is None else Path(s.val)
         self.vocab_path = None if s.vocab is None else Path(s.vocab)
         self.max_length, self.seed_head = config.max_length, config.head == "seed"
+        self.members = config.members
         reviews = load_reviews(self.train_path)
         labels, kept = task_labels(reviews.stars, s.labels)
         texts = [reviews.texts[i] for i in kept]
@@ -172,12 +180,13 @@ class ClassifierTask:
         n = model.config.n_blocks
         plan = {}
         for name, _ in model.named_parameters():
-            if name.startswith("embedding."):
+            local = name.split(".", 2)[2] if name.startswith("members.") else name  # an ensemble member's own name
+            if local.startswith("embedding."):
                 depth = n + 1
-            elif name.startswith("blocks."):
-                depth = n - int(name.split(".")[1])  # the top block is one below the head
+            elif local.startswith("blocks."):
+                depth = n - int(local.split(".")[1])  # the top block is one below the head
             else:
-                continue  # the head (and the final norm) learn at the full rate from step 0
+                continue  # the head, the final norm and the bigram table learn at the full rate from step 0
             plan[name] = (s.layer_lr_decay**depth, s.freeze_encoder_steps)
         return plan
 
@@ -190,24 +199,40 @@ class ClassifierTask:
         encoder instead.
         """
         if self.pretrained is not None:
-            self.pretrained.transfer(model)
+            for member in classifier_members(model):
+                self.pretrained.transfer(member)
             return
         if self.settings.embedding_init != "ppmi":
             return
         ids, valid = self.tokenizer.encode_batch(self.train_texts, PPMI_MAX_TOKENS)
-        vectors = ppmi_vectors(
-            ids, valid, model.config.vocab_size, model.config.dim, window=self.settings.embedding_window, seed=self.seed
-        )  # (V, C)
+        members = classifier_members(model)
+        draws = ppmi_vector_draws(
+            ids,
+            valid,
+            model.config.vocab_size,
+            model.config.dim,
+            window=self.settings.embedding_window,
+            seeds=[member_seed(self.seed, k) for k in range(len(members))],
+        )  # M x (V, C)
         with torch.no_grad():
-            model.embedding.weight.copy_(vectors)
+            for member, vectors in zip(members, draws):
+                member.embedding.weight.copy_(vectors)
 
     def steps_per_epoch(self) -> int:
         return max(1, len(self.train_labels) // self.settings.batch_size)
 
-    def batch(self, index: int) -> tuple[Tensor, Tensor, Tensor]:
+    def batch(self, index: int) -> Batch | list[Batch]:
+        """Micro-batch ``index``: ``(ids, valid, labels)``; for an ensemble, one such batch per member,
+        each drawn from the member's own order of the reviews (member 0's order is the single model's)."""
+        if self.members == 1:
+            return self._member_batch(index, 0)
+        return [self._member_batch(index, k) for k in range(self.members)]
+
+    def _member_batch(self, index: int, member: int) -> Batch:
         epoch, i = divmod(index, self.steps_per_epoch())
         size = self.settings.batch_size
-        order = np.random.default_rng([self.seed, epoch]).permutation(len(self.train_labels))
+        key = [self.seed, epoch] if member == 0 else [self.seed, epoch, member]
+        order = np.random.default_rng(key).permutation(len(self.train_labels))
         rows = torch.from_numpy(order[i * size : (i + 1) * size])
         ids, valid = self.train_ids[rows], self.train_valid[rows]
         if not self.seed_head:  # crop to the longest review in the batch
@@ -215,7 +240,13 @@ class ClassifierTask:
             ids, valid = ids[:, :width], valid[:, :width]
         return ids, valid, self.train_labels[rows]
 
-    def loss(self, model: nn.Module, batch: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+    def loss(self, model: nn.Module, batch: Batch | list[Batch]) -> Tensor:
+        """Cross-entropy of the logits; for an ensemble the mean of the members' own losses on their
+        own batches (each member learns alone: the loss of the averaged prediction would couple them)."""
+        if isinstance(batch, list):
+            members = classifier_members(model)
+            losses = [self.loss_from_logits(m(ids, valid), labels) for m, (ids, valid, labels) in zip(members, batch)]
+            return torch.stack(losses).mean()
         ids, valid, labels = batch
         return self.loss_from_logits(model(ids, valid), labels)  # logits (B, K)
 

@@ -1,0 +1,50 @@
+"""An ensemble of review classifiers trained together: ``members`` independent models whose class
+probabilities are averaged.
+
+Why in one model: a run directory, ``tlite evaluate``, ``tlite classify`` and the inspector then
+treat the ensemble as any classifier. The members share nothing but the input: each has its own
+embedding, blocks and head, starts from its own random draw, and during training each reads its own
+order of the reviews (``tasks.classifier``), so they make different mistakes, which averaging cancels.
+
+Shapes: M members, B batch, T tokens, K labels.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+
+from ..config import ClassifierConfig
+from .classifier import TransformerClassifier
+
+
+class ClassifierEnsemble(nn.Module):
+    def __init__(self, config: ClassifierConfig) -> None:
+        super().__init__()
+        if config.members < 2:
+            raise ValueError(f"an ensemble needs members >= 2, got members={config.members}")
+        self.config = config
+        one = config.replace(members=1)
+        self.members = nn.ModuleList(TransformerClassifier(one) for _ in range(config.members))
+
+    def member_logits(self, ids: Tensor, valid: Tensor | None = None) -> Tensor:
+        """Every member's logits ``(M, B, K)`` for ``ids (B, T)``."""
+        return torch.stack([member(ids, valid) for member in self.members])  # M x (B, K) -> (M, B, K)
+
+    def forward(self, ids: Tensor, valid: Tensor | None = None) -> Tensor:
+        """Logits ``(B, K)`` whose softmax is the members' mean probability (for one logit: whose
+        sigmoid is the members' mean sigmoid), so argmax, softmax and cross-entropy read the ensemble."""
+        logits = self.member_logits(ids, valid).float()  # (M, B, K)
+        m = len(self.members)
+        if logits.shape[-1] == 1:  # seed 000's single logit: average the probabilities of "positive"
+            log_p = torch.logsumexp(nn.functional.logsigmoid(logits), 0) - math.log(m)  # (B, 1): log mean p
+            log_q = torch.logsumexp(nn.functional.logsigmoid(-logits), 0) - math.log(m)  # (B, 1): log mean (1 - p)
+            return log_p - log_q  # the logit of the mean probability
+        return torch.logsumexp(torch.log_softmax(logits, dim=-1), 0) - math.log(m)  # (B, K): log mean probability
+
+
+def classifier_members(model: nn.Module) -> list[nn.Module]:
+    """The single classifiers inside ``model``: its members for an ensemble, else ``[model]``."""
+    return list(model.members) if isinstance(model, ClassifierEnsemble) else [model]
