@@ -40,11 +40,19 @@ SEED = ["--recipe", "seed", "--vocab", str(VOCAB)]
 DEFAULT: list[str] = []  # the `classifier` preset and the task's defaults (vocabulary: document frequency >= 2)
 # the default before PPMI embeddings: random embeddings, the seeds' 6,653 words, 6 epochs
 RANDOM = ["--embedding-init", "random", "--vocab", str(VOCAB), "--epochs", "6"]
+# the default's ablation: one classifier without word-pair vectors (the default before issue 19's
+# ensemble), and one classifier with them
+SINGLE = ["--set", "members=1", "--set", "bigram_buckets=0"]
+BIGRAMS = ["--set", "members=1"]
 RUNS = {
     "seed-5": (SEED, 5),
     "seed-2": (SEED, 1),
     "default-5": (DEFAULT, 5),
     "default-2": (DEFAULT, 2),
+    "single-5": (SINGLE, 5),
+    "single-2": (SINGLE, 2),
+    "bigrams-5": (BIGRAMS, 5),
+    "bigrams-2": (BIGRAMS, 2),
     "random-init-5": (RANDOM, 5),
     "random-init-2": (RANDOM, 2),
 }

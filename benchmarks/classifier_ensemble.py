@@ -4,6 +4,10 @@ and an ensemble over random seeds (the mean of the class probabilities of severa
 
     .venv/bin/python benchmarks/classifier_ensemble.py --data DEV.jsonl RUN_SEED0 RUN_SEED1 RUN_SEED2
 
+The README's figures come from runs of one classifier (`tlite train classifier ... --seed N --set members=1`,
+with `--set bigram_buckets=0` for the runs without word pairs); the default `classifier` preset is
+itself an ensemble trained as one model (`members`).
+
 Prints one JSON line per run (accuracy and macro-F1 of the final weights and of the averaged
 checkpoints) and one for the ensemble of the runs (final weights, and averaged checkpoints).
 """
