@@ -91,8 +91,8 @@ RECIPES: dict[str, Recipe] = {
         "18 epochs: validation loss is lowest around epoch 13, BLEU plateaus from epoch 7",
     ),
     "seq2seq-tiny": Recipe("seq2seq", _SEQ2SEQ_TRAIN, Seq2SeqSettings()),
-    # bash benchmarks/mlm_trials.sh: a PPMI start beat random embeddings (5-star dev 0.4847 vs 0.4557 after
-    # fine-tuning), 10 epochs matched 20 (0.4819) in half the time; none beat no pretraining (0.4882, README)
+    # bash benchmarks/mlm_trials.sh: a PPMI start beat random embeddings (5-star dev 0.4853 vs 0.4557 after
+    # fine-tuning), 10 epochs matched 20 (0.4819) in half the time; none beat no pretraining (0.4880, README)
     "mlm": Recipe(
         "mlm",
         TrainConfig(epochs=10, lr=2e-3, warmup_steps=200, weight_decay=0.01, eval_every=0),
