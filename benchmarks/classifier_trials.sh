@@ -4,7 +4,7 @@
 # "random" (the trials with random embeddings, before PPMI; about 8 minutes on 2 cores): each line
 # prints the run name and its dev accuracy after every epoch, one seed.
 # "ppmi" (with PPMI embeddings; about 12 minutes): each line prints the run name, the final dev
-# accuracy of seeds 0, 1, 2 and their mean.
+# accuracy of seeds 0, 1, 2, their mean, and the mean macro-F1.
 # "sentiment" (single changes to the default recipe on the binary task, chasing tuned TF-IDF's 0.8692;
 # about 13 minutes): printed like "ppmi".
 # "ensemble" (word-pair vectors and ensembles of classifiers trained together; about 60 minutes):
@@ -27,14 +27,16 @@ run() {
 }
 run3() {  # the same trial with seeds 0, 1, 2 (default `classifier` preset and training settings)
   local name=$1; shift
-  local accs=()
+  local accs=() f1s=()
   for seed in 0 1 2; do
     rm -rf "${OUT:?}/$name-$seed"
     "$TL" train classifier --train "$D/amazon_reviews_multi_en/train.jsonl" --val "$D/amazon_reviews_multi_en/dev.jsonl" \
       --eval-every 0 --seed "$seed" "$@" --out "$OUT/$name-$seed" > "$OUT/$name-$seed.log" 2>&1
     accs+=("$(grep -o 'val_accuracy [0-9.]*' "$OUT/$name-$seed.log" | tail -1 | cut -d' ' -f2)")
+    f1s+=("$(grep -o 'val_macro_f1 [0-9.]*' "$OUT/$name-$seed.log" | tail -1 | cut -d' ' -f2)")
   done
-  echo "$name ${accs[*]} mean $(printf '%s\n' "${accs[@]}" | awk '{s += $1} END {printf "%.4f", s / NR}')"
+  mean() { printf '%s\n' "$@" | awk '{s += $1} END {printf "%.4f", s / NR}'; }
+  echo "$name ${accs[*]} mean $(mean "${accs[@]}") macro-F1 mean $(mean "${f1s[@]}")"
 }
 if [[ $WHICH == ppmi || $WHICH == all ]]; then
   for L in 5 2; do
