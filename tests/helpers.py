@@ -23,3 +23,11 @@ def tlite(*args: object, env: dict[str, str] | None = None, **kw: object) -> sub
     return subprocess.run(
         [sys.executable, "-m", "transformers_lite", *map(str, args)], capture_output=True, text=True, env=env, **kw
     )
+
+
+def train_run(config, data, out, **train):  # noqa: ANN001, ANN003, ANN201 - a model config, a family's data settings
+    """A run trained through its recipe, as ``tlite train`` does (the run directory is written), quietly."""
+    from transformers_lite import Recipe
+    from transformers_lite.training.settings import TrainConfig
+
+    return Recipe(config.family, config, TrainConfig(**train), data).run(out, log=lambda *_: None)

@@ -16,14 +16,16 @@ LAYERS = [
     {"version", "errors", "atomic", "progress"},
     {"optional"},
     {"validate", "devices"},
-    {"config", "tokenizers", "layers"},
-    {"data", "models"},
-    {"summary", "backprop"},
+    {"tokenizers", "layers"},
+    {"config", "data"},
+    {"models"},
+    {"summary", "backprop", "runs"},
     {"training", "generation"},
     {"evaluation"},
     {"tasks"},
+    {"inspect", "pipeline", "interop"},
+    {"families"},
     {"recipes"},
-    {"experiment", "inspect", "pipeline", "interop"},
     {"server"},
     {"cli"},
     {"__main__"},
@@ -32,11 +34,11 @@ RANK = {unit: i for i, layer in enumerate(LAYERS) for unit in layer}
 LAZY_OK = {
     "matplotlib",
     "sklearn",
-    "scipy",
     "sacrebleu",
     "tokenizers",
     "tqdm",
     "triton",
+    "uvicorn",
     "ipywidgets",
     "wandb",
     "torch.utils.tensorboard",
@@ -147,7 +149,7 @@ def test_imports_inside_functions_are_only_for_heavy_optional_packages():
                 continue
             for node in ast.walk(f):
                 if isinstance(node, ast.ImportFrom) and node.level and (node.module or "").startswith("server."):
-                    continue  # the web app needs the [web] extra: imported once `tlite serve` runs
+                    continue  # the web app (FastAPI, half a second to import): imported once `tlite serve` starts
                 if isinstance(node, ast.ImportFrom) and node.level:
                     lazy.append(f"{path.relative_to(PACKAGE)}:{node.lineno} from {'.' * node.level}{node.module}")
                 elif isinstance(node, (ast.Import, ast.ImportFrom)):

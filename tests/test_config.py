@@ -18,7 +18,7 @@ from transformers_lite import (
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_json_round_trip_for_every_preset(name, tmp_path):
-    cfg = get_preset(name)
+    cfg = get_preset(name).model
     path = tmp_path / "config.json"
     cfg.to_json(path)
     assert load_config(path) == cfg
@@ -38,8 +38,27 @@ def test_configs_are_frozen_and_validated():
         ClassifierConfig(head="max")
 
 
+def test_shared_fields_live_once():
+    """The classifier and the pretraining encoder share one definition of their encoder's fields; every
+    family shares the block's."""
+    from transformers_lite.config import EncoderConfig, Seq2SeqConfig, TransformerConfig
+
+    assert issubclass(ClassifierConfig, EncoderConfig) and issubclass(EncoderLMConfig, EncoderConfig)
+    assert all(issubclass(c, TransformerConfig) for c in (GeneratorConfig, Seq2SeqConfig, EncoderConfig))
+    shared = {f.name for f in dataclasses.fields(EncoderConfig)}
+    assert set(EncoderConfig.SHAPE) <= shared and {"vocab_size", "pad_id", "input_dropout"} <= shared
+    spec = GeneratorConfig(norm_eps=1e-6, norm_first=True).block(causal=True)
+    assert (spec.norm_eps, spec.norm_first, spec.causal, spec.qkv_bias) == (1e-6, True, True, False)
+
+
+def test_old_names_of_config_values_still_read():
+    """Runs of 0.2 wrote the flatten head as "seed"; they read as "flatten"."""
+    assert ClassifierConfig(head="seed").head == "flatten" and ClassifierConfig().pads_to_length
+    assert not ClassifierConfig(head="mean").pads_to_length
+
+
 def test_overrides_parse_types_and_reject_unknown_keys():
-    cfg = apply_overrides(get_preset("seed-gpt"), ["n_blocks=6", "dropout=0.2", "tie_embeddings=true"])
+    cfg = apply_overrides(get_preset("post-gpt").model, ["n_blocks=6", "dropout=0.2", "tie_embeddings=true"])
     assert (cfg.n_blocks, cfg.dropout, cfg.tie_embeddings) == (6, 0.2, True)
     with pytest.raises(ValueError, match=r"unknown generator config key\(s\): layers"):
         apply_overrides(cfg, ["layers=2"])
@@ -53,7 +72,7 @@ def test_overrides_parse_types_and_reject_unknown_keys():
 
 
 def test_unknown_preset_and_family_and_field():
-    with pytest.raises(ValueError, match="unknown preset 'gpt-5'.*seed-gpt"):
+    with pytest.raises(ValueError, match="unknown preset 'gpt-5'.*post-gpt"):
         get_preset("gpt-5")
     with pytest.raises(ValueError, match="unknown model family"):
         config_from_dict({"family": "rnn"})
@@ -82,7 +101,11 @@ def test_encoder_configs_share_their_checks(family):
         EncoderLMConfig(vocab_size=10, mask_id=-1)
 
 
-def test_every_preset_has_a_recipe_of_its_family():
-    from transformers_lite.recipes import RECIPES, check_registry
+def test_every_preset_is_one_record_of_its_family():
+    from transformers_lite.families import FAMILIES
 
-    assert check_registry() == [] and set(RECIPES) == set(PRESETS)
+    for name, recipe in PRESETS.items():
+        fam = FAMILIES[recipe.family]
+        assert recipe.preset == name and isinstance(recipe.model, fam.config)
+        assert isinstance(recipe.data, fam.task.Settings)
+    assert all(f.default_preset in PRESETS for f in FAMILIES.values())

@@ -10,7 +10,6 @@ import torch
 import transformers_lite as tl
 from transformers_lite.devices import compiled, compiler_missing, resolve_device
 from transformers_lite.errors import ConfigError, TliteWarning
-from transformers_lite.experiment import Experiment
 
 TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n" * 40
 TINY = {"dim": 16, "n_heads": 2, "dim_hidden": 32, "n_blocks": 1, "max_length": 16}
@@ -18,15 +17,8 @@ TINY = {"dim": 16, "n_heads": 2, "dim_hidden": 32, "n_blocks": 1, "max_length": 
 
 def tiny_run(tmp_path, **train):
     (tmp_path / "t.txt").write_text(TEXT)
-    experiment = Experiment.from_preset(
-        "generator",
-        "baby-gpt",
-        model_overrides=TINY,
-        max_steps=4,
-        eval_every=2,
-        batch_size=4,
-        text=str(tmp_path / "t.txt"),
-        **train,
+    experiment = tl.get_preset("baby-gpt").override(
+        TINY, max_steps=4, eval_every=2, batch_size=4, text=str(tmp_path / "t.txt"), **train
     )
     out = tmp_path / "run"
     experiment.run(out, log=lambda *_: None)

@@ -1,14 +1,19 @@
-"""What a user who installed only the core gets: the character GPT works without any extra; a
-feature that needs one says which, in one line. Plus the packaging files."""
+"""What a user who installed only the core gets, checked in this environment by hiding the extras'
+packages: every family's default training needs no extra, and a feature that needs one says which,
+in one line. Plus the packaging files. (tests/test_plain_install.py does the same with a real wheel
+in a fresh virtualenv.)"""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BLOCK = """
+# the extras' packages (the [hf] extra's huggingface_hub is not among them: tokenizers, a core dependency, requires it)
+EXTRAS = ("scipy", "sklearn", "matplotlib", "transformers", "tensorboard", "wandb")
+BLOCK = f"""
 import sys
-for name in ("scipy", "sklearn", "matplotlib", "sacrebleu", "tokenizers", "transformers"):
+for name in {EXTRAS!r}:
     sys.modules[name] = None  # what Python sees for a package that is not installed
 from transformers_lite.cli.main import main
 sys.exit(main(sys.argv[1:]))
@@ -42,27 +47,34 @@ def test_the_gpt_needs_no_extra(tmp_path):
     assert core_only("summary", "baby-gpt").returncode == 0
 
 
-def test_a_missing_extra_is_one_line_naming_it(tmp_path):
-    rows = "".join(f'{{"review_body": "box number {s}", "stars": {s}}}\n' for s in range(1, 6))
-    (tmp_path / "r.jsonl").write_text(rows * 8)
-    result = core_only(
-        "train",
-        "classifier",
-        "--train",
-        tmp_path / "r.jsonl",
-        "--val",
-        tmp_path / "r.jsonl",
-        "--max-steps",
-        "1",
-        "--min-df",
-        "1",
-        "--out",
-        tmp_path / "c",
+def reviews(path):
+    rows = "".join(
+        f'{{"review_body": "box number {s} was {"good" if s > 3 else "bad"}", "stars": {s}}}\n' for s in range(1, 6)
     )
+    path.write_text(rows * 8)
+    return path
+
+
+def test_the_default_classifier_needs_no_extra(tmp_path):
+    """PPMI embeddings (the default preset's embedding_init) without scipy or scikit-learn; evaluating
+    without matplotlib prints the metrics and says the plots need the [plots] extra."""
+    data, run = reviews(tmp_path / "r.jsonl"), tmp_path / "c"
+    result = core_only(
+        "train", "classifier", "--train", data, "--val", data, "--max-steps", "1", "--min-df", "1", "--out", run
+    )
+    assert result.returncode == 0, result.stderr
+    recorded = json.loads((run / "hyperparameters.json").read_text())
+    assert recorded["data"]["embedding_init"] == "ppmi" and recorded["model"]["members"] == 8  # the preset's own
+    result = core_only("evaluate", run, "--data", data, "--json")
+    assert result.returncode == 0, result.stderr
+    assert '"accuracy"' in result.stdout and "pip install 'transformers-lite[plots]'" in result.stderr
+
+
+def test_a_missing_extra_is_one_line_naming_it(tmp_path):
+    data = reviews(tmp_path / "r.jsonl")
+    result = core_only("baseline", "tfidf", "--train", data, "--val", data)
     assert result.returncode == 1 and len(result.stderr.strip().splitlines()) == 1, result.stderr
-    assert "PPMI embeddings needs scikit-learn: pip install 'transformers-lite[classifier]'" in result.stderr
-    result = core_only("baseline", "tfidf", "--train", tmp_path / "r.jsonl", "--val", tmp_path / "r.jsonl")
-    assert "needs scikit-learn: pip install 'transformers-lite[classifier]'" in result.stderr
+    assert "the TF-IDF baseline needs scikit-learn: pip install 'transformers-lite[baseline]'" in result.stderr
 
 
 def test_packaging_files():

@@ -23,15 +23,13 @@ def test_a_notebook_kernel_is_recognised_and_a_plain_ipython_or_pipe_is_not(monk
 
 
 def test_training_in_a_notebook_draws_the_bar_on_stderr(monkeypatch, tmp_path, capsys):
-    from transformers_lite.experiment import Experiment
+    from transformers_lite import get_preset
 
     fake_jupyter(monkeypatch)
     monkeypatch.setitem(sys.modules, "ipywidgets", None)  # no widgets: tqdm's text bar, redrawn in place
     (tmp_path / "t.txt").write_text("To be, or not to be, that is the question.\n" * 60)
     tiny = {"dim": 16, "n_heads": 2, "dim_hidden": 32, "n_blocks": 1, "max_length": 16}
-    experiment = Experiment.from_preset(
-        "generator", "baby-gpt", model_overrides=tiny, max_steps=6, batch_size=2, text=str(tmp_path / "t.txt")
-    )
+    experiment = get_preset("baby-gpt").override(tiny, max_steps=6, batch_size=2, text=str(tmp_path / "t.txt"))
     experiment.run(tmp_path / "run", log=lambda *_: None)
     err = capsys.readouterr().err
     assert "epoch 1/1:" in err and "it/s" in err

@@ -1,89 +1,94 @@
-"""The recipes are what a user gets: the README's commands reach the measured settings."""
+"""Presets are what a user gets: one record per preset (model as trained, training, data), and the
+README's commands reach the measured settings."""
+
+import json
 
 import pytest
 
-from transformers_lite import Experiment, get_preset, get_recipe
-from transformers_lite.recipes import RECIPES, training_model
+from transformers_lite import PRESETS, Recipe, get_preset
+from transformers_lite.recipes import ORIGINAL
+from transformers_lite.recipes.presets import ALIASES
+
+from .helpers import tlite
 
 
 def test_the_readme_gpt_commands_use_the_measured_recipes():
-    seed = Experiment.from_preset("generator", "seed-gpt", text="input.txt", max_minutes=4)
-    assert seed.model.dropout == 0.0 and get_preset("seed-gpt").dropout == 0.1  # the preset stays the seed's model
-    assert (seed.train.lr, seed.train.min_lr_ratio, seed.data.batch_size) == (1e-2, 0.0, 32)
-    assert (seed.train.max_minutes, seed.train.epochs, seed.train.max_steps) == (4, None, None)
-    baby = Experiment.from_preset("generator", "baby-gpt", text="input.txt", max_minutes=2)
+    post = get_preset("post-gpt").override(text="input.txt", max_minutes=4)
+    assert post.model.dropout == 0.0  # the model as trained: the post's dropout only slows it within minutes
+    assert (post.train.lr, post.train.min_lr_ratio, post.data.batch_size) == (1e-2, 0.0, 32)
+    assert (post.train.max_minutes, post.train.epochs, post.train.max_steps) == (4, None, None)
+    baby = get_preset("baby-gpt").override(text="input.txt", max_minutes=2)
     assert (baby.train.lr, baby.data.batch_size, baby.train.max_minutes) == (2e-3, 12, 2)
 
 
 def test_any_limit_given_replaces_the_recipe_limits():
-    assert get_recipe("complete-works").train.epochs == 10
-    steps = Experiment.from_preset("generator", "complete-works", max_steps=50)
+    assert get_preset("complete-works").train.epochs == 10
+    steps = get_preset("complete-works").override(max_steps=50)
     assert (steps.train.epochs, steps.train.max_minutes, steps.train.max_steps) == (None, None, 50)
-    assert Experiment.from_preset("generator", "seed-gpt").train.max_minutes == 4  # no limit given: the recipe's
+    assert get_preset("post-gpt").override().train.max_minutes == 4  # no limit given: the recipe's
 
 
-def test_complete_works_is_seed_004s_data_setup():
-    recipe = get_recipe("complete-works")
+def test_complete_works_is_post_004s_data_setup():
+    recipe = get_preset("complete-works")
     assert recipe.data.corpus == "complete-works" and recipe.data.val_fraction == 0.05
-    assert training_model("complete-works") == training_model("seed-gpt")
+    assert recipe.model == get_preset("post-gpt").model
 
 
-@pytest.mark.parametrize("name", sorted(RECIPES))
-def test_every_recipe_builds_an_experiment_and_round_trips(name):
-    recipe = get_recipe(name)
-    experiment = Experiment.from_preset(recipe.task, name)
-    assert Experiment.from_dict(experiment.to_dict()) == experiment
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_every_preset_round_trips_and_rejects_unknown_settings(name):
+    recipe = get_preset(name)
+    assert Recipe.from_dict(json.loads(json.dumps(recipe.to_dict()))) == Recipe.from_dict(recipe.to_dict())
+    assert Recipe.from_dict(recipe.to_dict()).model == recipe.model
     with pytest.raises(ValueError, match="unknown .* setting"):
-        experiment.with_settings(learning_rate=1)
+        recipe.override(learning_rate=1)
 
 
-def test_recipe_seed_is_the_posts_own_training_setup():
-    gpt = Experiment.from_preset("generator", recipe="seed")
-    assert gpt.preset == "seed-gpt" and gpt.model == get_preset("seed-gpt")  # dropout 0.1, as published
+def test_a_typo_in_any_section_of_a_recipe_file_is_an_error():
+    printed = get_preset("post-gpt").to_dict()
+    for section in ("train", "data"):
+        bad = {**printed, section: {**printed[section], "bach_size": 3}}
+        with pytest.raises(ValueError, match=f"unknown {section} setting.*bach_size"):
+            Recipe.from_dict(bad)
+    with pytest.raises(ValueError, match="unknown generator config key.*bach_size"):
+        Recipe.from_dict({**printed, "model": {**printed["model"], "bach_size": 3}})
+
+
+def test_the_posts_own_training_setups_are_presets():
+    gpt = get_preset(ORIGINAL["generator"])
+    assert gpt.model.dropout == 0.1 and gpt.model == get_preset("post-gpt").model.replace(dropout=0.1)
     t = gpt.train
     assert (t.lr, t.beta1, t.beta2, t.weight_decay, t.grad_clip) == (1e-2, 0.9, 0.999, 0.0, 0.0)
     assert (t.schedule, t.warmup_steps, t.epochs, t.eval_every, t.eval_at_start) == ("constant", 0, 10, 0, True)
     assert (gpt.data.batch_size, gpt.data.val_fraction) == (32, 0.05)
-    cls = Experiment.from_preset("classifier", recipe="seed", train="train.jsonl")
-    assert cls.preset == "seed-classifier" and cls.train.lr == 1e-3 and cls.train.eval_train
+    cls = get_preset(ORIGINAL["classifier"])
+    assert cls.model == get_preset("post-classifier").model and cls.train.lr == 1e-3 and cls.train.eval_train
     assert (cls.data.padding, cls.data.embedding_init, cls.data.batch_size) == ("unk", "random", 32)
-    baby = Experiment.from_preset("generator", "baby-gpt", recipe="seed")  # another model, the posts' training
-    assert baby.model.dim == 128 and baby.train.schedule == "constant" and baby.recipe == "seed"
-    assert Experiment.from_dict(baby.to_dict()) == baby
-    with pytest.raises(ValueError, match="the posts give no training setup for the seq2seq"):
-        Experiment.from_preset("seq2seq", recipe="seed")
-    other = Experiment.from_preset("generator", "seed-gpt", recipe="baby-gpt")  # another preset's recipe
-    assert other.train.lr == 2e-3 and other.model.dim == 32
-    with pytest.raises(ValueError, match="the recipe is for a classifier, not a generator"):
-        Experiment.from_preset("generator", recipe="classifier")
 
 
-def test_recipe_seed_from_the_command_line(tmp_path):
-    import json
-    import subprocess
-    import sys
+def test_old_preset_names_and_options_still_work():
+    assert get_preset("seed-gpt") == get_preset("post-gpt") and ALIASES["seed-classifier"] == "post-classifier"
+    printed = json.loads(tlite("train", "generator", "--recipe", "seed", "--print-config").stdout)
+    assert printed["preset"] == "post-gpt-original" and printed["train"]["schedule"] == "constant"
+    mixed = json.loads(tlite("train", "generator", "--preset", "baby-gpt", "--recipe", "seed", "--print-config").stdout)
+    assert mixed["model"]["dim"] == 128 and mixed["train"]["schedule"] == "constant"
+    result = tlite("train", "seq2seq", "--recipe", "seed", "--print-config")
+    assert result.returncode == 1 and "the posts give no training setup for the seq2seq" in result.stderr
 
-    result = subprocess.run(
-        [sys.executable, "-m", "transformers_lite", "train", "generator", "--recipe", "seed", "--print-config"],
-        capture_output=True,
-        text=True,
-    )
+
+def test_print_config_is_what_will_be_trained_and_reads_back(tmp_path):
+    """The data-derived model fields are computed from the data; the printout trains as it is."""
+    text = tmp_path / "t.txt"
+    text.write_text("abcab" * 100)
+    result = tlite("train", "generator", "--text", text, "--print-config", "--set", "dim=16", "--set", "n_heads=2")
     printed = json.loads(result.stdout)
-    assert printed["recipe"] == "seed" and printed["train"]["schedule"] == "constant"
-    assert printed["data"]["val_fraction"] == 0.05 and printed["model"]["dropout"] == 0.1
+    assert printed["model"]["vocab_size"] == 4 and "set_from_data" not in printed  # a, b, c + the unknown symbol
+    path = tmp_path / "recipe.json"
+    path.write_text(result.stdout)
+    again = json.loads(tlite("train", "generator", "--config", path, "--print-config").stdout)
+    assert again == printed
 
 
-def test_print_config_names_the_fields_the_data_sets_and_reads_back(tmp_path):
-    """The classifier's printed model still has the preset's n_labels and vocab_size (the data is not
-    read); the printout says so, and --run-config accepts the printout as it is."""
-    import json
-
-    from transformers_lite.experiment import print_config
-
-    experiment = Experiment.from_preset("classifier", train="train.jsonl", labels=2)
-    printed = json.loads(print_config(experiment))
-    assert printed["data"]["labels"] == 2
+def test_print_config_without_data_names_the_fields_the_data_will_set():
+    printed = json.loads(tlite("train", "classifier", "--print-config").stdout)
     assert set(printed["set_from_data"]["fields"]) == {"n_labels", "pad_id", "vocab_size"}
-    assert Experiment.from_dict(printed) == experiment
-    gpt = json.loads(print_config(Experiment.from_preset("generator", "seed-gpt")))
-    assert gpt["set_from_data"]["fields"] == ["vocab_size"]
+    assert "--train" in printed["set_from_data"]["note"]

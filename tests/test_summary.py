@@ -4,23 +4,23 @@ import sys
 from transformers_lite import build_model, get_preset, summary
 
 
-def test_summary_lists_layers_like_the_seeds_and_ends_with_total():
-    text = summary(build_model(get_preset("seed-gpt")))
+def test_summary_lists_layers_like_the_posts_and_ends_with_total():
+    text = summary(build_model(get_preset("post-gpt").model))
     assert "Embedding(71 => 32)" in text and "Dense(32 => 32; bias=false)" in text
     assert "Dense(32 => 128, relu)" in text
     assert text.splitlines()[-1] == "Total: 44,487 trainable parameters (+0 non-trainable)"
 
 
 def test_tied_weights_are_counted_once():
-    cfg = get_preset("seed-gpt").replace(tie_embeddings=True)
+    cfg = get_preset("post-gpt").model.replace(tie_embeddings=True)
     last = summary(build_model(cfg)).splitlines()[-1]
     assert last == f"Total: {44_487 - 71 * 32:,} trainable parameters (+0 non-trainable)"
 
 
-def test_cli_summary_of_both_seed_presets():
+def test_cli_summary_of_both_post_presets():
     for preset, total in (
-        ("seed-classifier", "251,552 trainable parameters (+32,000 non-trainable)"),
-        ("seed-gpt", "44,487 trainable parameters (+0 non-trainable)"),
+        ("post-classifier", "251,552 trainable parameters (+32,000 non-trainable)"),
+        ("post-gpt", "44,487 trainable parameters (+0 non-trainable)"),
     ):
         out = subprocess.run(
             [sys.executable, "-m", "transformers_lite", "summary", preset], capture_output=True, text=True, check=True

@@ -4,32 +4,33 @@ Public API re-exports only; importing this package has no side effects.
 """
 
 from .config import (
-    PRESETS,
     ClassifierConfig,
     EncoderLMConfig,
     GeneratorConfig,
     Seq2SeqConfig,
     apply_overrides,
     config_from_dict,
-    get_preset,
     load_config,
 )
 from .errors import ConfigError, DataError, RunError, TliteError
-from .experiment import Experiment, TrainResult
+from .families import FAMILIES, Family, load
+from .layers import Trace
 from .models import (
     Seq2SeqTransformer,
     TransformerClassifier,
     TransformerEncoderLM,
     TransformerGenerator,
+    TransformerSeq2Seq,
     build_model,
 )
-from .pipeline import Run, load
-from .recipes import RECIPES, Recipe, get_recipe
+from .pipeline import Run
+from .recipes import PRESETS, Recipe, TrainResult, get_preset
+from .runs import LoadedRun
 from .summary import count_parameters, summary
-from .training.runs import LoadedRun
 from .version import __version__
 
 __all__ = [
+    "FAMILIES",
     "PRESETS",
     "ClassifierConfig",
     "EncoderLMConfig",
@@ -37,22 +38,22 @@ __all__ = [
     "Seq2SeqConfig",
     "apply_overrides",
     "config_from_dict",
-    "get_preset",
     "load_config",
     "ConfigError",
     "DataError",
     "RunError",
     "TliteError",
-    "Experiment",
+    "Family",
+    "Trace",
+    "Recipe",
     "TrainResult",
+    "get_preset",
     "Seq2SeqTransformer",
     "TransformerClassifier",
     "TransformerEncoderLM",
     "TransformerGenerator",
+    "TransformerSeq2Seq",
     "build_model",
-    "RECIPES",
-    "Recipe",
-    "get_recipe",
     "count_parameters",
     "summary",
     "LoadedRun",

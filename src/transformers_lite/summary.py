@@ -1,4 +1,4 @@
-"""A parameter table in the style of the seeds' printed models.
+"""A parameter table in the style of the posts' printed models.
 
 Each row is one layer: its path in the model, what it is (``Dense(32 => 128, relu)``), and its
 trainable parameter count; the last line is ``Total: N trainable parameters (+M non-trainable)``.
@@ -10,10 +10,10 @@ from __future__ import annotations
 from torch import nn
 
 from .layers import (
+    Attention,
     BigramEmbedding,
     FeedForward,
     LearnedPositionEmbedding,
-    MultiHeadAttention,
     Residual,
     RotaryEmbedding,
     SinusoidalPositionEncoding,
@@ -41,7 +41,7 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
 
     def visit(module: nn.Module, path: str, depth: int) -> None:
         indent = "  " * depth
-        if isinstance(module, MultiHeadAttention):
+        if isinstance(module, Attention):
             rows.append((indent + path, f"{type(module).__name__}({module.extra_repr()})", 0, 0))
             count(p for name, p in module.named_parameters() if not name.startswith("rope."))
             for name, desc, n in module.summary_rows():
@@ -86,6 +86,8 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
             desc = _dense(module)
         elif isinstance(module, nn.LayerNorm):
             desc = f"LayerNorm({module.normalized_shape[0]})"
+        elif isinstance(module, nn.Identity):
+            return  # an absent layer (a final norm that post-norm blocks do not need)
         elif isinstance(module, nn.Dropout):
             if module.p > 0:
                 rows.append((indent + path, f"Dropout({module.p})", 0, 0))

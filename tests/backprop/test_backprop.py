@@ -30,8 +30,8 @@ def test_training_with_hand_gradients_and_hand_adam_matches_torch():
     hand_losses, auto_losses = [], []
     ids, labels = torch.randint(0, 30, (6, 8)), torch.randint(0, 5, (6,))  # one batch: the loss must fall
     for _ in range(5):
-        loss, cache = composed.seed_classifier_forward(hand_model, ids, labels)
-        hand_opt.step(composed.seed_classifier_backward(cache))
+        loss, cache = composed.post_classifier_forward(hand_model, ids, labels)
+        hand_opt.step(composed.post_classifier_backward(cache))
         hand_losses.append(float(loss))
         auto_loss = F.cross_entropy(auto_model(ids), labels)
         auto_opt.zero_grad()

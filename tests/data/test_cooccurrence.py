@@ -6,11 +6,17 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transformers_lite.data.cooccurrence import cooccurrence_counts, ppmi, ppmi_vectors
+from transformers_lite.data.cooccurrence import (
+    cooccurrence_counts,
+    ppmi,
+    ppmi_vector_draws,
+    ppmi_vectors,
+    randomized_svd,
+)
 
 
 def dense(m):
-    return m.toarray()
+    return m.to_dense().numpy()
 
 
 def test_counts_by_hand_window_one_and_two():
@@ -50,9 +56,7 @@ def test_counts_are_symmetric_and_match_brute_force(n, t, window, seed):
 
 def test_ppmi_by_hand():
     counts = dense(cooccurrence_counts(np.array([[0, 1, 2, 1]]), np.ones((1, 4), bool), 3, 1))
-    import scipy.sparse as sp
-
-    got = dense(ppmi(sp.csr_matrix(counts), alpha=1.0))
+    got = dense(ppmi(torch.from_numpy(counts).to_sparse(), alpha=1.0))
     total = counts.sum()
     for w in range(3):
         for c in range(3):
@@ -62,7 +66,7 @@ def test_ppmi_by_hand():
             else:
                 assert got[w, c] == 0
     with pytest.raises(ValueError, match="alpha"):
-        ppmi(sp.csr_matrix(counts), alpha=0.0)
+        ppmi(torch.from_numpy(counts).to_sparse(), alpha=0.0)
 
 
 def test_words_with_the_same_company_get_the_same_vector():
@@ -86,3 +90,60 @@ def test_bad_arguments_are_named():
         cooccurrence_counts(ids, valid, 1, 1)
     with pytest.raises(ValueError, match="dim"):
         ppmi_vectors(ids, valid, 2, 0)
+
+
+def known_spectrum(rows, cols, values, seed=0):
+    """A dense float64 matrix ``A diag(values) Bᵀ`` with orthonormal ``A (rows, k)``, ``B (cols, k)``."""
+    gen = torch.Generator().manual_seed(seed)
+    a = torch.linalg.qr(torch.randn(rows, len(values), generator=gen, dtype=torch.float64)).Q
+    b = torch.linalg.qr(torch.randn(cols, len(values), generator=gen, dtype=torch.float64)).Q
+    return a @ torch.diag(torch.tensor(values, dtype=torch.float64)) @ b.T, a
+
+
+def test_randomized_svd_finds_the_top_singular_pairs():
+    values = [float(v) for v in np.linspace(20, 1, 30)]
+    matrix, a = known_spectrum(200, 150, values)
+    u, s = randomized_svd(matrix, 5, seed=7)
+    assert u.shape == (200, 5) and s.shape == (5,)
+    assert torch.allclose(s, torch.tensor(values[:5], dtype=torch.float64), rtol=1e-6)
+    assert torch.allclose((u.T @ a[:, :5]).abs(), torch.eye(5, dtype=torch.float64), atol=1e-4)  # same directions
+    largest = u.abs().argmax(dim=0)
+    assert (u[largest, torch.arange(5)] > 0).all()  # each column's largest entry is positive: one fixed sign
+    sparse_u, sparse_s = randomized_svd(matrix.to_sparse(), 5, seed=7)
+    assert torch.allclose(sparse_u, u, atol=1e-10) and torch.allclose(sparse_s, s, rtol=1e-12)
+    with pytest.raises(ValueError, match="rank"):
+        randomized_svd(matrix, 0, seed=0)
+
+
+def zipf_texts(n=300, t=40, vocab=400, seed=0):
+    """Random texts whose word frequencies fall off like natural text (so the PPMI spectrum has gaps)."""
+    rng = np.random.default_rng(seed)
+    p = 1.0 / np.arange(1, vocab + 1)
+    ids = rng.choice(vocab, size=(n, t), p=p / p.sum())
+    valid = np.arange(t)[None, :] < rng.integers(5, t + 1, n)[:, None]
+    return ids, valid
+
+
+def test_the_vectors_are_scikit_learns():
+    """The torch randomized SVD reproduces scikit-learn's ``randomized_svd`` for the same seed: the
+    singular values, the vectors (signs included) and so the PPMI embeddings the published classifier
+    results were measured with (then computed with scipy + scikit-learn)."""
+    sk_svd = pytest.importorskip("sklearn.utils.extmath").randomized_svd
+    sp = pytest.importorskip("scipy.sparse")
+    ids, valid = zipf_texts()
+    matrix = ppmi(cooccurrence_counts(ids, valid, 400, 3))
+    rows, cols = matrix.indices().numpy()
+    scipy_matrix = sp.csr_matrix((matrix.values().numpy(), (rows, cols)), shape=matrix.shape)
+    seeds = [0, 1, 3_964_924_996]  # the last: an ensemble member's seed (32-bit)
+    for seed in seeds:
+        u, s = randomized_svd(matrix, 16, seed)
+        sk_u, sk_s, _ = sk_svd(scipy_matrix, 16, random_state=seed)
+        assert np.allclose(s.numpy(), sk_s, rtol=1e-10, atol=0)
+        assert np.allclose(u.numpy(), sk_u, atol=1e-8)
+    seen = np.bincount(ids[valid], minlength=400) > 0  # every word that occurs (in a text of 2+ tokens here)
+    for seed, vectors in zip(seeds, ppmi_vector_draws(ids, valid, 400, 16, window=3, seeds=seeds)):
+        sk_u, sk_s, _ = sk_svd(scipy_matrix, 16, random_state=seed)
+        e = (sk_u * np.sqrt(sk_s))[seen]  # what ppmi_vectors did with scikit-learn's output
+        e = e - e.mean(axis=0)
+        assert np.allclose(vectors.numpy()[seen], e / e.std(), atol=1e-6)
+        assert not vectors.numpy()[~seen].any()

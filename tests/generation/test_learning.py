@@ -13,17 +13,12 @@ def test_tiny_repeated_text_is_learned_to_near_zero_loss(tmp_path):
     path = tmp_path / "t.txt"
     path.write_text(text)
     config = GeneratorConfig(max_length=16, dim=32, n_heads=2, dim_hidden=64, n_blocks=1, dropout=0.0)
-    task = GeneratorTask(GeneratorSettings(str(path), batch_size=16), config)
-    config = task.adapt_config(config)
+    task = GeneratorTask.prepare(GeneratorSettings(str(path), batch_size=16), config)
+    config = task.model_config(config)
     torch.manual_seed(0)
     model = build_model(config)
     Trainer(
-        model,
-        task,
-        TrainConfig(max_steps=150, lr=1e-2, warmup_steps=10, eval_every=150),
-        tmp_path / "r",
-        config,
-        log=lambda *_: None,
+        model, task, TrainConfig(max_steps=150, lr=1e-2, warmup_steps=10, eval_every=150), log=lambda *_: None
     ).fit()
     loss, _ = language_model_loss(model.eval(), task.val_ids, 16)
     assert loss < 0.05

@@ -50,4 +50,4 @@ def test_an_ensemble_shows_its_first_members_attention_and_embeddings():
     first = classifier_attention(model.members[0], ids)
     got = classifier_attention(model, ids)
     assert len(got) == 1 and torch.equal(got[0], first[0])  # (H, T, T) of member 0
-    assert torch.equal(token_embeddings(model), model.members[0].embedding.weight)
+    assert torch.equal(token_embeddings(model), model.members[0].encoder.embedding.weight)

@@ -5,17 +5,24 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformers_lite.layers import CrossAttention, KVCache, RotaryEmbedding, SelfAttention, scaled_dot_attention
+from transformers_lite.layers import NO_TRACE, Attention, KVCache, RotaryEmbedding, Trace, scaled_dot_attention
 from transformers_lite.layers.masks import attention_mask, causal_mask
 
 
-def explicit(module, *args, **kwargs):
-    """Run ``module`` on its explicit (teaching) path; return ``(out, weights)``."""
-    module.record_weights = True
-    try:
-        return module(*args, **kwargs), module.weights
-    finally:
-        module.record_weights, module.weights = False, None
+def explicit(call, *args, **kwargs):
+    """Run an attention call on its explicit (traced) path; return ``(out, weights)``: the weights come
+    back through the trace, nothing is kept on the module."""
+    trace = Trace()
+    return call(*args, trace=trace, **kwargs), trace["weights"]
+
+
+def SelfAttention(h, dim, **kw):  # noqa: N802 - one module serves both kinds
+    return Attention(h, dim, **kw)
+
+
+def cross_call(module):
+    """Cross-attention as a decoder block calls it: queries from ``x``, keys/values from ``memory``."""
+    return lambda x, memory, mask=None, trace=NO_TRACE: module.cross(x, module.memory_keys_values(memory), mask, trace)
 
 
 def test_scaled_dot_attention_matches_hand_computation():
@@ -42,9 +49,8 @@ def test_fully_masked_rows_give_zeros_not_nan_in_both_paths():
     x = torch.randn(2, 4, 8, requires_grad=True)
     mask = torch.ones(2, 1, 4, 4, dtype=torch.bool)
     mask[0, 0, 2] = False  # query 2 of sample 0 may attend to nothing
-    for record in (True, False):
-        mha.record_weights = record
-        out = mha(x, mask)
+    for trace in (Trace(), NO_TRACE):  # explicit, fused
+        out = mha(x, mask, trace=trace)
         assert not torch.isnan(out).any()
         out.sum().backward()
         assert not torch.isnan(x.grad).any()
@@ -66,29 +72,47 @@ def test_fully_masked_rows_give_zeros_not_nan_in_both_paths():
 )
 def test_fused_equals_explicit_for_self_and_cross_attention(b, t, s, h, pad, bias):
     torch.manual_seed(b * 100 + t * 10 + s)
-    cross, selfa = CrossAttention(h, 8, bias=bias).eval(), SelfAttention(h, 8, bias=bias).eval()
+    attention = Attention(h, 8, bias=bias).eval()  # one module: self-attention, and cross-attention via .cross
+    cross = cross_call(attention)
     x, mem = torch.randn(b, t, 8), torch.randn(b, s, 8)
     lengths = torch.tensor([max(1, s - pad)] * b)
     valid = torch.arange(s)[None, :] < lengths[:, None]
     mask = attention_mask(valid)
     out, weights = explicit(cross, x, mem, mask)
-    assert weights.shape == (b, h, t, s) and cross.weights is None  # nothing kept outside recording
+    assert weights.shape == (b, h, t, s) and not hasattr(attention, "weights")  # nothing kept on the module
     assert torch.allclose(out, cross(x, mem, mask), atol=1e-5)
-    # precomputed encoder keys/values give the same answer as the memory itself
-    assert torch.allclose(cross(x, mask=mask, memory_kv=cross.memory_keys_values(mem)), out, atol=1e-6)
+    # cross-attention's queries use the Q rows, its keys and values the K and V rows of the same Dense
+    q_rows = attention.qkv.weight[:8]
+    trace = Trace()
+    cross(x, mem, mask, trace=trace)
+    expected_q = (x @ q_rows.T + (attention.qkv.bias[:8] if bias else 0)).view(b, t, h, 8 // h).transpose(1, 2)
+    assert torch.allclose(trace["q"], expected_q, atol=1e-6)
     # self-attention with the look-ahead mask: explicit (materialised mask) vs the fused kernel's flag
-    out, weights = explicit(selfa, x, causal=True)
-    assert torch.allclose(out, selfa(x, causal=True), atol=1e-5)
+    out, weights = explicit(attention, x, causal=True)
+    assert torch.allclose(out, attention(x, causal=True), atol=1e-5)
     assert (weights[..., ~causal_mask(t)] == 0).all()
 
 
-def test_fused_path_applies_dropout_in_training_only():
-    mha = SelfAttention(2, 8, dropout=0.5)
-    x = torch.randn(1, 6, 8)
-    mha.eval()
-    assert torch.equal(mha(x), mha(x))
-    mha.train()
-    assert not torch.allclose(mha(x), mha(x))
+def test_every_step_of_the_equations_is_traced_with_its_shape():
+    mha = SelfAttention(2, 8).eval()
+    x = torch.randn(3, 5, 8)
+    trace = Trace()
+    out = mha(x, causal=True, trace=trace)
+    shapes = {name: tuple(t.shape) for name, t in trace.tensors.items()}
+    assert shapes == {
+        "q": (3, 2, 5, 4),
+        "k": (3, 2, 5, 4),
+        "v": (3, 2, 5, 4),
+        "scores": (3, 2, 5, 5),
+        "scaled": (3, 2, 5, 5),
+        "mask": (5, 5),
+        "weights": (3, 2, 5, 5),
+        "heads": (3, 2, 5, 4),
+        "merged": (3, 5, 8),
+        "out": (3, 5, 8),
+    }
+    assert torch.allclose(trace["scaled"], trace["scores"] / 2.0)  # sqrt(D) = sqrt(4)
+    assert torch.equal(trace["out"], out)
 
 
 def test_heads_are_independent():
@@ -102,19 +126,27 @@ def test_heads_are_independent():
     with torch.no_grad():
         for part in range(3):  # Q, K, V rows of head 1 are rows 4..8 of each part
             mha.qkv.weight[part * 8 + 4 : part * 8 + 8] += torch.randn(4, 8)
-    out2, w2 = explicit(mha, x)
+    out2, w2 = explicit(mha, x)  # traced: the weights come back from the forward
     assert torch.allclose(w1[:, 0], w2[:, 0]) and not torch.allclose(w1[:, 1], w2[:, 1])
     assert torch.allclose(out1, out2)
 
 
-def test_forward_hooks_see_every_projection():
-    mha = CrossAttention(2, 8)
-    seen = []
-    for name, module in mha.named_modules():
-        if name:
-            module.register_forward_hook(lambda m, i, o, name=name: seen.append(name))
-    mha(torch.randn(1, 3, 8), torch.randn(1, 4, 8))
-    assert sorted(seen) == ["key_value", "out", "query"]
+def test_an_edit_in_the_trace_changes_the_forward_without_touching_the_weights():
+    mha = SelfAttention(2, 8).eval()
+    x = torch.randn(1, 4, 8)
+    before = {k: v.clone() for k, v in mha.state_dict().items()}
+
+    def head_off(heads):  # (B, H, T, D): switch head 1 off
+        heads = heads.clone()
+        heads[:, 1] = 0.0
+        return heads
+
+    edited = mha(x, trace=Trace({"heads": head_off}))
+    with torch.no_grad():
+        mha.out.weight[:, 4:] = 0.0  # the same thing done to the weights: head 1's slice never reaches the output
+    assert torch.allclose(edited, mha(x), atol=1e-6)
+    mha.load_state_dict(before)
+    assert not torch.allclose(edited, mha(x))
 
 
 def test_non_divisible_heads_error_names_both_numbers():
@@ -130,16 +162,22 @@ def test_wrong_mask_shape_and_dtype_are_rejected():
     with pytest.raises(ValueError, match="bool"):
         mha(x, torch.ones(4, 4))
     with pytest.raises(ValueError, match="memory batch 3 does not match the input batch 2"):
-        CrossAttention(2, 8)(x, torch.randn(3, 5, 8))
+        cross_call(Attention(2, 8))(x, torch.randn(3, 5, 8))
+
+
+def cached(mha, cache, chunk):
+    out = mha(chunk, causal=True, cache=cache)
+    cache.advance(chunk.shape[1])  # what a model does once every block has written
+    return out
 
 
 def test_kv_cache_incremental_equals_full_causal():
     mha = SelfAttention(2, 8).eval()
     x = torch.randn(2, 6, 8)
     full = mha(x, causal=True)
-    cache = KVCache(2, 2, 6, 4)
-    prefix = mha(x[:, :3], causal=True, cache=cache)  # prefill 3 then one at a time
-    steps = [prefix] + [mha(x[:, i : i + 1], causal=True, cache=cache) for i in range(3, 6)]
+    cache = KVCache(1, 2, 2, 6, 4)
+    prefix = cached(mha, cache, x[:, :3])  # prefill 3 then one at a time
+    steps = [prefix] + [cached(mha, cache, x[:, i : i + 1]) for i in range(3, 6)]
     assert torch.allclose(torch.cat(steps, 1), full, atol=1e-6)
     with pytest.raises(ValueError, match="overflow"):
         mha(x[:, :1], causal=True, cache=cache)
@@ -148,9 +186,9 @@ def test_kv_cache_incremental_equals_full_causal():
 def test_cached_prefill_after_a_prefix_uses_the_offset_look_ahead_mask():
     mha = SelfAttention(2, 8).eval()
     x = torch.randn(1, 7, 8)
-    cache = KVCache(1, 2, 7, 4)
-    first = mha(x[:, :3], causal=True, cache=cache)
-    rest = mha(x[:, 3:], causal=True, cache=cache)  # 4 queries over 7 keys
+    cache = KVCache(1, 1, 2, 7, 4)
+    first = cached(mha, cache, x[:, :3])
+    rest = cached(mha, cache, x[:, 3:])  # 4 queries over 7 keys
     assert torch.allclose(torch.cat([first, rest], 1), mha(x, causal=True), atol=1e-6)
 
 
@@ -166,10 +204,10 @@ def test_rope_makes_scores_depend_on_relative_position_only():
 
 
 def test_gradcheck_attention_float64():
-    cross, selfa = CrossAttention(2, 4).double(), SelfAttention(2, 4).double()
+    attention = Attention(2, 4).double()
+    cross, selfa = cross_call(attention), attention
     x = torch.randn(1, 3, 4, dtype=torch.float64, requires_grad=True)
     mem = torch.randn(1, 2, 4, dtype=torch.float64, requires_grad=True)
     mask = torch.tensor([[[[True, False]]]])
-    cross.record_weights = True
-    assert torch.autograd.gradcheck(lambda a, b: cross(a, b, mask), (x, mem))
+    assert torch.autograd.gradcheck(lambda a, b: cross(a, b, mask, trace=Trace()), (x, mem))
     assert torch.autograd.gradcheck(lambda a: selfa(a, causal=True), (x,))

@@ -4,14 +4,14 @@ import torch
 from transformers_lite import ClassifierConfig, build_model, count_parameters, get_preset
 
 
-def test_seed_classifier_parameter_count_is_exact():
-    model = build_model(get_preset("seed-classifier"))
+def test_post_classifier_parameter_count_is_exact():
+    model = build_model(get_preset("post-classifier").model)
     assert count_parameters(model) == (251_552, 32_000)
     assert sum(p.numel() for p in model.parameters() if p.requires_grad) == 251_552
 
 
 def test_shapes_for_one_sample_and_a_batch():
-    model = build_model(get_preset("seed-classifier")).eval()
+    model = build_model(get_preset("post-classifier").model).eval()
     ids = torch.randint(0, 7455, (50,))
     assert model(ids).shape == (1, 5)
     assert model(torch.randint(0, 7455, (8, 50))).shape == (8, 5)
@@ -65,16 +65,16 @@ def test_input_dropout_changes_training_outputs_only_and_adds_no_parameters():
 def test_seed_000_without_qkv_bias_has_its_first_printouts_parameter_count():
     from transformers_lite import count_parameters, get_preset
 
-    assert count_parameters(build_model(get_preset("seed-classifier").replace(qkv_bias=False)))[0] == 251_456
+    assert count_parameters(build_model(get_preset("post-classifier").model.replace(qkv_bias=False)))[0] == 251_456
 
 
-def test_padding_with_the_unknown_word_as_the_seeds():
+def test_padding_with_the_unknown_word_as_the_posts():
     from transformers_lite.evaluation.prediction import encode_for_classifier
     from transformers_lite.tokenizers import WordTokenizer
 
     seeds = WordTokenizer(["good", "box"], "[UNK]")  # no pad token: the seeds' padding
-    ids, valid = encode_for_classifier(seeds, ["good box", "box"], 4, seed_head=True)
+    ids, valid = encode_for_classifier(seeds, ["good box", "box"], 4, pad_to_length=True)
     assert ids.tolist() == [[1, 2, 0, 0], [2, 0, 0, 0]] and valid.all()  # padded with UNK (id 0), all read
     ours = WordTokenizer(["good", "box"], "[UNK]", pad="[PAD]")
-    ids, valid = encode_for_classifier(ours, ["good box", "box"], 4, seed_head=True)
+    ids, valid = encode_for_classifier(ours, ["good box", "box"], 4, pad_to_length=True)
     assert ids[1].tolist() == [3, 1, 1, 1] and valid.tolist()[1] == [True, False, False, False]

@@ -1,10 +1,10 @@
 import pytest
 import torch
 
-from transformers_lite import ClassifierConfig, build_model
-from transformers_lite.config import EncoderLMConfig, get_preset
+from transformers_lite import ClassifierConfig, build_model, get_preset
+from transformers_lite.config import EncoderLMConfig
 from transformers_lite.errors import ConfigError
-from transformers_lite.models.encoder_lm import encoder_state, transfer_encoder
+from transformers_lite.models.encoder_lm import transfer_encoder
 
 SMALL = dict(vocab_size=40, dim=16, n_heads=2, dim_hidden=32, n_blocks=2, dropout=0.0, max_length=12, pad_id=1)
 
@@ -25,7 +25,7 @@ def test_output_head_is_tied_to_the_embedding_table():
     assert "lm_head.weight" not in dict(model.named_parameters())
     before = model(torch.tensor([[3, 4, 5]])).detach()
     with torch.no_grad():
-        model.embedding.weight[7] += 1.0  # token 7 is not in the input: only its output logit can move
+        model.encoder.embedding.weight[7] += 1.0  # token 7 is not in the input: only its output logit can move
     after = model(torch.tensor([[3, 4, 5]])).detach()
     changed = (after - before).abs().amax(dim=(0, 1)) > 0
     assert changed.tolist() == [i == 7 for i in range(40)]
@@ -50,8 +50,8 @@ def test_padding_keys_do_not_change_the_real_positions():
 def test_transfer_copies_embedding_and_blocks_by_name():
     lm = build_model(EncoderLMConfig(**SMALL, mask_id=2))
     clf = build_model(ClassifierConfig(**SMALL, head="mean"))
-    copied = transfer_encoder(clf, encoder_state(lm), lm.config)
-    assert "embedding.weight" in copied and any(k.startswith("blocks.1.") for k in copied)
+    copied = transfer_encoder(clf, lm.state_dict(), lm.config)
+    assert "encoder.embedding.weight" in copied and any(k.startswith("encoder.blocks.1.") for k in copied)
     assert not any(k.startswith("lm_") for k in copied)
     for k in copied:
         torch.testing.assert_close(clf.state_dict()[k], lm.state_dict()[k])
@@ -62,10 +62,10 @@ def test_transfer_names_every_difference(change):
     lm = build_model(EncoderLMConfig(**SMALL, mask_id=2))
     clf = build_model(ClassifierConfig(**{**SMALL, **change}, head="mean"))
     with pytest.raises(ConfigError, match="does not fit") as err:
-        transfer_encoder(clf, encoder_state(lm), lm.config)
+        transfer_encoder(clf, lm.state_dict(), lm.config)
     assert ("vocabulary" if "vocab_size" in change else next(iter(change))) in str(err.value)
 
 
 def test_preset_is_the_classifier_encoder_shape():
-    mlm, clf = get_preset("mlm"), get_preset("classifier")
+    mlm, clf = get_preset("mlm").model, get_preset("classifier").model
     assert (mlm.dim, mlm.n_heads, mlm.dim_hidden, mlm.n_blocks) == (clf.dim, clf.n_heads, clf.dim_hidden, clf.n_blocks)

@@ -17,7 +17,7 @@ def test_members_build_an_ensemble_of_independent_classifiers():
     assert all(isinstance(m, TransformerClassifier) and m.config.members == 1 for m in model.members)
     one = sum(p.numel() for p in model.members[0].parameters())
     assert sum(p.numel() for p in model.parameters()) == 3 * one  # nothing shared
-    assert not torch.equal(model.members[0].embedding.weight, model.members[1].embedding.weight)
+    assert not torch.equal(model.members[0].encoder.embedding.weight, model.members[1].encoder.embedding.weight)
     assert classifier_members(model) == list(model.members)
     single = build_model(_config())
     assert isinstance(single, TransformerClassifier) and classifier_members(single) == [single]

@@ -4,12 +4,12 @@ import torch
 from transformers_lite import GeneratorConfig, build_model, count_parameters, get_preset
 
 
-def test_seed_gpt_parameter_count_is_exact():
-    assert count_parameters(build_model(get_preset("seed-gpt"))) == (44_487, 0)
+def test_post_gpt_parameter_count_is_exact():
+    assert count_parameters(build_model(get_preset("post-gpt-original").model)) == (44_487, 0)
 
 
 def test_shapes_and_last_only():
-    model = build_model(get_preset("seed-gpt")).eval()
+    model = build_model(get_preset("post-gpt-original").model).eval()
     ids = torch.randint(0, 71, (3, 20))
     assert model(ids).shape == (3, 20, 71)
     assert model(ids[0]).shape == (1, 20, 71)
@@ -55,7 +55,7 @@ def test_context_limit_error_and_weight_tying():
 def test_seeded_construction_and_training_step_are_deterministic():
     def run():
         torch.manual_seed(123)
-        model = build_model(get_preset("seed-gpt"))
+        model = build_model(get_preset("post-gpt-original").model)
         opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
         ids = torch.randint(0, 71, (4, 64))
         loss = torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), ids.flatten())

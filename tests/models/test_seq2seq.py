@@ -65,7 +65,7 @@ def test_shapes_presets_and_sharing():
     assert model(torch.randint(1, 30, (3, 5)), torch.randint(1, 25, (3, 4))).shape == (3, 4, 25)
     assert model.head.weight is model.tgt_embedding.weight
     shared = build_model(CFG.replace(tgt_vocab_size=30, share_embeddings=True))
-    assert shared.src_embedding is shared.tgt_embedding
+    assert shared.encoder.embedding is shared.tgt_embedding
     with pytest.raises(ValueError, match="equal vocabularies"):
         CFG.replace(share_embeddings=True)
-    assert count_parameters(build_model(get_preset("seq2seq-small")))[0] > 1_000_000
+    assert count_parameters(build_model(get_preset("seq2seq-small").model))[0] > 1_000_000

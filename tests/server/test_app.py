@@ -24,7 +24,10 @@ def test_runs_are_listed_with_their_family_also_in_sub_folders(client):
     assert runs == {"classifier": "classifier", "generator": "generator", "seq2seq": "seq2seq", "more/gpt": "generator"}
     info = client.get("/api/runs/more/gpt").json()
     assert info["family"] == "generator" and info["parameters"][0]["layer"].strip() == "embedding"
-    assert info["hyperparameters"]["task"] == "generator" and "train_loss" in info["curves"]
+    assert info["hyperparameters"]["family"] == "generator" and "train_loss" in info["curves"]
+    # no absolute path, command line or machine is published: a data file shows as its name
+    assert "command" not in info["hyperparameters"] and "machine" not in info["hyperparameters"]
+    assert not str(info["hyperparameters"]["data"]["text"]).startswith("/") and "path" not in info
 
 
 def test_generation_streams_the_prompt_notices_tokens_and_done(client):
@@ -80,14 +83,14 @@ def test_inspection_endpoints(client):
             "/api/runs/classifier/generate",
             {"prompt": "a"},
             400,
-            "holds a classifier model; this view needs a generator",
+            "holds a classifier model, which cannot generate",
         ),
         (
             "post",
             "/api/runs/generator/translate",
             {"text": "a"},
             400,
-            "holds a generator model; this view needs a seq2seq",
+            "holds a generator model, which cannot translate",
         ),
         (
             "post",

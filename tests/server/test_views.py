@@ -25,8 +25,7 @@ def test_a_prompt_keeps_its_end_and_names_unknown_characters(loaded, monkeypatch
 
 def test_streamed_tokens_are_the_library_s_sample(loaded):
     run = loaded["generator"]
-    ids = run.tokenizer.encode("Speak, ")
-    streamed = "".join(t["text"] for t in views.stream_tokens(run, ids, 30, temperature=0.8, top_k=5, seed=3))
+    streamed = "".join(t["text"] for t in views.stream_tokens(run, "Speak, ", 30, temperature=0.8, top_k=5, seed=3))
     assert "Speak, " + streamed == run.generate("Speak, ", 30, temperature=0.8, top_k=5, seed=3)
 
 

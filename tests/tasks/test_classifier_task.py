@@ -11,6 +11,7 @@ from transformers_lite.tasks.classifier import ClassifierSettings, ClassifierTas
 from transformers_lite.training.trainer import TrainConfig, Trainer
 
 from ..conftest import shared_data
+from ..helpers import train_run
 
 KEYWORDS = {1: "awful", 2: "poor", 3: "okay", 4: "good", 5: "superb"}
 FILLER = "the product arrived in a box and i used it for a week with my family at home".split()
@@ -33,21 +34,16 @@ def corpus(tmp_path):
     return synthetic_reviews(tmp_path / "train.jsonl", 1500, 0), synthetic_reviews(tmp_path / "dev.jsonl", 300, 1)
 
 
-@pytest.mark.parametrize("labels, head", [(5, "mean"), (2, "mean"), (5, "seed"), (1, "seed")])
+@pytest.mark.parametrize("labels, head", [(5, "mean"), (2, "mean"), (5, "flatten"), (1, "flatten")])
 def test_tiny_model_learns_keyword_labels(tmp_path, corpus, labels, head):
     train, dev = corpus
     config = ClassifierConfig(dim=16, n_heads=2, dim_hidden=32, head=head, dropout=0.0, max_length=16)
-    task = ClassifierTask(ClassifierSettings(str(train), str(dev), labels=labels, min_df=1), config)
-    config = task.adapt_config(config)
+    task = ClassifierTask.prepare(ClassifierSettings(str(train), str(dev), labels=labels, min_df=1), config)
+    config = task.model_config(config)
     torch.manual_seed(0)
     model = build_model(config)
     state = Trainer(
-        model,
-        task,
-        TrainConfig(epochs=8, lr=5e-3, warmup_steps=20, eval_every=0),
-        tmp_path / "r",
-        config,
-        log=lambda *_: None,
+        model, task, TrainConfig(epochs=8, lr=5e-3, warmup_steps=20, eval_every=0), log=lambda *_: None
     ).fit()
     assert state.history[-1]["val_accuracy"] > 0.9
     if labels == 2:
@@ -109,67 +105,61 @@ def test_classify_and_evaluate_through_the_cli(tmp_path, corpus):
     assert abs(sum(results[0]["probabilities"].values()) - 1) < 1e-3
 
 
-def test_seed_classifier_preset_on_real_reviews_smoke(tmp_path):
+def test_post_classifier_preset_on_real_reviews_smoke(tmp_path):
     data = shared_data("amazon_reviews_multi_en")
     vocab = shared_data("amazon_reviews_vocab", "amazon_reviews_train_en.txt")
     settings = ClassifierSettings(str(data / "train.jsonl"), str(data / "dev.jsonl"), labels=5, vocab=str(vocab))
-    task = ClassifierTask(settings, get_preset("seed-classifier"))
-    config = task.adapt_config(get_preset("seed-classifier"))
+    task = ClassifierTask.prepare(settings, get_preset("post-classifier").model)
+    config = task.model_config(get_preset("post-classifier").model)
     assert config.vocab_size == 6653 + 2 and len(task.train_labels) == 12_456 and len(task.val_labels) == 5_000
     model = build_model(config)
-    state = Trainer(
-        model,
-        task,
-        TrainConfig(epochs=1, eval_every=0, lr=2e-3, schedule="constant", warmup_steps=0),
-        tmp_path / "r",
-        config,
-        log=lambda *_: None,
-    ).fit()
+    train = TrainConfig(epochs=1, eval_every=0, lr=2e-3, schedule="constant", warmup_steps=0)
+    state = Trainer(model, task, train, log=lambda *_: None).fit()
     assert 0.3 < state.history[-1]["val_accuracy"] < 1.0  # chance is 0.2 on the balanced dev split
 
 
 def test_ppmi_initialisation_uses_only_the_training_texts(corpus):
     train, dev = corpus
-    from transformers_lite import get_recipe
     from transformers_lite.data.cooccurrence import ppmi_vectors
 
-    assert get_recipe("classifier").data.embedding_init == "ppmi"
-    assert get_recipe("seed-classifier").data.embedding_init == "random"
-    base = get_preset("classifier").replace(dim=16, n_heads=2, dim_hidden=32, max_length=16, members=1)
+    assert get_preset("classifier").data.embedding_init == "ppmi"
+    assert get_preset("post-classifier").data.embedding_init == "random"
+    base = get_preset("classifier").model.replace(dim=16, n_heads=2, dim_hidden=32, max_length=16, members=1)
     ppmi_settings = ClassifierSettings(str(train), str(dev), labels=2, min_df=1, embedding_init="ppmi")
-    task = ClassifierTask(ppmi_settings, base)
-    config = task.adapt_config(base)
+    task = ClassifierTask.prepare(ppmi_settings, base)
+    config = task.model_config(base)
     model = build_model(config)
     task.init_model(model)
-    ids, valid = task.tokenizer.encode_batch(task.train_texts, 2048)
-    assert len(task.train_texts) == 1500 > len(task.train_labels)  # 3-star reviews count, dev reviews do not
-    split = ClassifierTask(ClassifierSettings(str(train), min_df=1, val_fraction=0.2), base)
-    assert len(split.train_texts) == len(split.train_labels) == 1200  # the split-off validation is not counted
-    assert torch.equal(model.embedding.weight, ppmi_vectors(ids, valid, config.vocab_size, 16, window=10))
+    ids, valid = task.tokenizer.encode_batch(task.unlabelled, 2048)
+    assert len(task.unlabelled) == 1500 > len(task.train_labels)  # 3-star reviews count, dev reviews do not
+    split = ClassifierTask.prepare(ClassifierSettings(str(train), min_df=1, val_fraction=0.2), base)
+    assert len(split.unlabelled) == len(split.train_labels) == 1200  # the split-off validation is not counted
+    assert torch.equal(model.encoder.embedding.weight, ppmi_vectors(ids, valid, config.vocab_size, 16, window=10))
     # the keywords' vectors differ: co-occurrence alone tells them apart from the filler words
     kw = [task.tokenizer.encode("awful")[0], task.tokenizer.encode("superb")[0]]
-    assert not torch.allclose(model.embedding.weight[kw[0]], model.embedding.weight[kw[1]])
+    assert not torch.allclose(model.encoder.embedding.weight[kw[0]], model.encoder.embedding.weight[kw[1]])
 
-    random_task = ClassifierTask(ClassifierSettings(str(train), str(dev), labels=2, min_df=1), base)
+    random_task = ClassifierTask.prepare(ClassifierSettings(str(train), str(dev), labels=2, min_df=1), base)
     random_model = build_model(config)
-    before = random_model.embedding.weight.clone()
+    before = random_model.encoder.embedding.weight.clone()
     random_task.init_model(random_model)
-    assert torch.equal(before, random_model.embedding.weight)
+    assert torch.equal(before, random_model.encoder.embedding.weight)
     with pytest.raises(ValueError, match="embedding_init"):
         ClassifierSettings(str(train), embedding_init="word2vec")
 
 
 def test_the_posts_setup_trains_reads_and_plots(tmp_path, corpus):
-    """``--recipe seed``: no pad token (reviews padded with the unknown word), a step-0 evaluation and
-    training-split scores; the binary model's evaluation draws seed 000's bars per true star."""
+    """Post 000's own setup (``--preset post-classifier-original``): no pad token (reviews padded with the
+    unknown word), a step-0 evaluation and training-split scores; the binary model's evaluation draws post
+    000's bars per true star."""
     pytest.importorskip("matplotlib")
     train, dev = corpus
     cmd = [sys.executable, "-m", "transformers_lite"]
     out = tmp_path / "run"
     tiny = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16"]
     result = subprocess.run(
-        cmd + ["train", "classifier", "--train", train, "--val", dev, "--recipe", "seed", "--labels", "1",
-               "--min-df", "1", "--epochs", "1", *tiny, "--out", out],
+        cmd + ["train", "classifier", "--train", train, "--val", dev, "--preset", "post-classifier-original",
+               "--labels", "1", "--min-df", "1", "--epochs", "1", *tiny, "--out", out],
         capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -180,8 +170,8 @@ def test_the_posts_setup_trains_reads_and_plots(tmp_path, corpus):
     result = subprocess.run(cmd + ["evaluate", out, "--data", dev, "--json"], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert (out / "probabilities_by_star.png").is_file()
+    from transformers_lite import load
     from transformers_lite.evaluation.evaluate import evaluate_classifier
-    from transformers_lite.pipeline import load
 
     _, arrays = evaluate_classifier(load(out), dev)
     assert sorted(set(arrays["stars"].tolist())) == [1, 2, 3, 4, 5]
@@ -193,10 +183,10 @@ def test_an_ensemble_trains_each_member_on_its_own_order_and_start(corpus):
     from transformers_lite.tasks.classifier import member_seed
 
     train, dev = corpus
-    base = get_preset("classifier").replace(dim=16, n_heads=2, dim_hidden=32, max_length=16, members=3)
-    task = ClassifierTask(ClassifierSettings(str(train), str(dev), min_df=1, embedding_init="ppmi"), base)
-    config = task.adapt_config(base)
-    single = ClassifierTask(ClassifierSettings(str(train), str(dev), min_df=1), config.replace(members=1))
+    base = get_preset("classifier").model.replace(dim=16, n_heads=2, dim_hidden=32, max_length=16, members=3)
+    task = ClassifierTask.prepare(ClassifierSettings(str(train), str(dev), min_df=1, embedding_init="ppmi"), base)
+    config = task.model_config(base)
+    single = ClassifierTask.prepare(ClassifierSettings(str(train), str(dev), min_df=1), config.replace(members=1))
     batches = task.batch(5)
     assert len(batches) == 3
     for got, want in zip(batches[0], single.batch(5)):  # member 0 reads what a single model reads
@@ -204,10 +194,10 @@ def test_an_ensemble_trains_each_member_on_its_own_order_and_start(corpus):
     assert not torch.equal(batches[0][2], batches[1][2]) or not torch.equal(batches[0][0], batches[1][0])
     model = build_model(config)
     task.init_model(model)
-    ids, valid = task.tokenizer.encode_batch(task.train_texts, 2048)
+    ids, valid = task.tokenizer.encode_batch(task.unlabelled, 2048)
     for k, member in enumerate(model.members):
         want = ppmi_vectors(ids, valid, config.vocab_size, 16, window=10, seed=member_seed(0, k))
-        assert torch.equal(member.embedding.weight, want)
+        assert torch.equal(member.encoder.embedding.weight, want)
     assert member_seed(7, 0) == 7 and len({member_seed(7, k) for k in range(3)}) == 3
     model.eval()
     loss = task.loss(model, batches)  # the mean of each member's loss on its own batch
@@ -216,22 +206,20 @@ def test_an_ensemble_trains_each_member_on_its_own_order_and_start(corpus):
 
 
 def test_an_ensemble_with_bigrams_learns_and_reads_back(tmp_path, corpus):
-    from transformers_lite.training.runs import load
+    from transformers_lite import load
 
     train, dev = corpus
     config = ClassifierConfig(
         dim=16, n_heads=2, dim_hidden=32, head="mean", dropout=0.0, max_length=16, members=2, bigram_buckets=512
     )
-    task = ClassifierTask(ClassifierSettings(str(train), str(dev), labels=2, min_df=1), config)
-    config = task.adapt_config(config)
-    torch.manual_seed(0)
-    model = build_model(config)
-    state = Trainer(
-        model, task, TrainConfig(epochs=4, lr=5e-3, warmup_steps=20, eval_every=0), tmp_path / "r", config,
-        log=lambda *_: None,
-    ).fit()  # fmt: skip
-    assert state.history[-1]["val_accuracy"] > 0.9
+    settings = ClassifierSettings(str(train), str(dev), labels=2, min_df=1)
+    result = train_run(config, settings, tmp_path / "r", epochs=4, lr=5e-3, warmup_steps=20, eval_every=0)
+    assert result.state.history[-1]["val_accuracy"] > 0.9
+    task = ClassifierTask.prepare(settings, config)
     loaded = load(tmp_path / "r")
+    torch.manual_seed(0)
+    model = build_model(loaded.config)
+    model.load_state_dict(loaded.model.state_dict())
     assert loaded.config.members == 2 and len(loaded.model.members) == 2
     assert loaded.model.members[1].bigram_embedding.weight.abs().sum() > 0  # the pair table learned
     ids, valid = task.val_ids[:8], task.val_valid[:8]

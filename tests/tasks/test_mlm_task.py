@@ -1,3 +1,4 @@
+import dataclasses
 import json
 import random
 
@@ -6,8 +7,9 @@ import torch
 
 from transformers_lite import build_model
 from transformers_lite.config import EncoderLMConfig
+from transformers_lite.data.masking import IGNORE
 from transformers_lite.errors import ConfigError, DataError
-from transformers_lite.tasks.mlm import IGNORE, MaskedLMSettings, MaskedLMTask
+from transformers_lite.tasks.mlm import MaskedLMSettings, MaskedLMTask
 from transformers_lite.training.trainer import TrainConfig, Trainer
 
 SMALL = EncoderLMConfig(dim=32, n_heads=2, dim_hidden=64, n_blocks=1, dropout=0.0, max_length=16)
@@ -32,15 +34,15 @@ def reviews(path, n=400, seed=0, stars="five"):
 
 def make_task(path, **kw):
     settings = MaskedLMSettings(reviews=str(path), min_df=1, batch_size=16, **kw)
-    task = MaskedLMTask(settings, SMALL)
-    return task, task.adapt_config(SMALL)
+    task = MaskedLMTask.prepare(settings, SMALL)
+    return task, task.model_config(SMALL)
 
 
 def test_masking_follows_the_80_10_10_split_and_targets_only_chosen_positions(tmp_path):
     task, _ = make_task(reviews(tmp_path / "r.jsonl", 2000), mask_prob=0.3)
     tok = task.tokenizer
     seqs = task.train_seqs[:512]
-    inputs, valid, targets = task._make_batch(seqs, torch.Generator().manual_seed(1))
+    inputs, valid, targets = task.masking.batch(seqs, torch.Generator().manual_seed(1))
     original = torch.where(targets == IGNORE, inputs, targets)
     chosen = targets != IGNORE
     assert not (chosen & ~valid).any()  # padding is never a target
@@ -50,7 +52,7 @@ def test_masking_follows_the_80_10_10_split_and_targets_only_chosen_positions(tm
     assert abs(masked.sum().item() / chosen.sum().item() - 0.8) < 0.03
     assert 0.07 < kept.sum().item() / chosen.sum().item() < 0.15  # 10 % kept + random picks that hit the word
     assert ((inputs == original) | chosen).all()  # unchosen tokens are untouched
-    assert (inputs[chosen & ~masked & ~kept] >= task.first_word).all()  # random words, never specials
+    assert (inputs[chosen & ~masked & ~kept] >= task.masking.first_word).all()  # random words, never specials
 
 
 def test_batches_and_masks_are_functions_of_seed_and_step(tmp_path):
@@ -73,12 +75,7 @@ def test_tiny_corpus_is_learned_to_low_masked_loss(tmp_path):
     model = build_model(config)
     start = task.evaluate(model)["val_loss"]
     state = Trainer(
-        model,
-        task,
-        TrainConfig(max_steps=400, lr=3e-3, warmup_steps=20, eval_every=0),
-        tmp_path / "run",
-        config,
-        log=lambda *_: None,
+        model, task, TrainConfig(max_steps=400, lr=3e-3, warmup_steps=20, eval_every=0), log=lambda *_: None
     ).fit()
     final = state.history[-1]
     assert start > 3.0
@@ -88,19 +85,19 @@ def test_tiny_corpus_is_learned_to_low_masked_loss(tmp_path):
 
 def test_causal_objective_predicts_the_next_word(tmp_path):
     task, config = make_task(reviews(tmp_path / "r.jsonl"))
-    causal = MaskedLMTask(task.settings, SMALL.replace(objective="causal"))
+    causal = MaskedLMTask.prepare(task.settings, SMALL.replace(objective="causal"))
     inputs, valid, targets = causal.batch(0)
     assert torch.equal(targets[:, :-1][valid[:, 1:]], inputs[:, 1:][valid[:, 1:]])
-    assert "val_next_accuracy" in causal.evaluate(build_model(causal.adapt_config(SMALL.replace(objective="causal"))))
+    assert "val_next_accuracy" in causal.evaluate(build_model(causal.model_config(SMALL.replace(objective="causal"))))
 
 
 def test_clear_errors(tmp_path):
     with pytest.raises(DataError, match="--reviews FILE"):
-        MaskedLMTask(MaskedLMSettings(), SMALL)
+        MaskedLMTask.prepare(MaskedLMSettings(), SMALL)
     empty = tmp_path / "e.txt"
     empty.write_text("one\n")
     with pytest.raises(DataError, match="validation"):
-        MaskedLMTask(MaskedLMSettings(text=str(empty)), SMALL)
+        MaskedLMTask.prepare(MaskedLMSettings(text=str(empty)), SMALL)
     with pytest.raises(ConfigError, match="mask_prob"):
         MaskedLMSettings(mask_prob=0.0)
 
@@ -110,21 +107,19 @@ def test_frozen_embedding_stays_while_the_blocks_learn(tmp_path):
     torch.manual_seed(0)
     model = build_model(config)
     start = {k: v.clone() for k, v in model.state_dict().items()}
-    Trainer(
-        model, task, TrainConfig(max_steps=5, lr=3e-3, warmup_steps=0), tmp_path / "run", config, log=lambda *_: None
-    ).fit()
-    assert torch.equal(model.embedding.weight, start["embedding.weight"])
-    assert not torch.equal(model.blocks[0].feed_forward.dense1.weight, start["blocks.0.feed_forward.dense1.weight"])
+    Trainer(model, task, TrainConfig(max_steps=5, lr=3e-3, warmup_steps=0), log=lambda *_: None).fit()
+    assert torch.equal(model.encoder.embedding.weight, start["encoder.embedding.weight"])
+    dense1 = "encoder.blocks.0.feed_forward.dense1.weight"
+    assert not torch.equal(model.encoder.blocks[0].feed_forward.dense1.weight, start[dense1])
 
 
 def test_evaluate_a_pretraining_run_on_its_validation_documents_and_on_a_file(tmp_path):
     import transformers_lite as tl
 
     path = reviews(tmp_path / "r.jsonl")
-    exp = tl.Experiment.from_preset(
-        "mlm", model=SMALL, reviews=str(path), min_df=1, embedding_init="random", max_steps=20, log_every=1000
-    )
-    run_dir = exp.run(tmp_path / "run", log=lambda *_: None).run_dir
+    recipe = tl.get_preset("mlm").override(reviews=str(path), min_df=1, embedding_init="random", max_steps=20)
+    recipe = dataclasses.replace(recipe, model=SMALL)
+    run_dir = recipe.run(tmp_path / "run", log=lambda *_: None).run_dir
     history = json.loads((run_dir / "history.json").read_text())
     run = tl.load(run_dir)
     own = run.evaluate()

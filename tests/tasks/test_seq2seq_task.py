@@ -32,18 +32,12 @@ def test_synthetic_reverse_task_is_learned(tmp_path):
     config = Seq2SeqConfig(
         dim=64, n_heads=4, dim_hidden=128, n_encoder_blocks=2, n_decoder_blocks=2, dropout=0.0, max_length=16
     )
-    task = Seq2SeqTask(settings, config)
-    config = task.adapt_config(config)
+    task = Seq2SeqTask.prepare(settings, config)
+    config = task.model_config(config)
     torch.manual_seed(0)
     model = build_model(config)
-    Trainer(
-        model,
-        task,
-        TrainConfig(max_steps=400, lr=3e-3, warmup_steps=50, eval_every=400, schedule="cosine", weight_decay=0.0),
-        tmp_path / "run",
-        config,
-        log=lambda *_: None,
-    ).fit()
+    train_config = TrainConfig(max_steps=400, lr=3e-3, warmup_steps=50, eval_every=400, weight_decay=0.0)
+    Trainer(model, task, train_config, log=lambda *_: None).fit()
     src, _ = pad_batch(task.val_src, config.pad_id)
     out = greedy_decode(model, src, task.tgt_tok.bos_id, task.tgt_tok.eos_id, DecodeSettings())
     correct = sum(a == b for hyp, ref in zip(out, task.val_tgt) for a, b in zip(hyp, ref))
@@ -59,7 +53,7 @@ def test_each_epoch_orders_its_batches_once(tmp_path, monkeypatch):
 
     train = write_reverse_task(tmp_path, 300, 0)
     settings = Seq2SeqSettings(*map(str, train), *map(str, train), tokenizer="word", max_tokens=128)
-    task = Seq2SeqTask(settings, Seq2SeqConfig(dim=16, n_heads=2, dim_hidden=32, max_length=16))
+    task = Seq2SeqTask.prepare(settings, Seq2SeqConfig(dim=16, n_heads=2, dim_hidden=32, max_length=16))
     calls = []
     real = seq2seq.bucket_batches
     monkeypatch.setattr(seq2seq, "bucket_batches", lambda *a, **kw: calls.append(kw.get("seed")) or real(*a, **kw))
@@ -67,6 +61,6 @@ def test_each_epoch_orders_its_batches_once(tmp_path, monkeypatch):
     calls.clear()
     first = [task.batch(i) for i in range(3 * n)]
     assert len(calls) == 2  # epochs 1 and 2 (epoch 0's order is already built: it was counted)
-    again = Seq2SeqTask(settings, Seq2SeqConfig(dim=16, n_heads=2, dim_hidden=32, max_length=16))
+    again = Seq2SeqTask.prepare(settings, Seq2SeqConfig(dim=16, n_heads=2, dim_hidden=32, max_length=16))
     for i in (0, n + 1, 2 * n + 2):  # the same batches, whatever order they are asked for in
         assert torch.equal(again.batch(i).src, first[i].src)

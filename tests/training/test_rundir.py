@@ -1,7 +1,7 @@
 import pytest
 
+from transformers_lite import get_preset
 from transformers_lite.errors import DataError
-from transformers_lite.experiment import Experiment
 from transformers_lite.training.rundir import RunLock, discard_if_empty, new_run_dir
 
 
@@ -24,10 +24,10 @@ def test_a_run_that_fails_on_bad_data_leaves_no_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "empty.txt").write_text("")
     with pytest.raises(DataError):
-        Experiment.from_preset("generator", text="empty.txt", max_steps=1).run()
+        get_preset("post-gpt").override(text="empty.txt", max_steps=1).run()
     assert not (tmp_path / "outputs").exists() or not any((tmp_path / "outputs").iterdir())
     kept = tmp_path / "mine"
     kept.mkdir()  # a folder the user made stays, even when the run in it fails
     with pytest.raises(DataError):
-        Experiment.from_preset("generator", text="empty.txt", max_steps=1).run(kept)
+        get_preset("post-gpt").override(text="empty.txt", max_steps=1).run(kept)
     assert kept.is_dir()

@@ -8,10 +8,12 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from transformers_lite import GeneratorConfig, build_model
+from transformers_lite import GeneratorConfig, Recipe, build_model, load_config
+from transformers_lite.runs import latest_checkpoint
 from transformers_lite.tasks.generator import GeneratorSettings, GeneratorTask
-from transformers_lite.training.callbacks import Callback
-from transformers_lite.training.checkpoint import latest_checkpoint
+from transformers_lite.training.callbacks import Callback, Checkpointer
+from transformers_lite.training.checkpoint import load_checkpoint
+from transformers_lite.training.state import TrainState
 from transformers_lite.training.trainer import NonFiniteLoss, TrainConfig, Trainer
 
 from ..helpers import TINY_GPT
@@ -22,7 +24,7 @@ KILL_SCRIPT = Path(__file__).with_name("kill_at_step.py")
 
 
 def make_task(text_file, seed=0, cls=GeneratorTask, config=TINY):
-    return cls(GeneratorSettings(text=str(text_file), batch_size=4), config, seed=seed)
+    return cls.prepare(GeneratorSettings(text=str(text_file), batch_size=4), config, seed=seed)
 
 
 @pytest.fixture
@@ -32,16 +34,22 @@ def text_file(tmp_path):
     return path
 
 
-def train(run_dir, text_file, resume=False, **kw):
-    task = make_task(text_file, 3)
-    config = task.adapt_config(TINY)
+def train(run_dir, text_file, resume=False, task_cls=GeneratorTask, callbacks=(), clock=None, **kw):
+    """The trainer with the run directory's ``Checkpointer``, as a recipe runs it (a resumed run starts
+    from its checkpoint); returns the final state."""
+    task = make_task(text_file, 3, task_cls)
+    config = task.model_config(TINY)
     torch.manual_seed(3)
     model = build_model(config)
     settings = dict(max_steps=12, eval_every=4, warmup_steps=2, seed=3, lr=3e-3)
     settings.update(kw)
-    trainer = Trainer(model, task, TrainConfig(**settings), run_dir, config, resume=resume, log=lambda *_: None)
-    trainer.fit()
-    return model
+    cfg = TrainConfig(**settings)
+    hooks = [Checkpointer(run_dir, cfg.checkpoint_every), *callbacks]
+    timing = {} if clock is None else {"clock": clock}
+    trainer = Trainer(model, task, cfg, callbacks=hooks, log=lambda *_: None, **timing)
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    state = TrainState.from_dict(load_checkpoint(run_dir, model, trainer.optimizer)) if resume else None
+    return trainer.fit(state)
 
 
 def weights(run_dir):
@@ -81,13 +89,17 @@ def test_resume_after_sigkill_between_checkpoints(tmp_path, text_file):
 
 
 def test_run_directory_files_and_documented_keys(tmp_path, text_file):
-    train(tmp_path / "r", text_file, max_steps=4)
-    run = tmp_path / "r"
+    train_config = TrainConfig(max_steps=4, eval_every=4, seed=3)
+    recipe = Recipe("generator", TINY, train_config, GeneratorSettings(text=str(text_file), batch_size=4))
+    run = recipe.run(tmp_path / "r", log=lambda *_: None).run_dir
     for name in ("config.json", "hyperparameters.json", "history.json", "model.safetensors", "tokenizer.json"):
         assert (run / name).is_file(), name
     hyper = json.loads((run / "hyperparameters.json").read_text())
-    for key in ("task", "seed", "train", "model", "data", "parameters", "versions"):
+    for key in ("family", "seed", "train", "model", "data", "parameters", "versions"):
         assert key in hyper
+    recorded = Recipe.from_dict(hyper, strict=False)  # the recipe as trained: data-derived fields included
+    assert recorded.model == load_config(run / "config.json") == recipe.resolved().model
+    assert recorded.model.vocab_size == len(set(TEXT)) + 1 and recorded.train == train_config
     assert hyper["data"]["text_sha256"] and hyper["versions"]["torch"] == torch.__version__
     assert hyper["parameters"]["trainable"] > 0
     [record] = json.loads((run / "history.json").read_text())
@@ -105,40 +117,24 @@ def test_nan_loss_stops_and_keeps_the_last_good_checkpoint(tmp_path, text_file):
             self.calls = getattr(self, "calls", 0) + 1
             return loss * float("nan") if self.calls == 6 else loss
 
-    task = make_task(text_file, cls=Exploding)
-    config = task.adapt_config(TINY)
-    trainer = Trainer(
-        build_model(config), task, TrainConfig(max_steps=10, eval_every=4), tmp_path / "n", config, log=lambda *_: None
-    )
-    with pytest.raises(NonFiniteLoss, match="loss became nan at step 6.*step-00000004"):
-        trainer.fit()
+    with pytest.raises(NonFiniteLoss, match="loss became nan at step 6"):
+        train(tmp_path / "n", text_file, task_cls=Exploding, max_steps=10, eval_every=4)
     assert latest_checkpoint(tmp_path / "n").name == "step-00000004"
 
 
 def test_early_stopping_and_time_budget(tmp_path, text_file):
     task = make_task(text_file)
-    config = task.adapt_config(TINY)
+    config = task.model_config(TINY)
     t = Trainer(
         build_model(config),
         task,
         TrainConfig(max_steps=50, eval_every=1, patience=1, lr=1e-9, warmup_steps=0),
-        tmp_path / "e",
-        config,
         log=lambda *_: None,
     )
     state = t.fit()
     assert state.stop_reason.startswith("early stopping") and state.step < 50
     ticks = iter(range(10**6))  # a fake clock: one second per reading
-    t = Trainer(
-        build_model(config),
-        task,
-        TrainConfig(max_minutes=0.05),
-        tmp_path / "m",
-        config,
-        log=lambda *_: None,
-        clock=lambda: float(next(ticks)),
-    )
-    state = t.fit()
+    state = train(tmp_path / "m", text_file, max_minutes=0.05, max_steps=None, clock=lambda: float(next(ticks)))
     assert 1 <= state.step <= 3 and "time budget of 0.05 minutes used" in state.stop_reason
     assert latest_checkpoint(tmp_path / "m") is not None
 
@@ -146,19 +142,12 @@ def test_early_stopping_and_time_budget(tmp_path, text_file):
 def test_gradient_accumulation_matches_a_larger_batch(tmp_path, text_file):
     """Two micro-batches of 4 with accumulate=2 give the same first update as their mean loss."""
     task = make_task(text_file, 1)
-    config = task.adapt_config(TINY.replace(dropout=0.0))
+    config = task.model_config(TINY.replace(dropout=0.0))
     torch.manual_seed(0)
     model = build_model(config)
     reference = build_model(config)
     reference.load_state_dict(model.state_dict())
-    Trainer(
-        model,
-        task,
-        TrainConfig(max_steps=1, accumulate=2, warmup_steps=0, grad_clip=0),
-        tmp_path / "g",
-        config,
-        log=lambda *_: None,
-    ).fit()
+    Trainer(model, task, TrainConfig(max_steps=1, accumulate=2, warmup_steps=0, grad_clip=0), log=lambda *_: None).fit()
     from transformers_lite.training.optim import make_optimizer
 
     opt = make_optimizer(reference, 1e-3, 0.01, (0.9, 0.99))
@@ -196,19 +185,7 @@ def test_init_model_runs_once_for_a_new_run_and_never_on_resume(tmp_path, text_f
                 model.embedding.weight.fill_(0.5)
 
     def fit(run, resume=False, **kw):
-        task = make_task(text_file, 3, Initialised)
-        config = task.adapt_config(TINY)
-        torch.manual_seed(3)
-        model = build_model(config)
-        Trainer(
-            model,
-            task,
-            TrainConfig(max_steps=6, eval_every=3, warmup_steps=1, lr=3e-3, seed=3, **kw),
-            tmp_path / run,
-            config,
-            resume=resume,
-            log=lambda *_: None,
-        ).fit()
+        train(tmp_path / run, text_file, resume, Initialised, max_steps=6, eval_every=3, warmup_steps=1, **kw)
 
     fit("a")
     assert len(calls) == 1
@@ -240,24 +217,10 @@ class RecordLR(Callback):
 
 
 def budgeted(run_dir, text_file, resume=False, **kw):
-    task = make_task(text_file, 3)
-    config = task.adapt_config(TINY)
-    torch.manual_seed(3)
-    model = build_model(config)
     lrs = RecordLR()
-    settings = dict(max_minutes=0.5, eval_every=10, warmup_steps=3, lr=3e-3, min_lr_ratio=0.1, seed=3)
+    settings = dict(max_minutes=0.5, max_steps=None, eval_every=10, warmup_steps=3, min_lr_ratio=0.1)
     settings.update(kw)
-    state = Trainer(
-        model,
-        task,
-        TrainConfig(**settings),
-        run_dir,
-        config,
-        resume=resume,
-        callbacks=[lrs],
-        log=lambda *_: None,
-        clock=FakeClock(),
-    ).fit()
+    state = train(run_dir, text_file, resume, callbacks=[lrs], clock=FakeClock(), **settings)
     return state, lrs.lrs
 
 
@@ -269,11 +232,7 @@ def test_a_time_budget_spans_the_schedule_and_ends_at_the_floor(tmp_path, text_f
     # the last step starts at 29 s of 30: it trains just above the floor (0.1 x peak), which the budget's end reaches
     assert lrs[-1] == pytest.approx(3e-4, rel=0.05) and lrs[-1] >= 3e-4
     schedule = Trainer(
-        build_model(TINY),
-        make_task(text_file),
-        TrainConfig(max_minutes=0.5, warmup_steps=3, lr=3e-3),
-        tmp_path / "s",
-        TINY,
+        build_model(TINY), make_task(text_file), TrainConfig(max_minutes=0.5, warmup_steps=3, lr=3e-3)
     ).schedule
     assert schedule(31, schedule.progress(31, elapsed=30.0, warmup_end_s=3.0)) == pytest.approx(3e-4)
 

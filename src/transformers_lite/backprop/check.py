@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from ..config import ClassifierConfig
-from ..layers import EncoderBlock, scaled_dot_attention
+from ..layers import Block, BlockSpec, scaled_dot_attention
 from ..layers.masks import causal_mask
 from ..models import build_model
 from . import composed, ops
@@ -149,14 +149,14 @@ def check_residual() -> float:
     return _compare(lambda a, b: a + b, [a, b], dy, list(ops.residual_backward(dy, None)))
 
 
-def check_seed_head() -> float:
+def check_flatten_head() -> float:
     x, w1, b1, w2, b2, dz = _r(2, 5, 4), _r(1, 4), _r(1), _r(3, 5), _r(3), _r(2, 3)
-    _, c = ops.seed_head_forward(x, w1, b1, w2, b2)
+    _, c = ops.flatten_head_forward(x, w1, b1, w2, b2)
     return _compare(
         lambda x, w1, b1, w2, b2: F.linear(F.linear(x, w1, b1).squeeze(-1), w2, b2),
         [x, w1, b1, w2, b2],
         dz,
-        list(ops.seed_head_backward(dz, c)),
+        list(ops.flatten_head_backward(dz, c)),
     )
 
 
@@ -176,7 +176,7 @@ def check_losses() -> float:
 
 
 def check_encoder_block() -> float:
-    block = EncoderBlock(2, 8, 16, dropout=0.0).double()
+    block = Block(BlockSpec(8, 2, 16, dropout=0.0)).double()
     x, dy = _r(2, 5, 8), _r(2, 5, 8)
     y_hand, c = composed.encoder_block_forward(block, x)
     dx, grads = composed.encoder_block_backward(dy, c)
@@ -194,8 +194,8 @@ def check_seed_classifier() -> float:
     cfg = ClassifierConfig(vocab_size=20, max_length=6, dim=8, n_heads=2, dim_hidden=16, n_labels=3, dropout=0.0)
     model = build_model(cfg).double()
     ids, labels = torch.randint(0, 20, (4, 6)), torch.tensor([0, 2, 1, 2])
-    loss_hand, c = composed.seed_classifier_forward(model, ids, labels)
-    grads = composed.seed_classifier_backward(c)
+    loss_hand, c = composed.post_classifier_forward(model, ids, labels)
+    grads = composed.post_classifier_backward(c)
     loss = F.cross_entropy(model(ids), labels)
     params = dict(model.named_parameters())
     auto = torch.autograd.grad(loss, list(params.values()))
@@ -233,7 +233,7 @@ CHECKS: dict[str, Callable[[], float]] = {
     "softrelu x·σ(x) (seed 001)": lambda: check_activation("softrelu"),
     "dropout (saved mask)": check_dropout,
     "residual addition": check_residual,
-    "seed classifier head": check_seed_head,
+    "post 000 classifier head (flatten)": check_flatten_head,
     "cross-entropy / binary cross-entropy": check_losses,
     "encoder block (composed)": check_encoder_block,
     "seed classifier (every parameter)": check_seed_classifier,

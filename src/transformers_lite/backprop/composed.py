@@ -1,6 +1,6 @@
-"""Composed backward passes: a full encoder block and the whole seed-000 classifier, by hand.
+"""Composed backward passes: a full encoder block and the whole post-000 classifier, by hand.
 
-Parameters are read from the real modules (``layers.EncoderBlock``, ``models.TransformerClassifier``)
+Parameters are read from the real modules (``layers.Block``, ``models.TransformerClassifier``)
 so the hand gradients can be compared parameter by parameter with autograd on the same model.
 The block is post-norm and evaluated without dropout (``dropout_masks`` can supply saved masks).
 """
@@ -108,19 +108,20 @@ def encoder_block_backward(dy: Tensor, cache: dict):
     return dx_res + dxq + dxk + dxv, grads
 
 
-def seed_classifier_forward(model, ids: Tensor, labels: Tensor):  # noqa: ANN001
-    """Loss of the seed classifier (embedding -> +PE -> blocks -> seed head -> cross-entropy)."""
+def post_classifier_forward(model, ids: Tensor, labels: Tensor):  # noqa: ANN001
+    """Loss of post 000's classifier (embedding -> +PE -> blocks -> flatten head -> cross-entropy)."""
     cfg = model.config
-    if cfg.head != "seed" or cfg.members != 1 or cfg.bigram_buckets:
-        raise ValueError("the hand-derived classifier is the seed's: head='seed', one member, no bigram table")
-    x, ce = ops.embedding_forward(ids, model.embedding.weight.detach())
-    x, _ = ops.add_position_forward(x, model.position_encoding.weight)
+    if cfg.head != "flatten" or cfg.members != 1 or cfg.bigram_buckets:
+        raise ValueError("the hand-derived classifier is post 000's: head='flatten', one member, no bigram table")
+    encoder = model.encoder
+    x, ce = ops.embedding_forward(ids, encoder.embedding.weight.detach())
+    x, _ = ops.add_position_forward(x, encoder.position_encoding.weight)
     block_caches = []
-    for block in model.blocks:
+    for block in encoder.blocks:
         x, cb = encoder_block_forward(block, x)
         block_caches.append(cb)
     head = model.head
-    z, ch = ops.seed_head_forward(
+    z, ch = ops.flatten_head_forward(
         x,
         head.dense_token.weight.detach(),
         head.dense_token.bias.detach(),
@@ -134,11 +135,11 @@ def seed_classifier_forward(model, ids: Tensor, labels: Tensor):  # noqa: ANN001
     return loss, (ce, block_caches, ch, cl, z.shape[1] == 1)
 
 
-def seed_classifier_backward(cache) -> dict[str, Tensor]:  # noqa: ANN001
+def post_classifier_backward(cache) -> dict[str, Tensor]:  # noqa: ANN001
     """Gradient of the loss for every parameter, keyed by ``model.named_parameters()`` names."""
     ce, block_caches, ch, cl, binary = cache
     dz = ops.binary_cross_entropy_backward(cl)[:, None] if binary else ops.cross_entropy_backward(cl)
-    dx, dw1, db1, dw2, db2 = ops.seed_head_backward(dz, ch)
+    dx, dw1, db1, dw2, db2 = ops.flatten_head_backward(dz, ch)
     grads = {
         "head.dense_token.weight": dw1,
         "head.dense_token.bias": db1,
@@ -147,9 +148,9 @@ def seed_classifier_backward(cache) -> dict[str, Tensor]:  # noqa: ANN001
     }
     for i in reversed(range(len(block_caches))):
         dx, block_grads = encoder_block_backward(dx, block_caches[i])
-        grads.update({f"blocks.{i}.{k}": v for k, v in block_grads.items()})
+        grads.update({f"encoder.blocks.{i}.{k}": v for k, v in block_grads.items()})
     dx = ops.add_position_backward(dx, None)
-    grads["embedding.weight"] = ops.embedding_backward(dx, ce)
+    grads["encoder.embedding.weight"] = ops.embedding_backward(dx, ce)
     return grads
 
 

@@ -234,14 +234,14 @@ def dropout_backward(dy: Tensor, keep: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------- the seed head and the losses
-def seed_head_forward(x: Tensor, w1: Tensor, b1: Tensor, w2: Tensor, b2: Tensor):
+def flatten_head_forward(x: Tensor, w1: Tensor, b1: Tensor, w2: Tensor, b2: Tensor):
     """Dense(C -> 1) -> flatten -> Dense(T -> K): ``(B, T, C) -> (B, T, 1) -> (B, T) -> (B, K)``."""
     h, c1 = linear_forward(x, w1, b1)  # (B, T, 1)
     z, c2 = linear_forward(h.squeeze(-1), w2, b2)  # (B, T) -> (B, K)
     return z, (c1, c2)
 
 
-def seed_head_backward(dz: Tensor, cache):  # noqa: ANN001
+def flatten_head_backward(dz: Tensor, cache):  # noqa: ANN001
     c1, c2 = cache
     dh, dw2, db2 = linear_backward(dz, c2)
     dx, dw1, db1 = linear_backward(dh.unsqueeze(-1), c1)

@@ -24,7 +24,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 def run(args: argparse.Namespace) -> int:
     texts, as_jsonl = inputs(args, ("text", "review_body"))
-    loaded = load_run(args, "classifier")
+    loaded = load_run(args, "classify")
     results = loaded.classify(texts, progress=len(texts) > 1024 and interactive())
     if as_jsonl:
         write_lines([json.dumps(r) for r in results], args.output)

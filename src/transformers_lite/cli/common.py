@@ -8,8 +8,9 @@ import sys
 
 from ..atomic import atomic_write_text
 from ..data.inputs import read_inputs
-from ..errors import ConfigError, RunError
-from ..pipeline import Run, load
+from ..errors import ConfigError
+from ..families import load
+from ..pipeline import Run
 
 
 def add_device(parser: argparse.ArgumentParser) -> None:
@@ -67,9 +68,10 @@ def print_json(data: object) -> None:
     print(json.dumps(data))
 
 
-def load_run(args: argparse.Namespace, family: str | None = None) -> Run:
-    """Load ``args.run`` on ``args.device``; with ``family``, insist the run holds that model family."""
+def load_run(args: argparse.Namespace, action: str | None = None) -> Run:
+    """Load ``args.run`` on ``args.device``; with ``action``, insist the run can do it (``generate``, ...)."""
     loaded = load(args.run, args.device)
-    if family is not None and loaded.config.family != family:
-        raise RunError(f"{args.run} holds a {loaded.config.family} model, not a {family}")
+    if action is not None and action not in loaded.family_entry.actions:
+        can = ", ".join(loaded.family_entry.actions) or "none of generate, classify, translate"
+        raise ConfigError(f"{args.run} holds a {loaded.family} model, which cannot {action} (it can: {can})")
     return loaded

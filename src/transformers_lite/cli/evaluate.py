@@ -5,10 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import ConfigError
-from ..evaluation.evaluate import evaluate_classifier, evaluate_generator
-from ..evaluation.translation import evaluate_translation
-from ..inspect.classifier_plots import write_classifier_plots
-from ..pipeline import evaluate_pretraining
+from ..families import FAMILIES
 from ..progress import interactive
 from .common import add_device, load_run, print_json
 
@@ -37,51 +34,30 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.set_defaults(func=run)
 
 
-FAMILY_OPTIONS = {
-    "generator": ("text",),
-    "classifier": ("data", "no_plots"),
-    "seq2seq": ("src", "ref", "beam"),
-    "mlm": ("text",),
-}
-
-
 def run(args: argparse.Namespace) -> int:
     loaded = load_run(args)
-    family = loaded.config.family
-    for other, names in FAMILY_OPTIONS.items():
+    mine = loaded.family_entry.evaluate_options
+    for other in FAMILIES.values():
         given = [
             f"--{n.replace('_', '-')}"
-            for n in names
-            if other != family and n not in FAMILY_OPTIONS[family] and getattr(args, n) not in (None, False, 1)
+            for n in other.evaluate_options
+            if n not in mine and getattr(args, n) not in (None, False, 1)
         ]
         if given:
             raise ConfigError(
-                f"{' '.join(given)} is for {other} runs; {args.run} holds a {family} "
-                f"(its options: {', '.join('--' + n.replace('_', '-') for n in FAMILY_OPTIONS[family])})"
+                f"{' '.join(given)} is for {other.name} runs; {args.run} holds a {loaded.family} "
+                f"(its options: {', '.join('--' + n.replace('_', '-') for n in mine)})"
             )
-    if family == "generator":
-        result = evaluate_generator(loaded, args.text)
-        text = f"loss {result['loss']:.4f} | perplexity {result['perplexity']:.3f} | {result['n_tokens']:,} tokens"
-    elif family == "classifier":
-        result, arrays = evaluate_classifier(loaded, args.data)
-        if not args.no_plots:
-            written = write_classifier_plots(loaded.run_dir, loaded.config.n_labels, arrays)
-            result["plots"] = [str(p) for p in written]
-        text = f"accuracy {result['accuracy']:.4f} | macro F1 {result['macro_f1']:.4f} | n {result['n']:,}" + "".join(
-            f"\nwrote {p}" for p in result.get("plots", [])
-        )
-    elif family == "mlm":
-        result = evaluate_pretraining(loaded, args.text)
-        what = "masked" if "masked_accuracy" in result else "next"
-        text = (
-            f"loss {result['loss']:.4f} | {what}-word accuracy {result[f'{what}_accuracy']:.4f} | "
-            f"perplexity {result['perplexity']:.2f} | {result['n_sequences']:,} sequences"
-        )
-    else:
-        result = evaluate_translation(loaded, args.src, args.ref, beam=args.beam, progress=interactive())
-        text = f"BLEU {result['bleu']:.2f} | chrF {result['chrf']:.2f} | n {result['n']:,}"
+    result = loaded.evaluate(
+        args.data or args.text,
+        src=args.src,
+        ref=args.ref,
+        beam=args.beam,
+        plots=not args.no_plots,
+        progress=interactive(),
+    )
     if args.json:
         print_json(result)
     else:
-        print(text)
+        print(loaded.family_entry.scores_line(result))
     return 0

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 
-import torch
-
-from ..errors import ConfigError, warn
-from ..generation.generate import PATHS, generate
+from ..errors import ConfigError
+from ..generation.generate import OLD_PATHS, PATHS
 from .common import add_device, load_run, print_json
 
 
@@ -41,11 +40,11 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     )
     p.add_argument(
         "--path",
-        choices=PATHS,
-        default="fast",
-        help="fast (a lean KV-cached decoder), modules (the model's own layers with a KV cache: the "
-        "teaching path), no-cache (the whole window at every token); all give the same text "
-        "(default: fast)",
+        choices=(*PATHS, *OLD_PATHS),
+        default="cache",
+        help="cache (the model's forward with a KV cache: one new token per step), no-cache (the whole "
+        "window at every token); both give the same text (old names fast and modules mean cache) "
+        "(default: cache)",
     )
     p.add_argument("--no-kv-cache", action="store_true", help="the same as --path no-cache")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -61,29 +60,14 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    loaded = load_run(args, "generator")
+    loaded = load_run(args, "generate")
     if args.max_new_tokens < 0:
-        raise ValueError(f"--max-new-tokens must be >= 0, got {args.max_new_tokens}")
-    tok = loaded.tokenizer
-    if not args.prompt:
-        raise ConfigError("--prompt is empty; give at least one character to continue")
-    ids = tok.encode(args.prompt)
-    unknown = sorted({c for c, i in zip(args.prompt, ids) if i == tok.unk_id and c != tok.token(tok.unk_id)})
-    if unknown:
-        warn(
-            f"the prompt has characters the model never saw in training ({''.join(unknown)!r}); each reads as the "
-            f"unknown symbol {tok.token(tok.unk_id)!r}"
-        )
+        raise ConfigError(f"--max-new-tokens must be >= 0, got {args.max_new_tokens}")
     if args.num_samples < 1:
         raise ConfigError(f"--num-samples must be >= 1, got {args.num_samples}")
     if args.stream and (args.num_samples > 1 or args.json):
         raise ConfigError("--stream prints one sample as it comes; drop --num-samples/--json, or --stream")
-    prompt = torch.tensor(ids, dtype=torch.long)
-    steps = generate(
-        loaded.model,
-        prompt,
-        args.max_new_tokens,
-        num_samples=args.num_samples,
+    sampling = dict(
         temperature=args.temperature,
         top_k=args.top_k,
         top_p=args.top_p,
@@ -92,14 +76,16 @@ def run(args: argparse.Namespace) -> int:
         path="no-cache" if args.no_kv_cache else args.path,
     )
     if args.stream:
+        tokens = loaded.stream(args.prompt, args.max_new_tokens, **sampling)
+        first = next(tokens, None)  # the prompt is checked (and warned about) before anything is printed
         sys.stdout.write(args.prompt)
-        for (token,) in steps:
-            sys.stdout.write(tok.decode([token]))
+        for token in itertools.chain([first] if first else [], tokens):
+            sys.stdout.write(token["text"])
             sys.stdout.flush()
         sys.stdout.write("\n")
         return 0
-    columns = list(zip(*steps)) or [()] * args.num_samples  # one tuple of ids per sample
-    texts = [args.prompt + tok.decode(list(ids)) for ids in columns]
+    texts = loaded.generate(args.prompt, args.max_new_tokens, num_samples=args.num_samples, **sampling)
+    texts = [texts] if isinstance(texts, str) else texts
     if args.json:
         print_json(
             {

@@ -7,9 +7,8 @@ from pathlib import Path
 
 from ..errors import ConfigError
 from ..inspect.curves import write_training_curves
-from ..inspect.generator_plots import KINDS, write_generator_plots
-from ..inspect.seed_figures import write_position_comparison, write_run_comparison, write_sinusoid
-from ..inspect.seq2seq_plots import write_cross_attention
+from ..inspect.generator_plots import KINDS
+from ..inspect.seed_figures import write_run_comparison, write_sinusoid
 from .common import add_device, load_run
 
 NO_RUN = ("sinusoid",)
@@ -89,24 +88,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _model_plots(args: argparse.Namespace, out: Path) -> list[Path]:
     loaded = load_run(args)
-    if loaded.config.family == "seq2seq":
-        return write_cross_attention(
-            loaded.model, loaded.src_tokenizer, loaded.tokenizer, args.src, args.tgt, args.block, args.head, out
+    draw = loaded.family_entry.plots
+    if draw is None:
+        raise ConfigError(
+            f"inspect draws generator and translator runs; {args.run} holds a {loaded.family} "
+            "(a classifier's plots come with `tlite evaluate`)"
         )
-    if loaded.config.family != "generator":
-        raise ConfigError("inspect supports generator and seq2seq runs; classifier plots come with `tlite evaluate`")
-    kinds = KINDS if args.kind == "all" else (args.kind,)
-    written = write_generator_plots(
-        loaded.model,
-        loaded.tokenizer,
-        out,
-        kinds,
-        text=args.text,
-        prompt=args.prompt,
-        block=args.block,
-        head=args.head,
-        all_tokens=args.all_tokens,
-    )
-    if "positions" in kinds and "position" in loaded.model.embeddings():
-        written.append(write_position_comparison(loaded.model, out))
-    return written
+    options = {k: getattr(args, k) for k in ("text", "prompt", "all_tokens", "src", "tgt", "block", "head")}
+    return draw(loaded, (args.kind,), out, options)

@@ -1,4 +1,7 @@
-"""``tlite serve RUN_OR_FOLDER``: the interactive inspector in the browser (the ``[web]`` extra)."""
+"""``tlite serve RUN_OR_FOLDER``: the interactive inspector in the browser (FastAPI served by uvicorn).
+
+Both are core dependencies, imported only when the server starts (they take half a second to import).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +9,6 @@ import argparse
 import ipaddress
 
 from ..errors import warn
-from ..optional import need
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
@@ -35,9 +37,9 @@ def _public(host: str) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    uvicorn = need("uvicorn", "web", "tlite serve")
-    need("fastapi", "web", "tlite serve")
-    from ..server.app import create_app  # needs fastapi: imported once it is known to be there
+    import uvicorn
+
+    from ..server.app import create_app  # FastAPI: imported once a server is started
     from ..server.registry import RunRegistry
 
     if not 0 < args.port < 65536:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..config import apply_overrides, get_preset, load_config
+from ..config import apply_overrides, load_config
 from ..models import build_model
+from ..recipes import get_preset
 from ..summary import summary
 
 
@@ -14,8 +15,8 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = sub.add_parser(
         name,
         help="print a model's layers and parameter counts",
-        description="Print each layer, its shape and parameter count, like the seeds' printed models.",
-        epilog="example: tlite summary seed-gpt --set n_blocks=6",
+        description="Print each layer, its shape and parameter count, like the posts' printed models.",
+        epilog="example: tlite summary post-gpt --set n_blocks=6",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("model", help="a preset name, a config JSON file, or a run directory")
@@ -29,7 +30,7 @@ def resolve_config(spec: str):  # noqa: ANN201
         return load_config(path / "config.json")
     if path.suffix == ".json" or path.is_file():
         return load_config(path)
-    return get_preset(spec)
+    return get_preset(spec).model
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,7 +1,9 @@
-"""``tlite train classifier|generator|seq2seq``: train a model, or resume a run.
+"""``tlite train classifier|generator|seq2seq|mlm``: train a model, or resume a run.
 
-The options are the fields of ``TrainConfig`` and of the task's settings; their defaults come from
-the preset's recipe (``recipes``). This module only parses, builds an ``Experiment`` and runs it.
+What to train is one recipe (``recipes``): ``--preset`` names one (default: the family's), ``--config``
+reads one that ``--print-config`` printed (or a model config alone), ``--set`` changes model fields and
+every other option a training or data setting; ``--resume`` continues a run's recorded recipe. This
+module only parses, builds the ``Recipe`` and runs it.
 """
 
 from __future__ import annotations
@@ -12,71 +14,61 @@ import json
 import signal
 from pathlib import Path
 
-from ..config import PRESETS, apply_overrides, load_config
+from ..config import load_config
 from ..devices import resolve_device
-from ..errors import ConfigError
-from ..experiment import Experiment, print_config, resume_experiment
-from ..recipes import DEFAULT_PRESET, get_recipe, training_model
-from ..tasks import TASKS
+from ..errors import ConfigError, DataError
+from ..families import FAMILIES, expect
+from ..recipes import ALIASES, ORIGINAL, Recipe, get_preset, presets_of, resume_recipe
 from ..training.distributed import cleanup, setup
 from .options import add_options, given
 
-EXAMPLES = {
-    "classifier": "tlite train classifier --train train.jsonl --val dev.jsonl --labels 5",
-    "generator": "tlite train generator --text input.txt --preset seed-gpt --max-minutes 4",
-    "seq2seq": "tlite train seq2seq --train-src train.de.gz --train-tgt train.en.gz --val-src val.de.gz "
-    "--val-tgt val.en.gz",
-    "mlm": "tlite train mlm --reviews train.jsonl --out outputs/mlm && "
-    "tlite train classifier --train train.jsonl --val dev.jsonl --init-from outputs/mlm",
-}
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}  # 128 + signal number, as shells report them
+EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}  # 128 + signal number, as shells do
+OLD_NAMES = ", ".join(f"{old} = {new}" for old, new in ALIASES.items())
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = sub.add_parser(
         name,
         help="train a model (classifier, generator, seq2seq, or mlm: pretrain an encoder)",
-        description="Train one of the three model families; every run gets its own directory.",
-        epilog="examples:\n  " + "\n  ".join(EXAMPLES.values()),
+        description="Train one of the model families; every run gets its own directory.",
+        epilog="examples:\n  " + "\n  ".join(f.example for f in FAMILIES.values()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    tsub = p.add_subparsers(dest="task", metavar="TASK")
-    for task in TASKS:
-        preset = DEFAULT_PRESET[task]
-        recipe = get_recipe(preset)
+    tsub = p.add_subparsers(dest="family", metavar="FAMILY")
+    for fam in FAMILIES.values():
+        preset = fam.default_preset
+        recipe = get_preset(preset)
         t = tsub.add_parser(
-            task,
-            help=f"train the {task}",
+            fam.name,
+            help=f"train the {fam.title}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
-            description=f"Train the {task}. Defaults shown are the recipe of the default preset "
-            f"({preset}); other presets have their own: add --print-config to see "
-            "every effective setting.",
-            epilog=f"example: {EXAMPLES[task]}",
+            description=f"Train the {fam.title}. Defaults shown are those of the default preset ({preset}); "
+            "other presets have their own: add --print-config to see exactly what will be trained.",
+            epilog=f"example: {fam.example}",
         )
-        names = [f for f in PRESETS if PRESETS[f].family == task]
-        t.add_argument("--preset", help=f"model and recipe: {', '.join(names)} (default: {preset})")
+        names = presets_of(fam.name)
+        old = [o for o, n in ALIASES.items() if n in names]
         t.add_argument(
-            "--recipe",
-            metavar="NAME",
-            help="training defaults: another preset's recipe, or 'seed' for the posts' own setup "
-            "(plain Adam at a constant rate, batch 32, 10 epochs; with the seed's model unless --preset is given)"
-            if task in ("classifier", "generator")
-            else "training defaults: another preset's recipe (default: the preset's own)",
+            "--preset",
+            help=f"what to train: {', '.join(names)} (default: {preset})"
+            + (f"; old names still read: {', '.join(f'{o} = {ALIASES[o]}' for o in old)}" if old else ""),
         )
-        t.add_argument("--config", metavar="FILE", help="model config JSON instead of a preset")
+        t.add_argument(
+            "--config",
+            metavar="FILE",
+            help="train the recipe a --print-config printout holds (or a model config JSON with the preset's "
+            "training); options given here override it",
+        )
         t.add_argument(
             "--set",
             action="append",
             default=[],
             metavar="KEY=VALUE",
-            help="override a model config field, e.g. --set n_blocks=6",
+            help="change a model config field, e.g. --set n_blocks=6",
         )
         t.add_argument(
-            "--run-config",
-            metavar="FILE",
-            help="train from a file written by --print-config (options given here override it)",
+            "--print-config", action="store_true", help="print the recipe that would be trained, as JSON, and exit"
         )
-        t.add_argument("--print-config", action="store_true", help="print every effective setting as JSON and exit")
         t.add_argument("--out", metavar="DIR", help="run directory (default: outputs/YYYYmmdd_HHMM)")
         t.add_argument(
             "--resume",
@@ -89,65 +81,93 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
             default=300.0,
             help="torchrun: seconds before a rank that stopped answering ends the job (default: 300)",
         )
+        # the names of 0.2, still read
+        t.add_argument("--run-config", metavar="FILE", help="old name of --config")
+        original = ORIGINAL.get(fam.name)
+        t.add_argument(
+            "--recipe",
+            metavar="NAME",
+            help="old option: the training and data settings of preset NAME"
+            + (f"; 'seed' = --preset {original} (the post's own training)" if original else ""),
+        )
         train_names = add_options(t.add_argument_group("training"), recipe.train)
         data_names = add_options(t.add_argument_group("data"), recipe.data)
-        t.set_defaults(func=run, task_name=task, option_names=train_names + data_names)
+        t.set_defaults(func=run, option_names=train_names + data_names)
     p.set_defaults(func=lambda args: p.print_help() or 2)
 
 
-def _named_model(args: argparse.Namespace):  # noqa: ANN202
-    """The model config that --preset or --config names (before --set), or None."""
-    if not (args.preset or args.config):
-        return None
-    config = load_config(args.config) if args.config else training_model(args.preset)
-    if config.family != args.task_name:
-        raise ConfigError(f"preset/config is a {config.family} model, not a {args.task_name}")
-    return config
+def _base(args: argparse.Namespace) -> Recipe:
+    """The recipe --preset or --config names (default: the family's preset), with the old --recipe."""
+    fam = FAMILIES[args.family]
+    config_file = args.config or args.run_config
+    if args.recipe == "seed" and fam.name not in ORIGINAL:
+        raise ConfigError(f"the posts give no training setup for the {fam.name}; --recipe seed exists for: "
+                          f"{', '.join(ORIGINAL)}")  # fmt: skip
+    if config_file:
+        if args.preset:
+            raise ConfigError("give either --preset or --config, not both")
+        recipe = read_recipe_file(Path(config_file), fam.name)
+    else:
+        preset = args.preset or (ORIGINAL[fam.name] if args.recipe == "seed" else fam.default_preset)
+        recipe = get_preset(preset)
+        expect(f"preset {preset!r}", recipe.family, fam.name)
+    if args.recipe and (args.preset or config_file or args.recipe != "seed"):  # another preset's training
+        other = get_preset(ORIGINAL[fam.name] if args.recipe == "seed" else args.recipe)
+        expect(f"recipe {args.recipe!r}", other.family, fam.name)
+        recipe = dataclasses.replace(recipe, train=other.train, data=other.data)
+    return recipe
 
 
-def build_experiment(args: argparse.Namespace) -> Experiment:
-    """The experiment the command line describes (a new run, a --run-config file, or a resumed run)."""
-    if args.preset and args.config:
-        raise ConfigError("give either --preset or --config, not both")
+def read_recipe_file(path: Path, family: str) -> Recipe:
+    """A ``--print-config`` printout, or a model config JSON (trained with the family's default preset)."""
+    if not path.is_file():
+        raise FileNotFoundError(f"config file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not valid JSON ({err})") from None
+    if isinstance(data, dict) and "model" in data:
+        recipe = Recipe.from_dict(data, path)
+    else:
+        recipe = dataclasses.replace(get_preset(FAMILIES[family].default_preset), model=load_config(path), preset=None)
+    expect(str(path), recipe.family, family)
+    return recipe
+
+
+def build_recipe(args: argparse.Namespace) -> Recipe:
+    """The recipe the command line describes (a new run, or a resumed one)."""
     options = given(args, args.option_names)
     if args.resume:
-        if args.run_config or args.out:
-            raise ConfigError("--resume continues a run in its own directory; drop --run-config/--out")
-        return resume_experiment(
-            args.resume, args.task_name, model=_named_model(args), model_overrides=args.set, **options
-        )
-    if args.run_config:
-        path = Path(args.run_config)
-        if not path.is_file():
-            raise FileNotFoundError(f"run config not found: {path}")
-        try:
-            data = json.loads(path.read_text())
-        except json.JSONDecodeError as err:
-            raise ConfigError(f"{path}: not valid JSON ({err})") from None
-        experiment = Experiment.from_dict(data, path)
-        if experiment.task != args.task_name:
-            raise ConfigError(f"{path} describes a {experiment.task} run, not a {args.task_name}")
-        model = apply_overrides(_named_model(args) or experiment.model, args.set)
-        return dataclasses.replace(experiment, model=model, preset=args.preset or experiment.preset).with_settings(
-            **options
-        )
-    model = load_config(args.config) if args.config else None
-    return Experiment.from_preset(
-        args.task_name, args.preset, recipe=args.recipe, model=model, model_overrides=args.set, **options
-    )
+        if args.config or args.run_config or args.out:
+            raise ConfigError("--resume continues a run in its own directory; drop --config/--out")
+        named = get_preset(args.preset).model if args.preset else None
+        return resume_recipe(args.resume, args.family, model=named, model_overrides=args.set, **options)
+    return _base(args).override(args.set, **options)
+
+
+def print_config(recipe: Recipe) -> str:
+    """``--print-config``: the recipe as JSON, with the model fields the data decides computed from the
+    data; when the data cannot be read yet, those fields keep the preset's values and are named."""
+    try:
+        printed = recipe.resolved().to_dict()
+    except (DataError, ConfigError, FileNotFoundError) as err:
+        printed = recipe.to_dict()
+        printed["set_from_data"] = {
+            "fields": list(recipe.model.data_fields),
+            "note": f"these model fields are set from the data when training starts (not read now: {err})",
+        }
+    return json.dumps(printed, indent=2)
 
 
 def run(args: argparse.Namespace, callbacks: list = ()) -> int:  # noqa: ANN001 - training.callbacks.Callback
     """Train as the command line says; ``callbacks`` are added to the trainer's (tests use this)."""
-    experiment = build_experiment(args)
+    recipe = build_recipe(args)
     if args.print_config:
-        print(print_config(experiment))
+        print(print_config(recipe))
         return 0
-    ctx, device = setup(resolve_device(experiment.train.device), args.dist_timeout)
+    ctx, device = setup(resolve_device(recipe.train.device), args.dist_timeout)
     try:
-        result = experiment.with_settings(device=device).run(
-            args.out, callbacks=callbacks, dist_ctx=ctx, resume_dir=args.resume
-        )
+        result = recipe.override(device=device).run(args.out, callbacks=callbacks, dist_ctx=ctx, resume_dir=args.resume)
     finally:
         cleanup(ctx)
     return EXIT_CODES.get(result.interrupted_by, 0)

@@ -32,7 +32,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 def run(args: argparse.Namespace) -> int:
     texts, as_jsonl = inputs(args, ("text", "source"))
-    loaded = load_run(args, "seq2seq")
+    loaded = load_run(args, "translate")
     outputs = loaded.translate(
         texts,
         beam=args.beam,

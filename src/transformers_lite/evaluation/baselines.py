@@ -28,8 +28,8 @@ def tfidf_baseline(
     c: float = 1.0,
     ngram_max: int = 1,
 ) -> dict[str, Any]:
-    TfidfVectorizer = need("sklearn.feature_extraction.text", "classifier", "the TF-IDF baseline").TfidfVectorizer
-    LogisticRegression = need("sklearn.linear_model", "classifier", "the TF-IDF baseline").LogisticRegression
+    TfidfVectorizer = need("sklearn.feature_extraction.text", "baseline", "the TF-IDF baseline").TfidfVectorizer
+    LogisticRegression = need("sklearn.linear_model", "baseline", "the TF-IDF baseline").LogisticRegression
 
     tr, va = load_reviews(train), load_reviews(val)
     y_tr, keep_tr = task_labels(tr.stars, n_labels)

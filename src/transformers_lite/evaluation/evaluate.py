@@ -15,7 +15,7 @@ from ..data.reviews import load_reviews, split_validation, task_labels
 from ..data.shakespeare import split_text
 from ..data.sources import read_text_file, sha256
 from ..errors import DataError
-from ..training.runs import LoadedRun
+from ..runs import LoadedRun
 from .metrics import accuracy, confusion_matrix, language_model_loss, macro_f1, perplexity
 from .prediction import classify_texts
 

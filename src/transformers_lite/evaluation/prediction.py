@@ -50,7 +50,7 @@ def predict_logits(
 
 
 def encode_for_classifier(
-    tokenizer: Tokenizer, texts: list[str], max_length: int, seed_head: bool
+    tokenizer: Tokenizer, texts: list[str], max_length: int, pad_to_length: bool
 ) -> tuple[Tensor, Tensor]:
     """Ids and mask for the classifier: at most ``max_length`` words, padded to exactly ``max_length``
     for the seed head (it learns one weight per position), at least one column otherwise.
@@ -59,12 +59,12 @@ def encode_for_classifier(
     True and the model reads the padding like any other word."""
     if tokenizer.pad_id is None:
         rows = [tokenizer.encode(t, max_length=max_length) for t in texts]
-        width = max_length if seed_head else max([1, *map(len, rows)])
+        width = max_length if pad_to_length else max([1, *map(len, rows)])
         ids = torch.full((len(texts), width), tokenizer.unk_id, dtype=torch.long)  # (N, T)
         for i, row in enumerate(rows):
             ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
         return ids, torch.ones_like(ids, dtype=torch.bool)
-    ids, valid = tokenizer.encode_batch(texts, max_length, pad_to=max_length if seed_head else None)
+    ids, valid = tokenizer.encode_batch(texts, max_length, pad_to=max_length if pad_to_length else None)
     if ids.shape[1] == 0:
         ids, valid = ids.new_full((len(texts), 1), tokenizer.pad_id), valid.new_zeros((len(texts), 1))
     return ids, valid
@@ -94,5 +94,5 @@ def check_texts(texts: list[str], tokenizer: Tokenizer, max_length: int) -> None
 def classify_texts(model: nn.Module, tokenizer: Tokenizer, texts: list[str], progress: bool = False) -> np.ndarray:
     """Class probabilities ``(N, K)`` for raw review texts (K = 2 for a one-logit binary model)."""
     cfg = model.config
-    ids, valid = encode_for_classifier(tokenizer, texts, cfg.max_length, cfg.head == "seed")
+    ids, valid = encode_for_classifier(tokenizer, texts, cfg.max_length, cfg.pads_to_length)
     return probabilities(predict_logits(model, ids, valid, progress=progress)).numpy()

@@ -1,4 +1,8 @@
-"""BLEU and chrF with sacrebleu on detokenized text, for a seq2seq run."""
+"""BLEU and chrF with sacrebleu on detokenized text, for a seq2seq run.
+
+sacrebleu is a core dependency (the translator's training reports BLEU), imported on first use: it
+is the reference implementation the published BLEU figures are comparable with.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,14 @@ from typing import Any
 from ..data.translation import load_parallel
 from ..errors import ConfigError
 from ..generation.translate import DecodeSettings, translate_texts
-from ..optional import need
-from ..training.runs import LoadedRun
+from ..runs import LoadedRun
 from .evaluate import recorded_file
 
 
 def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
-    sacrebleu = need("sacrebleu", "translate", "BLEU and chrF")
+    """Corpus BLEU and chrF (sacrebleu's defaults: 13a tokenization, cased) of ``hypotheses`` against one
+    reference each."""
+    import sacrebleu
 
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")

@@ -10,8 +10,9 @@ they produce the same text:
   cache is refilled from that window at each restart, a full forward once every ``stride`` tokens.
   ``stride=1`` gives the classic "last T tokens" window (seed 004's), where a cache cannot help.
 
-Three paths: ``"fast"`` (``FastDecoder``, the default), ``"modules"`` (the model's own forward with
-per-block ``KVCache``s: the teaching path) and ``"no-cache"`` (the whole window every token).
+Two paths through the same forward: ``"cache"`` (the default: the model's own modules with a
+preallocated ``KVCache``, one new token per step) and ``"no-cache"`` (the whole window every token);
+tests check that they give the same tokens.
 
 Random seeds: sample ``i`` of ``num_samples`` draws from its own generator (Python's
 ``random.Random(seed + i)``), one uniform number per token (inverse-CDF sampling), so it is the text
@@ -26,10 +27,10 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor, nn
 
-from .fast_decode import FastDecoder
 from .sampling import check_sampling, sample_rows
 
-PATHS = ("fast", "modules", "no-cache")
+PATHS = ("cache", "no-cache")
+OLD_PATHS = {"fast": "cache", "modules": "cache"}  # two cached paths until 0.2, one forward since
 
 
 def window_start(length: int, context: int, stride: int) -> int:
@@ -45,22 +46,20 @@ def window_start(length: int, context: int, stride: int) -> int:
     return length - width
 
 
-class _ModulesDecoder:
-    """The teaching path: the model's forward with one ``KVCache`` per block."""
+class _CachedDecoder:
+    """The model's forward with a KV cache: ``step`` feeds the tokens after those cached."""
 
     def __init__(self, model: nn.Module, batch: int) -> None:
         self.model, self.cache = model, model.new_cache(batch)
 
-    @torch.no_grad()
     def step(self, ids: Tensor) -> Tensor:
         return self.model(ids, cache=self.cache, last_only=True)[:, -1]  # (B, V)
 
     def reset(self) -> None:
-        for c in self.cache:
-            c.reset()
+        self.cache.reset()
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def generate(
     model: nn.Module,
     prompt: Tensor,
@@ -72,11 +71,12 @@ def generate(
     top_p: float | None = None,
     seed: int | None = None,
     stride: int | None = None,
-    path: str = "fast",
+    path: str = "cache",
 ) -> Iterator[list[int]]:
     """Yield, ``max_new_tokens`` times, the next token of each of ``num_samples`` continuations of
     ``prompt (T,)``: a list of ``num_samples`` ids per step."""
     check_sampling(temperature, top_k, top_p)
+    path = OLD_PATHS.get(path, path)
     if path not in PATHS:
         raise ValueError(f"path must be one of {PATHS}, got {path!r}")
     if not getattr(model.config, "causal", True):
@@ -94,13 +94,7 @@ def generate(
     generators = [random.Random(base + i) for i in range(num_samples)]
     model.eval()
     tokens = prompt.to(device).repeat(num_samples, 1)  # (B, T) grows by one column per step
-    decoder = (
-        None
-        if path == "no-cache"
-        else FastDecoder(model, num_samples)
-        if path == "fast"
-        else _ModulesDecoder(model, num_samples)
-    )
+    decoder = None if path == "no-cache" else _CachedDecoder(model, num_samples)
     cached_from = None  # window start the cache holds
     for _ in range(max_new_tokens):
         start = window_start(tokens.shape[1], context, stride)
@@ -131,7 +125,7 @@ def generate_tokens(
     path: str | None = None,
 ) -> Iterator[int]:
     """Yield ``max_new_tokens`` new token ids after ``prompt (T,)``, one sample (see ``generate``)."""
-    chosen = path or ("fast" if use_cache else "no-cache")
+    chosen = path or ("cache" if use_cache else "no-cache")
     for row in generate(
         model,
         prompt,

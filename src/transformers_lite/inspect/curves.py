@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..training.metrics_log import read_metrics
-from ..training.trainer import read_history
+from ..runs.history import read_history, read_metrics
 from . import plots
 
 

@@ -1,15 +1,17 @@
-"""The character GPT's pictures (seed 004): attention maps, next-character bars, position-embedding
+"""The character GPT's pictures (post 004): attention maps, next-character bars, position-embedding
 similarity, and 2-D maps (PCA, t-SNE) of the token and output embeddings."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
 
 from ..tokenizers import Tokenizer
 from . import plots, scores
+from .seed_figures import write_position_comparison
 
 KINDS = ("attention", "next-token", "positions", "embeddings")
 
@@ -91,4 +93,18 @@ def write_generator_plots(
                     f"{name} embeddings, t-SNE",
                 )
             )
+    return written
+
+
+def write_generator_run_plots(run: Any, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:  # noqa: ANN401
+    """``tlite inspect KIND RUN`` for a generator run: ``kinds`` among ``KINDS`` (``("all",)``: every one);
+    ``options``: ``text``, ``prompt``, ``block``, ``head``, ``all_tokens``."""
+    chosen = KINDS if "all" in kinds else kinds
+    unknown = sorted(set(chosen) - set(KINDS))
+    if unknown:
+        raise ValueError(f"a generator draws {', '.join(KINDS)}, not {', '.join(unknown)}")
+    names = ("text", "prompt", "block", "head", "all_tokens")
+    written = write_generator_plots(run.model, run.tokenizer, out, chosen, **{k: options[k] for k in names})
+    if "positions" in chosen and "position" in run.model.embeddings():
+        written.append(write_position_comparison(run.model, out))
     return written

@@ -1,39 +1,19 @@
 """The data behind the inspection plots, as plain tensors (tested without drawing anything).
 
 Shapes: T tokens, S source tokens, V vocabulary, C channels, L positions, H heads.
-Attention weights are read with ``record_attention``: every attention module of the model takes
-its explicit path and keeps its weights, which are collected by module name.
+Attention weights come back from the model's own forward through a ``Trace`` (``layers.trace``):
+nothing is switched on the modules, so several callers may use one model at once.
 """
 
 from __future__ import annotations
-
-import contextlib
-from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ..layers import MultiHeadAttention, padding_mask_from_ids
+from ..layers import Trace, padding_mask_from_ids
 from ..models.ensemble import classifier_members
 from ..optional import need
-
-
-@contextlib.contextmanager
-def record_attention(model: nn.Module) -> Iterator[dict[str, Tensor]]:
-    """``with record_attention(model) as weights: model(...)`` fills ``weights`` with each attention
-    module's ``(B, H, T, S)`` weights of the last call, keyed by module name (``"blocks.0.attention"``)."""
-    modules = {name: m for name, m in model.named_modules() if isinstance(m, MultiHeadAttention)}
-    recorded: dict[str, Tensor] = {}
-    for m in modules.values():
-        m.record_weights, m.weights = True, None
-    try:
-        yield recorded
-    finally:
-        for name, m in modules.items():
-            if m.weights is not None:
-                recorded[name] = m.weights.detach()
-            m.record_weights, m.weights = False, None
 
 
 def _check(block: int, head: int, n_blocks: int, n_heads: int) -> None:
@@ -46,11 +26,12 @@ def generator_attention(model: nn.Module, ids: Tensor, block: int, head: int) ->
     """Attention weights ``(T, T)`` of one head of one block over ``ids (T,)``; masked cells are NaN."""
     _check(block, head, len(model.blocks), model.config.n_heads)
     model.eval()
-    with record_attention(model) as weights:
-        model(ids[None])
-    w = weights[f"blocks.{block}.attention"][0, head].clone()  # (T, T)
-    t = w.shape[0]
-    w[~torch.ones(t, t, dtype=torch.bool).tril()] = float("nan")  # the look-ahead mask: blank in the heatmap
+    trace = Trace()
+    model(ids[None], trace=trace)
+    w = trace[f"blocks.{block}.attention.weights"][0, head].clone()  # (T, T)
+    if model.config.causal:
+        t = w.shape[0]
+        w[~torch.ones(t, t, dtype=torch.bool).tril()] = float("nan")  # the look-ahead mask: blank in the heatmap
     return w
 
 
@@ -60,9 +41,9 @@ def classifier_attention(model: nn.Module, ids: Tensor, valid: Tensor | None = N
     its first member's, since the members' heads do not correspond to each other)."""
     model = classifier_members(model)[0]
     model.eval()
-    with record_attention(model) as weights:
-        model(ids[None], None if valid is None else valid[None])
-    return [weights[f"blocks.{i}.attention"][0] for i in range(len(model.blocks))]
+    trace = Trace()
+    model(ids[None], None if valid is None else valid[None], trace=trace)
+    return [trace[f"encoder.blocks.{i}.attention.weights"][0] for i in range(model.config.n_blocks)]
 
 
 @torch.no_grad()
@@ -102,12 +83,7 @@ def tsne_2d(vectors: Tensor, seed: int = 0) -> Tensor:
 def cross_attention(model: nn.Module, src: Tensor, tgt: Tensor, block: int, head: int) -> Tensor:
     """Cross-attention weights ``(T, S)`` of a seq2seq model: target tokens (rows) over source tokens."""
     _check(block, head, len(model.decoder), model.config.n_heads)
-    model.eval()
-    src_valid = padding_mask_from_ids(src, model.config.pad_id)
-    memory = model.encode(src[None], src_valid[None])
-    with record_attention(model) as weights:
-        model.decode(tgt[None], memory, src_valid[None])
-    return weights[f"decoder.{block}.cross_attention"][0, head]
+    return all_cross_attention(model, src, tgt)[block, head]
 
 
 @torch.no_grad()
@@ -115,9 +91,9 @@ def all_generator_attention(model: nn.Module, ids: Tensor) -> Tensor:
     """Every block's and head's attention ``(L, H, T, T)`` over ``ids (T,)``, cropped to the context."""
     model.eval()
     ids = ids[-model.config.max_length :]
-    with record_attention(model) as weights:
-        model(ids[None])
-    return torch.stack([weights[f"blocks.{i}.attention"][0] for i in range(len(model.blocks))])  # (L, H, T, T)
+    trace = Trace()
+    model(ids[None], trace=trace)
+    return torch.stack([trace[f"blocks.{i}.attention.weights"][0] for i in range(len(model.blocks))])  # (L, H, T, T)
 
 
 @torch.no_grad()
@@ -126,17 +102,16 @@ def all_cross_attention(model: nn.Module, src: Tensor, tgt: Tensor) -> Tensor:
     model.eval()
     src_valid = padding_mask_from_ids(src, model.config.pad_id)
     memory = model.encode(src[None], src_valid[None])
-    with record_attention(model) as weights:
-        model.decode(tgt[None], memory, src_valid[None])
-    return torch.stack([weights[f"decoder.{i}.cross_attention"][0] for i in range(len(model.decoder))])
+    trace = Trace()
+    model.decode(tgt[None], memory, src_valid[None], trace=trace)
+    return torch.stack([trace[f"decoder.blocks.{i}.cross_attention.weights"][0] for i in range(len(model.decoder))])
 
 
 def token_embeddings(model: nn.Module) -> Tensor:
     """The input token-embedding table ``(V, C)`` of any model family (a translator's source table; an
     ensemble's first member's)."""
     model = classifier_members(model)[0]
-    table = getattr(model, "embedding", None)
-    table = getattr(model, "src_embedding", None) if table is None else table
+    table = getattr(model, "embedding", None) or getattr(getattr(model, "encoder", None), "embedding", None)
     if table is None:
         raise ValueError(f"{type(model).__name__} has no token embedding table")
     return table.weight.detach()

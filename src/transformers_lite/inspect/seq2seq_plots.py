@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import nn
@@ -47,3 +48,14 @@ def write_cross_attention(
             ylabel="target (input)",
         )
     ]
+
+
+def write_translator_plots(run: Any, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:  # noqa: ANN401
+    """``tlite inspect attention RUN --src ...`` for a translator run (``options``: ``src``, ``tgt``, ``block``,
+    ``head``)."""
+    if set(kinds) - {"attention", "all"}:
+        raise ValueError(f"a translator draws its cross-attention only (kind attention), not {', '.join(kinds)}")
+    return write_cross_attention(
+        run.model, run.src_tokenizer, run.tokenizer, options["src"], options.get("tgt"), options["block"],
+        options["head"], out,
+    )  # fmt: skip

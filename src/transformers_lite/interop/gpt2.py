@@ -24,9 +24,9 @@ from ..config import GeneratorConfig
 from ..errors import DataError, RunError
 from ..models import build_model
 from ..optional import need
+from ..runs import load, read_tensors, save_weights
+from ..runs.files import FORMAT, load_model_tensors
 from ..tokenizers import ByteLevelBPETokenizer
-from ..training.checkpoint import FORMAT, load_model_tensors, read_tensors, save_weights
-from ..training.runs import load
 
 ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
 EXPORTED = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
@@ -151,7 +151,7 @@ def export_gpt2(run_dir: str | Path, out: str | Path) -> Path:
     """Write a GPT-2-shaped generator run as a Hugging Face GPT-2 directory (``transformers`` loads it)."""
     run = load(run_dir)
     c = run.config
-    if c.family != "generator":
+    if not isinstance(c, GeneratorConfig):
         raise RunError(f"{run_dir} holds a {c.family} model; only generators export as GPT-2")
     problems = [
         what

@@ -1,7 +1,7 @@
 """Hand-built transformer layers in the (B, T, C) layout."""
 
-from .attention import CrossAttention, MultiHeadAttention, SelfAttention, scaled_dot_attention
-from .blocks import CausalBlock, DecoderBlock, EncoderBlock
+from .attention import Attention, scaled_dot_attention
+from .blocks import Block, BlockSpec, DecoderBlock
 from .embedding import (
     BigramEmbedding,
     LearnedPositionEmbedding,
@@ -9,29 +9,29 @@ from .embedding import (
     TokenEmbedding,
     sinusoid_table,
 )
-from .feed_forward import FeedForward
-from .heads import MeanPoolHead, SeedHead
+from .feed_forward import ACTIVATIONS, FeedForward
+from .heads import FlattenHead, MeanPoolHead
 from .kv_cache import KVCache
 from .masks import attention_mask, causal_mask, padding_mask, padding_mask_from_ids
 from .residual import Residual, maybe_dropout
 from .rotary import RotaryEmbedding
+from .trace import NO_TRACE, Trace
 
 __all__ = [
-    "CrossAttention",
-    "MultiHeadAttention",
-    "SelfAttention",
+    "Attention",
     "scaled_dot_attention",
-    "CausalBlock",
+    "Block",
+    "BlockSpec",
     "DecoderBlock",
-    "EncoderBlock",
     "LearnedPositionEmbedding",
     "SinusoidalPositionEncoding",
     "TokenEmbedding",
     "BigramEmbedding",
     "sinusoid_table",
+    "ACTIVATIONS",
     "FeedForward",
     "MeanPoolHead",
-    "SeedHead",
+    "FlattenHead",
     "KVCache",
     "attention_mask",
     "causal_mask",
@@ -40,4 +40,6 @@ __all__ = [
     "Residual",
     "maybe_dropout",
     "RotaryEmbedding",
+    "NO_TRACE",
+    "Trace",
 ]

@@ -1,8 +1,10 @@
-"""A preallocated key/value cache for incremental decoding (as in gpt-fast).
+"""A static key/value cache for incremental decoding (as in gpt-fast): one buffer for every block.
 
-Shapes: B batch, H heads, L capacity (maximum cached positions), D head size.
-Keys and values of the tokens seen so far are written into fixed ``(B, H, L, D)`` buffers, so a
-decoding step costs one new token's projections instead of re-running the whole prefix.
+Shapes: L blocks, B batch, H heads, N capacity (positions), D head size.
+The keys and values of the tokens seen so far live in one preallocated ``(L, 2, B, H, N, D)`` tensor,
+allocated once per generation. Decoding a token then costs that token's projections, not the whole
+prefix's: block ``i`` writes the new positions with ``update(i, k, v)`` and attends over everything
+written so far; ``advance`` moves the write position once every block has written.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from torch import Tensor
 
 
 class KVCache:
-    """Fixed-capacity cache; ``append`` writes new keys/values and returns everything cached so far."""
+    """Fixed-capacity cache of ``n_layers`` blocks; ``length`` positions are filled."""
 
     def __init__(
         self,
+        n_layers: int,
         batch: int,
         heads: int,
         capacity: int,
@@ -24,42 +27,50 @@ class KVCache:
         dtype: torch.dtype = torch.float32,
         device: torch.device | str | None = None,
     ) -> None:
-        if capacity < 1:
-            raise ValueError(f"KV cache capacity must be >= 1, got {capacity}")
+        if capacity < 1 or n_layers < 1:
+            raise ValueError(f"a KV cache needs capacity >= 1 and n_layers >= 1, got {capacity} and {n_layers}")
         self.capacity = capacity
-        self.k = torch.zeros(batch, heads, capacity, dim_head, dtype=dtype, device=device)  # (B, H, L, D)
-        self.v = torch.zeros(batch, heads, capacity, dim_head, dtype=dtype, device=device)  # (B, H, L, D)
+        self.buffer = torch.zeros(n_layers, 2, batch, heads, capacity, dim_head, dtype=dtype, device=device)
+        self._views()
         self.length = 0
 
-    def append(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Write ``k, v (B, H, T, D)`` at the current position; return the filled ``(B, H, length, D)`` views."""
-        t = k.shape[2]
-        end = self.length + t
+    def _views(self) -> None:
+        # per block, the (B, H, N, D) key and value views, looked up once: indexing costs time at every token
+        self.keys = [self.buffer[i, 0] for i in range(self.buffer.shape[0])]
+        self.values = [self.buffer[i, 1] for i in range(self.buffer.shape[0])]
+
+    @property
+    def batch(self) -> int:
+        return self.buffer.shape[2]
+
+    def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Write block ``layer``'s ``k, v (B, H, T, D)`` at positions ``length .. length + T``; return its
+        filled keys and values ``(B, H, length + T, D)``."""
+        start = self.length
+        end = start + k.shape[2]
         if end > self.capacity:
-            raise ValueError(f"KV cache overflow: {self.length} cached + {t} new > capacity {self.capacity}")
-        self.k[:, :, self.length : end] = k
-        self.v[:, :, self.length : end] = v
-        self.length = end
-        return self.keys(), self.values()
+            raise ValueError(f"KV cache overflow: {start} cached + {k.shape[2]} new > capacity {self.capacity}")
+        keys, values = self.keys[layer], self.values[layer]
+        keys[:, :, start:end] = k
+        values[:, :, start:end] = v
+        return keys[:, :, :end], values[:, :, :end]
 
-    def keys(self) -> Tensor:
-        return self.k[:, :, : self.length]  # (B, H, length, D)
-
-    def values(self) -> Tensor:
-        return self.v[:, :, : self.length]  # (B, H, length, D)
+    def advance(self, t: int) -> None:
+        """Every block has written ``t`` new positions."""
+        self.length += t
 
     def reset(self) -> None:
         self.length = 0
 
     def reorder(self, index: Tensor) -> None:
-        """Select batch rows (beam search keeps the cache of the surviving hypotheses). Only the filled
+        """Keep batch rows ``index`` (beam search follows its surviving hypotheses). Only the filled
         positions are copied: copying the whole capacity cost beam search 40 % of its time."""
         n = self.length
-        if len(index) == self.k.shape[0]:  # same batch: rewrite the filled part in place
-            self.k[:, :, :n] = self.k[:, :, :n].index_select(0, index)  # (B, H, n, D); the right side is a copy
-            self.v[:, :, :n] = self.v[:, :, :n].index_select(0, index)
+        filled = self.buffer[:, :, :, :, :n]  # (L, 2, B, H, n, D)
+        if len(index) == self.batch:  # same batch: rewrite the filled part in place
+            self.buffer[:, :, :, :, :n] = filled.index_select(2, index)  # the right side is a copy
             return
-        k = self.k.new_empty((len(index), *self.k.shape[1:]))  # (B', H, L, D); past ``length`` never read
-        v = self.v.new_empty((len(index), *self.v.shape[1:]))
-        k[:, :, :n], v[:, :, :n] = self.k[:, :, :n].index_select(0, index), self.v[:, :, :n].index_select(0, index)
-        self.k, self.v = k, v
+        buffer = self.buffer.new_empty((*self.buffer.shape[:2], len(index), *self.buffer.shape[3:]))
+        buffer[:, :, :, :, :n] = filled.index_select(2, index)  # past ``length`` is never read
+        self.buffer = buffer
+        self._views()

@@ -2,18 +2,20 @@
 
 Shapes: B batch, T time, C channels. With ``f`` the sub-layer (attention or feed-forward)::
 
-    post-norm (the seeds, "Attention is all you need"):  y = LayerNorm(x + Dropout(f(x)))
+    post-norm (the posts, "Attention is all you need"):  y = LayerNorm(x + Dropout(f(x)))
     pre-norm  (GPT-2 and most modern models):           y = x + Dropout(f(LayerNorm(x)))
 
 Pre-norm keeps an unnormalised path from input to output, which makes deep stacks easier to train;
-the seeds use post-norm, so it is the default.
+the posts use post-norm, so it is the default. A block calls ``enter`` (what ``f`` reads) and ``leave``
+(the sum, normalised for post-norm) around its sub-layer, so each step can be traced: ``norm`` (the
+LayerNorm's output) and ``sum`` (``x + f``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from torch import Tensor, nn
+
+from .trace import NO_TRACE, Trace
 
 
 class Residual(nn.Module):
@@ -26,11 +28,14 @@ class Residual(nn.Module):
     def extra_repr(self) -> str:
         return "pre-norm" if self.norm_first else "post-norm"
 
-    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
-        """``x (B, T, C)`` -> ``(B, T, C)`` around ``sublayer``."""
-        if self.norm_first:
-            return x + maybe_dropout(self.dropout, sublayer(self.norm(x)))
-        return self.norm(x + maybe_dropout(self.dropout, sublayer(x)))
+    def enter(self, x: Tensor, trace: Trace = NO_TRACE) -> Tensor:
+        """What the sub-layer reads: ``LayerNorm(x)`` for pre-norm, ``x`` itself for post-norm."""
+        return trace("norm", self.norm(x)) if self.norm_first else x
+
+    def leave(self, x: Tensor, fx: Tensor, trace: Trace = NO_TRACE) -> Tensor:
+        """``x + Dropout(f(x))``, then (post-norm) its LayerNorm: the sub-layer's output ``(B, T, C)``."""
+        total = trace("sum", x + maybe_dropout(self.dropout, fx))
+        return total if self.norm_first else trace("norm", self.norm(total))
 
 
 def maybe_dropout(dropout: nn.Dropout, x: Tensor) -> Tensor:

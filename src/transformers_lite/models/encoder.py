@@ -1,38 +1,73 @@
-"""The encoder the classifier and the pretraining model share: embedding -> sinusoidal position
-encoding -> (input dropout) -> encoder blocks -> [final norm].
+"""``Encoder``: token ids -> one vector per token, the stack the classifier, the pretraining model and
+the translator share.
 
-Both models call ``build_encoder`` in their constructor, so the parameters carry the same names
-(``embedding``, ``blocks.*``, ``final_norm``) and a pretrained encoder loads into a classifier by name.
+embedding (× ``scale``) + sinusoidal position encoding -> (input dropout) -> blocks -> [final norm]
 
-Shapes: B batch, T tokens, C channels.
+The final LayerNorm exists for pre-norm blocks only (their output is not normalised); post-norm
+blocks, as in the posts, end in a LayerNorm already, so it is ``nn.Identity`` there.
+
+Shapes: B batch, T tokens, C channels, V vocabulary. Traced steps: ``tokens`` (the ids),
+``embedding`` (their rows of the table, scaled), ``position`` (the encoding's rows), ``input`` (the
+sum the blocks read), ``blocks.N.*`` and ``final_norm``.
 """
 
 from __future__ import annotations
 
 from torch import Tensor, nn
 
-from ..layers import EncoderBlock, SinusoidalPositionEncoding, TokenEmbedding, maybe_dropout
-from ..layers.masks import attention_mask, padding_mask_from_ids
+from ..layers import (
+    NO_TRACE,
+    Block,
+    BlockSpec,
+    SinusoidalPositionEncoding,
+    TokenEmbedding,
+    Trace,
+    attention_mask,
+    maybe_dropout,
+)
+from ..layers.masks import padding_mask_from_ids
 
 
-def build_encoder(module: nn.Module, c) -> None:  # noqa: ANN001 - ClassifierConfig or EncoderLMConfig
-    """Give ``module`` the encoder's layers as attributes."""
-    module.embedding = TokenEmbedding(c.vocab_size, c.dim, init_std=1.0)  # seed 000's N(0, 1)
-    module.position_encoding = SinusoidalPositionEncoding(c.dim, c.position_encoding_length)
-    module.input_dropout = nn.Dropout(c.input_dropout)  # seed 003 (seed 000 has none: rate 0)
-    module.blocks = nn.ModuleList(
-        EncoderBlock(
-            c.n_heads,
-            c.dim,
-            c.dim_hidden,
-            dropout=c.dropout,
-            activation=c.activation,
-            norm_first=c.norm_first,
-            qkv_bias=c.qkv_bias,
-        )
-        for _ in range(c.n_blocks)
-    )
-    module.final_norm = nn.LayerNorm(c.dim) if c.norm_first else None
+class Encoder(nn.Module):
+    """``embedding`` is the token table (a translator may share it with its decoder); ``positions`` the
+    length of the sinusoidal table; ``scale`` multiplies the embeddings (the translator's sqrt(C))."""
+
+    def __init__(
+        self,
+        embedding: TokenEmbedding,
+        spec: BlockSpec,
+        n_blocks: int,
+        *,
+        positions: int,
+        scale: float = 1.0,
+        input_dropout: float = 0.0,
+    ) -> None:
+        super().__init__()
+        self.embedding = embedding
+        self.position_encoding = SinusoidalPositionEncoding(spec.dim, positions)
+        self.input_dropout = nn.Dropout(input_dropout)  # post 003 (post 000 has none: rate 0)
+        self.blocks = nn.ModuleList(Block(spec) for _ in range(n_blocks))
+        self.final_norm = nn.LayerNorm(spec.dim, eps=spec.norm_eps) if spec.norm_first else nn.Identity()
+        self.scale = scale
+
+    def forward(
+        self, ids: Tensor, valid: Tensor | None = None, *, extra: Tensor | None = None, trace: Trace = NO_TRACE
+    ) -> Tensor:
+        """``ids (B, T)`` -> ``(B, T, C)``. ``valid (B, T)`` (True = a real token) hides padding keys;
+        ``extra (B, T, C)`` is added to the token embeddings (the classifier's word-pair vectors)."""
+        t = ids.shape[1]
+        trace("tokens", ids)
+        x = self.embedding(ids)  # (B, T) -> (B, T, C)
+        x = trace("embedding", x * self.scale if self.scale != 1.0 else x)
+        x = x + trace("position", self.position_encoding(t))  # (B, T, C) + (T, C)
+        if extra is not None:
+            x = x + trace("pairs", extra)  # (B, T, C)
+        x = maybe_dropout(self.input_dropout, trace("input", x))
+        causal = bool(self.blocks) and self.blocks[0].causal
+        mask = attention_mask(valid, causal=causal, query_len=t, key_len=t)  # (B, 1, T or 1, T), (T, T) or None
+        for i, block in enumerate(self.blocks):
+            x = block(x, mask, trace=trace.at(f"blocks.{i}"))  # (B, T, C)
+        return trace("final_norm", self.final_norm(x)) if isinstance(self.final_norm, nn.LayerNorm) else x
 
 
 def check_inputs(
@@ -51,18 +86,12 @@ def check_inputs(
     return ids, valid
 
 
-def run_encoder(
-    module: nn.Module, ids: Tensor, valid: Tensor | None, causal: bool = False, extra: Tensor | None = None
-) -> Tensor:
-    """``ids (B, T)`` -> hidden states ``(B, T, C)`` through the layers ``build_encoder`` made; padding
-    keys (False in ``valid``) are hidden, and with ``causal`` every later position too. ``extra (B, T, C)``
-    is added to the token embeddings (the classifier's bigram vectors)."""
-    t = ids.shape[1]
-    x = module.embedding(ids) + module.position_encoding(t)  # (B, T, C) + (T, C)
-    if extra is not None:
-        x = x + extra  # (B, T, C)
-    x = maybe_dropout(module.input_dropout, x)
-    mask = attention_mask(valid, causal=causal, query_len=t, key_len=t)  # (B, 1, T or 1, T), (T, T) or None
-    for block in module.blocks:
-        x = block(x, mask)  # (B, T, C)
-    return module.final_norm(x) if module.final_norm is not None else x
+def encoder_of(config, causal: bool = False) -> Encoder:  # noqa: ANN001 - an EncoderConfig
+    """The encoder a classifier or pretraining config describes (post 000's N(0, 1) embeddings)."""
+    return Encoder(
+        TokenEmbedding(config.vocab_size, config.dim, init_std=1.0),
+        config.block(causal),
+        config.n_blocks,
+        positions=config.position_encoding_length,
+        input_dropout=config.input_dropout,
+    )

@@ -17,6 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from ..config import ClassifierConfig
+from ..layers import NO_TRACE, Trace
 from .classifier import TransformerClassifier
 
 
@@ -29,20 +30,22 @@ class ClassifierEnsemble(nn.Module):
         one = config.replace(members=1)
         self.members = nn.ModuleList(TransformerClassifier(one) for _ in range(config.members))
 
-    def member_logits(self, ids: Tensor, valid: Tensor | None = None) -> Tensor:
-        """Every member's logits ``(M, B, K)`` for ``ids (B, T)``."""
-        return torch.stack([member(ids, valid) for member in self.members])  # M x (B, K) -> (M, B, K)
+    def member_logits(self, ids: Tensor, valid: Tensor | None = None, *, trace: Trace = NO_TRACE) -> Tensor:
+        """Every member's logits ``(M, B, K)`` for ``ids (B, T)`` (traced as ``members.N.*``)."""
+        return torch.stack(
+            [member(ids, valid, trace=trace.at(f"members.{i}")) for i, member in enumerate(self.members)]
+        )  # M x (B, K) -> (M, B, K)
 
-    def forward(self, ids: Tensor, valid: Tensor | None = None) -> Tensor:
+    def forward(self, ids: Tensor, valid: Tensor | None = None, *, trace: Trace = NO_TRACE) -> Tensor:
         """Logits ``(B, K)`` whose softmax is the members' mean probability (for one logit: whose
         sigmoid is the members' mean sigmoid), so argmax, softmax and cross-entropy read the ensemble."""
-        logits = self.member_logits(ids, valid).float()  # (M, B, K)
+        logits = self.member_logits(ids, valid, trace=trace).float()  # (M, B, K)
         m = len(self.members)
         if logits.shape[-1] == 1:  # seed 000's single logit: average the probabilities of "positive"
             log_p = torch.logsumexp(nn.functional.logsigmoid(logits), 0) - math.log(m)  # (B, 1): log mean p
             log_q = torch.logsumexp(nn.functional.logsigmoid(-logits), 0) - math.log(m)  # (B, 1): log mean (1 - p)
-            return log_p - log_q  # the logit of the mean probability
-        return torch.logsumexp(torch.log_softmax(logits, dim=-1), 0) - math.log(m)  # (B, K): log mean probability
+            return trace("logits", log_p - log_q)  # the logit of the mean probability
+        return trace("logits", torch.logsumexp(torch.log_softmax(logits, dim=-1), 0) - math.log(m))  # log mean p (B, K)
 
 
 def classifier_members(model: nn.Module) -> list[nn.Module]:

@@ -1,6 +1,12 @@
-"""Character GPT (seed 004): token + position embeddings -> dropout -> causal blocks -> Dense to V.
+"""Character GPT (post 004): token + position embeddings -> dropout -> causal blocks -> Dense to V.
 
 Shapes: B batch, T time (at most ``max_length``, the context), C channels, V vocabulary.
+
+One forward serves training, inspection and decoding: with ``cache`` (a ``KVCache`` from
+``new_cache``) the ids are the new tokens after those already cached, so sampling feeds one token per
+step; with ``trace`` every step of the posts' equations is handed back (see ``layers.trace``).
+Traced steps: ``tokens``, ``embedding``, ``position``, ``input``, ``blocks.N.*``, ``final_norm``,
+``logits``.
 """
 
 from __future__ import annotations
@@ -9,7 +15,16 @@ import torch
 from torch import Tensor, nn
 
 from ..config import GeneratorConfig
-from ..layers import CausalBlock, KVCache, LearnedPositionEmbedding, RotaryEmbedding, TokenEmbedding, maybe_dropout
+from ..layers import (
+    NO_TRACE,
+    Block,
+    KVCache,
+    LearnedPositionEmbedding,
+    RotaryEmbedding,
+    TokenEmbedding,
+    Trace,
+    maybe_dropout,
+)
 
 
 class TransformerGenerator(nn.Module):
@@ -20,23 +35,9 @@ class TransformerGenerator(nn.Module):
         rope = RotaryEmbedding(c.dim // c.n_heads, c.max_length) if c.position == "rope" else None
         self.position_embedding = LearnedPositionEmbedding(c.max_length, c.dim) if rope is None else None
         self.dropout = nn.Dropout(c.dropout)
-        self.blocks = nn.ModuleList(
-            CausalBlock(
-                c.n_heads,
-                c.dim,
-                c.dim_hidden,
-                dropout=c.dropout,
-                activation=c.activation,
-                norm_first=c.norm_first,
-                qkv_bias=c.qkv_bias,
-                rope=rope,
-                eps=c.norm_eps,
-            )
-            for _ in range(c.n_blocks)
-        )
-        for block in self.blocks:
-            block.causal = c.causal
-        self.final_norm = nn.LayerNorm(c.dim, eps=c.norm_eps) if c.final_norm else None
+        spec = c.block(causal=c.causal)
+        self.blocks = nn.ModuleList(Block(spec, rope) for _ in range(c.n_blocks))
+        self.final_norm = nn.LayerNorm(c.dim, eps=c.norm_eps) if c.final_norm else nn.Identity()
         self.head = nn.Linear(c.dim, c.vocab_size, bias=c.head_bias)
         if c.tie_embeddings:
             self.head.weight = self.embedding.weight  # (V, C) shared by input and output
@@ -61,14 +62,15 @@ class TransformerGenerator(nn.Module):
             for closing in (block.attention.out, block.feed_forward.dense2):
                 nn.init.normal_(closing.weight, 0.0, std / (2 * len(self.blocks)) ** 0.5)
 
-    def new_cache(self, batch: int, capacity: int | None = None) -> list[KVCache]:
-        """One preallocated KV cache per block (``capacity`` positions, default the context)."""
-        c = self.config
-        p = self.head.weight
+    def new_cache(self, batch: int, capacity: int | None = None) -> KVCache:
+        """A preallocated KV cache for every block (``capacity`` positions, default the context)."""
+        c, p = self.config, self.head.weight
         cap = c.max_length if capacity is None else capacity
-        return [KVCache(batch, c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device) for _ in self.blocks]
+        return KVCache(c.n_blocks, batch, c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
 
-    def forward(self, ids: Tensor, *, cache: list[KVCache] | None = None, last_only: bool = False) -> Tensor:
+    def forward(
+        self, ids: Tensor, *, cache: KVCache | None = None, last_only: bool = False, trace: Trace = NO_TRACE
+    ) -> Tensor:
         """``ids (B, T)`` -> logits ``(B, T, V)`` (``(B, 1, V)`` with ``last_only``).
 
         With ``cache`` the ids are the *new* tokens following those already cached; their positions
@@ -76,25 +78,28 @@ class TransformerGenerator(nn.Module):
         """
         if ids.dim() == 1:
             ids = ids.unsqueeze(0)
-        offset = cache[0].length if cache else 0
+        offset = 0 if cache is None else cache.length
         t = ids.shape[1]
         if offset + t > self.config.max_length:
             raise ValueError(
                 f"sequence of {offset + t} tokens exceeds the context length {self.config.max_length}; "
                 "crop to the last max_length tokens"
             )
+        trace("tokens", ids)
         # ids fed one at a time to a cache were sampled from this model: no range check needed
-        x = self.embedding(ids, check=cache is None or t > 1)  # (B, T, C)
+        x = trace("embedding", self.embedding(ids, check=cache is None or t > 1))  # (B, T, C)
         if self.position_embedding is not None:
-            x = x + self.position_embedding(t, offset)  # (B, T, C) + (T, C)
-        x = maybe_dropout(self.dropout, x)
+            x = x + trace("position", self.position_embedding(t, offset))  # (B, T, C) + (T, C)
+        x = maybe_dropout(self.dropout, trace("input", x))
         for i, block in enumerate(self.blocks):
-            x = block(x, None if cache is None else cache[i])  # (B, T, C)
+            x = block(x, cache=cache, layer=i, trace=trace.at(f"blocks.{i}"))  # (B, T, C)
+        if cache is not None:
+            cache.advance(t)
         if last_only:
             x = x[:, -1:, :]  # (B, 1, C): generation needs only the next-token logits
-        if self.final_norm is not None:
-            x = self.final_norm(x)
-        return self.head(x)  # (B, T, C) @ (C, V) -> (B, T, V)
+        if self.config.final_norm:
+            x = trace("final_norm", self.final_norm(x))
+        return trace("logits", self.head(x))  # (B, T, C) @ (C, V) -> (B, T, V)
 
     @torch.no_grad()
     def embeddings(self) -> dict[str, Tensor]:

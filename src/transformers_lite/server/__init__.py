@@ -1,4 +1,4 @@
-"""``tlite serve``: an interactive inspector in the browser for trained runs (FastAPI, the ``[web]`` extra).
+"""``tlite serve``: an interactive inspector in the browser for trained runs (FastAPI).
 
 ``registry`` finds and loads runs, ``views`` turns a run and a request into JSON (no web framework in
 it, tested directly), ``app`` is the FastAPI application, and ``static/`` the page (plain HTML, CSS and

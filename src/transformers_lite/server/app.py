@@ -75,23 +75,22 @@ def create_app(registry: RunRegistry) -> FastAPI:
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         return JSONResponse(status_code=exc.status_code, content={"error": exc.detail})
 
-    def entry(name: str, family: str | None = None) -> Entry:
+    def entry(name: str, action: str | None = None) -> Entry:
         try:
             found = registry.entry(name)
         except KeyError as err:
             raise HTTPException(404, err.args[0]) from None
         except ValueError as err:  # a damaged run: say why
             raise HTTPException(400, str(err)) from None
-        if family and found.family != family:
-            raise HTTPException(400, f"run {name!r} holds a {found.family} model; this view needs a {family}")
+        if action and action not in found.run.family_entry.actions:
+            raise HTTPException(400, f"run {name!r} holds a {found.family} model, which cannot {action}")
         return found
 
     def answer(found: Entry, fn: Any, *args: Any) -> dict[str, Any]:  # noqa: ANN401
-        with found.lock:
-            try:
-                return fn(found.run, *args)
-            except ValueError as err:
-                raise HTTPException(400, str(err)) from None
+        try:
+            return fn(found.run, *args)
+        except ValueError as err:
+            raise HTTPException(400, str(err)) from None
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
@@ -102,7 +101,7 @@ def create_app(registry: RunRegistry) -> FastAPI:
     @app.get("/api/runs")
     def runs() -> dict[str, Any]:
         """The runs this server shows, with their model family."""
-        return {"runs": [{"name": e.name, "family": e.family, "path": str(e.path)} for e in registry.entries.values()]}
+        return {"runs": [{"name": e.name, "family": e.family} for e in registry.entries.values()]}
 
     @app.get("/api/runs/{name:path}/embeddings")
     def embeddings(name: str, method: Literal["pca", "tsne"] = "pca") -> dict[str, Any]:
@@ -114,7 +113,7 @@ def create_app(registry: RunRegistry) -> FastAPI:
         """Server-sent events: ``prompt`` (the prompt as read: ``text``, ``unknown`` characters), a
         ``notice`` per change made to it, one ``token`` per generated token (``{"id", "text"}``), then
         ``done`` (or ``error``)."""
-        found = entry(name, "generator")
+        found = entry(name, "generate")
         try:
             prompt = views.prepare_prompt(found.run, request.prompt)
         except ValueError as err:
@@ -129,17 +128,17 @@ def create_app(registry: RunRegistry) -> FastAPI:
     @app.post("/api/runs/{name:path}/next-token")
     def next_token(name: str, request: ContextRequest) -> dict[str, Any]:
         """The next-token probabilities after a context and every block's and head's attention over it."""
-        return answer(entry(name, "generator"), views.next_token_view, request.context)
+        return answer(entry(name, "next-token"), views.next_token_view, request.context)
 
     @app.post("/api/runs/{name:path}/classify")
     def classify(name: str, request: TextRequest) -> dict[str, Any]:
         """Predicted class, probabilities, and the attention each word receives per block and head."""
-        return answer(entry(name, "classifier"), views.classify_view, request.text)
+        return answer(entry(name, "classify"), views.classify_view, request.text)
 
     @app.post("/api/runs/{name:path}/translate")
     def translate(name: str, request: TranslateRequest) -> dict[str, Any]:
         """The translation and the cross-attention of every decoder block and head."""
-        return answer(entry(name, "seq2seq"), views.translate_view, request.text, request.beam)
+        return answer(entry(name, "translate"), views.translate_view, request.text, request.beam)
 
     @app.get("/api/runs/{name:path}")
     def run(name: str) -> dict[str, Any]:
@@ -168,7 +167,7 @@ def _stream(
         with gate:
             try:
                 count = 0
-                for token in views.stream_tokens(found.run, prompt["ids"], max_new_tokens, seed=seed, **sampling):
+                for token in views.stream_tokens(found.run, prompt["text"], max_new_tokens, seed=seed, **sampling):
                     if cancelled.is_set():
                         break
                     items.put(("token", token))

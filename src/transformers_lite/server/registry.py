@@ -1,18 +1,20 @@
 """The runs a server shows: one run directory, or every run directory inside a folder.
 
-Runs are loaded on first use and kept; each has a lock that every model call holds (recording
-attention weights switches module state, so two requests on one model must not interleave).
+Runs are loaded on first use and kept. A model call changes nothing on the model (attention maps and
+every other inspected step come back from the forward through a ``Trace``), so requests on one run
+need no lock.
 """
 
 from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import RunError
-from ..pipeline import Run, load
+from ..families import load
+from ..pipeline import Run
 
 
 @dataclass
@@ -20,7 +22,6 @@ class Entry:
     name: str
     path: Path
     family: str
-    lock: threading.Lock = field(default_factory=threading.Lock)
     run: Run | None = None
 
 

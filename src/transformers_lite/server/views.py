@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch import Tensor
 
 from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
-from ..generation.generate import generate
+from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
 from ..inspect.scores import (
@@ -53,16 +54,29 @@ def show(tokenizer: Any, i: int) -> str:  # noqa: ANN401 - any Tokenizer
 
 
 # ---------------------------------------------------------------- every run
+PRIVATE = ("command", "machine", "imported_from")  # how and where a run was made: not shown to the page
+
+
+def public_hyperparameters(hyper: dict[str, Any]) -> dict[str, Any]:
+    """A run's recorded settings without the machine, the command line and absolute paths (a data file
+    is shown by its name)."""
+    out = {k: v for k, v in hyper.items() if k not in PRIVATE}
+    data = out.get("data")
+    if isinstance(data, dict):
+        out["data"] = {k: Path(v).name if isinstance(v, str) and Path(v).is_absolute() else v for k, v in data.items()}
+    return out
+
+
 def run_info(name: str, run: Run) -> dict[str, Any]:
     rows = summary_rows(run.model)
     hyper = run.hyperparameters
     return {
         "name": name,
         "family": run.config.family,
-        "path": str(run.run_dir),
+        "actions": list(run.family_entry.actions),
         "preset": hyper.get("preset"),
         "config": run.config.to_dict(),
-        "hyperparameters": hyper,
+        "hyperparameters": public_hyperparameters(hyper),
         "parameters": [{"layer": r[0], "kind": r[1], "trainable": r[2], "fixed": r[3]} for r in rows],
         "total_trainable": sum(r[2] for r in rows),
         "total_fixed": sum(r[3] for r in rows),
@@ -75,7 +89,7 @@ def embedding_view(run: Run, method: str) -> dict[str, Any]:
     """2-D map of the input token embeddings (PCA or t-SNE) with each point's token."""
     table = token_embeddings(run.model)[: LIMITS.embedding_points]  # (V', C)
     points = pca_2d(table) if method == "pca" else tsne_2d(table)  # (V', 2)
-    tokenizer = run.src_tokenizer if run.config.family == "seq2seq" else run.tokenizer
+    tokenizer = run.src_tokenizer  # a translator's source side, the one tokenizer of the others
     labels = [show(tokenizer, i) for i in range(table.shape[0])]
     notices = []
     if len(tokenizer) > table.shape[0]:
@@ -91,30 +105,15 @@ def prepare_prompt(run: Run, prompt: str) -> dict[str, Any]:
     if len(prompt) > LIMITS.prompt_chars:
         notices.append(f"the prompt was cut to its last {LIMITS.prompt_chars:,} characters")
         prompt = prompt[-LIMITS.prompt_chars :]
-    tokenizer = run.tokenizer
-    ids = tokenizer.encode(prompt)
-    if not ids:
-        raise ValueError("prompt: nothing the tokenizer can read; type at least one character")
-    unknown = []
-    if tokenizer.kind == "char" and tokenizer.unk_id in ids:
-        unknown = sorted({c for c, i in zip(prompt, ids) if i == tokenizer.unk_id})
-        shown = " ".join(repr(c) for c in unknown)
-        notices.append(f"the prompt has characters the model never saw ({shown}); each reads as the unknown symbol")
-    return {"text": prompt, "ids": ids, "unknown": unknown, "notices": notices}
+    read = read_prompt(run.tokenizer, prompt)
+    if read.notice:
+        notices.append(read.notice)
+    return {"text": prompt, "ids": read.ids, "unknown": read.unknown, "notices": notices}
 
 
-def stream_tokens(run: Run, ids: list[int], max_new_tokens: int, **sampling: Any) -> Iterator[dict[str, Any]]:  # noqa: ANN401
-    """One ``{"id", "text"}`` per generated token; the text is what the token adds to the decoded
-    continuation (a byte-level piece that ends inside a character waits for the rest)."""
-    out: list[int] = []
-    shown = ""
-    for step in generate(run.model, torch.tensor(ids), max_new_tokens, num_samples=1, **sampling):
-        out.append(step[0])
-        text = run.tokenizer.decode(out)
-        if text.endswith("\ufffd") and run.tokenizer.kind == "byte-bpe":
-            continue  # an incomplete UTF-8 sequence: wait for the next byte
-        yield {"id": step[0], "text": text[len(shown) :]}
-        shown = text
+def stream_tokens(run: Run, prompt: str, max_new_tokens: int, **sampling: Any) -> Iterator[dict[str, Any]]:  # noqa: ANN401
+    """One ``{"id", "text"}`` per generated token of ``prompt`` (already checked by ``prepare_prompt``)."""
+    yield from run.stream(prompt, max_new_tokens, warn_unknown=False, **sampling)
 
 
 @torch.no_grad()
@@ -156,7 +155,7 @@ def classify_view(run: Run, text: str) -> dict[str, Any]:
         raise ValueError("text: no word the model knows; the review reads as empty")
     if n_words > cfg.max_length:
         notices.append(f"the model reads the first {cfg.max_length} of the review's {n_words} words")
-    ids, valid = encode_for_classifier(run.tokenizer, [text], cfg.max_length, cfg.head == "seed")  # (1, T)
+    ids, valid = encode_for_classifier(run.tokenizer, [text], cfg.max_length, cfg.pads_to_length)  # (1, T)
     logits = run.model(ids, valid)
     probs = probabilities(logits)[0]  # (K,)
     names = class_names(cfg.n_labels)

@@ -1,4 +1,4 @@
-"""Review classifier task (seed 000): 5 stars or binary sentiment from the review text.
+"""Review classifier task (post 000): 5 stars or binary sentiment from the review text.
 
 Pipeline: simplify -> words -> at most ``max_length`` tokens -> ids (padded with the pad id).
 The vocabulary comes from a file (the seeds' 6,653 words) or from the training reviews with a
@@ -19,7 +19,6 @@ from torch import Tensor, nn
 
 from .. import validate
 from ..config import ClassifierConfig
-from ..data.cooccurrence import ppmi_vector_draws
 from ..data.reviews import load_reviews, split_validation, task_labels
 from ..data.sources import sha256
 from ..errors import ConfigError, DataError, warn
@@ -28,9 +27,10 @@ from ..evaluation.prediction import class_names, encode_for_classifier, predict_
 from ..models.ensemble import classifier_members
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
 from ..training.settings import setting
+from ..training.task import TaskBase
+from .embeddings import ppmi_init
 from .pretrained import Pretrained
 
-PPMI_MAX_TOKENS = 2048  # longer reviews are cut here when counting co-occurrences
 Batch = tuple[Tensor, Tensor, Tensor]  # ids (B, T), valid (B, T), labels (B,)
 EMBEDDING_INITS = ("random", "ppmi")
 
@@ -95,7 +95,15 @@ class ClassifierSettings:
             raise ConfigError("--init-from needs padding=pad: the pretrained encoder learned to ignore [PAD]")
 
 
-class ClassifierTask:
+@dataclass(frozen=True)
+class Labelled:
+    """Texts and their class indices."""
+
+    texts: list[str]
+    labels: np.ndarray
+
+
+class ClassifierTask(TaskBase):
     name = "classifier"
     Settings = ClassifierSettings
 
@@ -103,54 +111,90 @@ class ClassifierTask:
         self,
         settings: ClassifierSettings,
         config: ClassifierConfig,
+        tokenizer: Tokenizer,
+        train: Labelled,
+        val: Labelled,
+        *,
+        seed: int = 0,
+        unlabelled: list[str] | None = None,
+        sources: dict[str, Path | None] | None = None,
+        pretrained: Pretrained | None = None,
+    ) -> None:
+        """``train``/``val`` in memory; ``unlabelled`` the texts PPMI embeddings count (default the
+        training texts); ``sources`` the files they came from (for the run's record)."""
+        self.settings, self.seed, self.tokenizer, self.pretrained = settings, seed, tokenizer, pretrained
+        self.sources = sources or {}
+        self.max_length, self.pads_to_length = config.max_length, config.pads_to_length
+        self.members = config.members
+        self.unlabelled = train.texts if unlabelled is None else unlabelled
+        self.train_ids, self.train_valid = encode_for_classifier(
+            tokenizer, train.texts, self.max_length, self.pads_to_length
+        )
+        self.val_ids, self.val_valid = encode_for_classifier(tokenizer, val.texts, self.max_length, self.pads_to_length)
+        self.train_labels = torch.as_tensor(train.labels, dtype=torch.long)
+        self.val_labels = torch.as_tensor(val.labels, dtype=torch.long)
+        self._check_splits()
+
+    @classmethod
+    def prepare(
+        cls,
+        settings: ClassifierSettings,
+        config: ClassifierConfig,
         seed: int = 0,
         tokenizers: dict[str, Tokenizer] | None = None,
-    ) -> None:
+    ) -> ClassifierTask:
+        """Read the reviews (``--train``, ``--val`` or a random split of ``--train``) and build the
+        tokenizer (the resumed run's, the pretrained run's, or a vocabulary file's or the training
+        reviews' words)."""
         s = settings
         if not s.train:
             raise ConfigError("give the training reviews with --train FILE.jsonl (MARC has no public download)")
-        self.settings, self.seed = s, seed
-        self.train_path, self.val_path = Path(s.train), None if s.val is None else Path(s.val)
-        self.vocab_path = None if s.vocab is None else Path(s.vocab)
-        self.max_length, self.seed_head = config.max_length, config.head == "seed"
-        self.members = config.members
-        reviews = load_reviews(self.train_path)
+        train_path, val_path = Path(s.train), None if s.val is None else Path(s.val)
+        vocab_path = None if s.vocab is None else Path(s.vocab)
+        reviews = load_reviews(train_path)
         labels, kept = task_labels(reviews.stars, s.labels)
         texts = [reviews.texts[i] for i in kept]
-        if self.val_path is not None:
-            val_reviews = load_reviews(self.val_path)
+        if val_path is not None:
+            val_reviews = load_reviews(val_path)
             val_labels, val_kept = task_labels(val_reviews.stars, s.labels)
-            val_texts = [val_reviews.texts[i] for i in val_kept]
+            val = Labelled([val_reviews.texts[i] for i in val_kept], val_labels)
             held_out: set[int] = set()
         else:
             tr, va = split_validation(len(texts), s.val_fraction, seed)
-            val_texts, val_labels = [texts[i] for i in va], labels[va]
+            val = Labelled([texts[i] for i in va], labels[va])
             texts, labels = [texts[i] for i in tr], labels[tr]
             held_out = {int(kept[i]) for i in va}
         # unlabelled text for PPMI embeddings: every training review (3-star ones too for sentiment),
         # never the validation reviews
-        self.train_texts = [t for i, t in enumerate(reviews.texts) if i not in held_out]
+        unlabelled = [t for i, t in enumerate(reviews.texts) if i not in held_out]
         tokenizer = (tokenizers or {}).get("tokenizer")
-        self.pretrained = None if s.init_from is None else Pretrained(Path(s.init_from), self.vocab_path)
-        if tokenizer is None and self.pretrained is not None:
-            tokenizer = self.pretrained.tokenizer
+        pretrained = None if s.init_from is None else Pretrained(Path(s.init_from), vocab_path)
+        if tokenizer is None and pretrained is not None:
+            tokenizer = pretrained.tokenizer
         if tokenizer is None:
-            words = load_vocabulary(self.vocab_path) if self.vocab_path else select_vocabulary(texts, s.min_df)
+            words = load_vocabulary(vocab_path) if vocab_path else select_vocabulary(texts, s.min_df)
             tokenizer = WordTokenizer(words, "[UNK]", pad="[PAD]" if s.padding == "pad" else None)
-        self.tokenizer = tokenizer
-        self.train_ids, self.train_valid = encode_for_classifier(tokenizer, texts, self.max_length, self.seed_head)
-        self.val_ids, self.val_valid = encode_for_classifier(tokenizer, val_texts, self.max_length, self.seed_head)
-        self.train_labels = torch.as_tensor(labels, dtype=torch.long)
-        self.val_labels = torch.as_tensor(val_labels, dtype=torch.long)
-        self._check_splits()
+        sources = {"train": train_path, "val": val_path, "vocab": vocab_path}
+        return cls(
+            s,
+            config,
+            tokenizer,
+            Labelled(texts, labels),
+            val,
+            seed=seed,
+            unlabelled=unlabelled,
+            sources=sources,
+            pretrained=pretrained,
+        )
 
     def _check_splits(self) -> None:
         """Empty splits are errors before training starts; classes missing from a split are warned about."""
         what = "sentiment (3-star reviews dropped)" if self.settings.labels in (1, 2) else "5-star"
+        train_path, val_path = self.sources.get("train"), self.sources.get("val")
         if len(self.train_labels) == 0:
-            raise DataError(f"{self.train_path}: no training reviews for the {what} task")
+            raise DataError(f"{train_path}: no training reviews for the {what} task")
         if len(self.val_labels) == 0:
-            source = self.val_path or f"--val-fraction {self.settings.val_fraction} of {self.train_path}"
+            source = val_path or f"--val-fraction {self.settings.val_fraction} of {train_path}"
             raise DataError(
                 f"the validation split ({source}) holds no reviews for the {what} task; give --val FILE "
                 "or a larger --val-fraction"
@@ -162,7 +206,7 @@ class ClassifierTask:
                 shown = ", ".join(class_names(k)[c] for c in missing)
                 warn(f"the {name} reviews have no example of {shown}; macro-F1 counts that class as 0")
 
-    def adapt_config(self, config: ClassifierConfig) -> ClassifierConfig:
+    def model_config(self, config: ClassifierConfig) -> ClassifierConfig:
         """Vocabulary, labels and pad id from the data; with ``init_from``, the encoder's shape from the
         pretrained run (its ``dim``, heads, hidden size, blocks, activation, norm placement, biases)."""
         if self.pretrained is not None:
@@ -181,10 +225,10 @@ class ClassifierTask:
         plan = {}
         for name, _ in model.named_parameters():
             local = name.split(".", 2)[2] if name.startswith("members.") else name  # an ensemble member's own name
-            if local.startswith("embedding."):
+            if local.startswith("encoder.embedding."):
                 depth = n + 1
-            elif local.startswith("blocks."):
-                depth = n - int(local.split(".")[1])  # the top block is one below the head
+            elif local.startswith("encoder.blocks."):
+                depth = n - int(local.split(".")[2])  # the top block is one below the head
             else:
                 continue  # the head, the final norm and the bigram table learn at the full rate from step 0
             plan[name] = (s.layer_lr_decay**depth, s.freeze_encoder_steps)
@@ -198,25 +242,14 @@ class ClassifierTask:
         never the validation reviews), see ``data.cooccurrence``. ``init_from``: the pretrained
         encoder instead.
         """
-        if self.pretrained is not None:
-            for member in classifier_members(model):
-                self.pretrained.transfer(member)
-            return
-        if self.settings.embedding_init != "ppmi":
-            return
-        ids, valid = self.tokenizer.encode_batch(self.train_texts, PPMI_MAX_TOKENS)
         members = classifier_members(model)
-        draws = ppmi_vector_draws(
-            ids,
-            valid,
-            model.config.vocab_size,
-            model.config.dim,
-            window=self.settings.embedding_window,
-            seeds=[member_seed(self.seed, k) for k in range(len(members))],
-        )  # M x (V, C)
-        with torch.no_grad():
-            for member, vectors in zip(members, draws):
-                member.embedding.weight.copy_(vectors)
+        if self.pretrained is not None:
+            for member in members:
+                self.pretrained.transfer(member)
+        elif self.settings.embedding_init == "ppmi":
+            tables = [member.encoder.embedding.weight for member in members]
+            seeds = [member_seed(self.seed, k) for k in range(len(members))]
+            ppmi_init(tables, self.tokenizer, self.unlabelled, self.settings.embedding_window, seeds)
 
     def steps_per_epoch(self) -> int:
         return max(1, len(self.train_labels) // self.settings.batch_size)
@@ -235,7 +268,7 @@ class ClassifierTask:
         order = np.random.default_rng(key).permutation(len(self.train_labels))
         rows = torch.from_numpy(order[i * size : (i + 1) * size])
         ids, valid = self.train_ids[rows], self.train_valid[rows]
-        if not self.seed_head:  # crop to the longest review in the batch
+        if not self.pads_to_length:  # crop to the longest review in the batch
             width = max(int(valid.sum(1).max()), 1)
             ids, valid = ids[:, :width], valid[:, :width]
         return ids, valid, self.train_labels[rows]
@@ -274,11 +307,11 @@ class ClassifierTask:
             f"{prefix}macro_f1": macro_f1(matrix),
         }
 
-    def save(self, run_dir: Path) -> None:
-        self.tokenizer.save(run_dir / "tokenizer.json")
+    def tokenizers(self) -> dict[str, Tokenizer]:
+        return {"tokenizer": self.tokenizer}
 
     def describe(self) -> dict[str, Any]:
-        paths = {"train": self.train_path, "val": self.val_path, "vocab": self.vocab_path}
+        paths = {k: self.sources.get(k) for k in ("train", "val", "vocab")}
         out: dict[str, Any] = asdict(self.settings)
         out.update({k: (None if p is None else str(p.resolve())) for k, p in paths.items()})
         out.update({f"{k}_sha256": sha256(p) for k, p in paths.items() if p is not None})

@@ -1,4 +1,4 @@
-"""Character GPT task (seed 004): random shifted windows of a text, next-character cross-entropy.
+"""Character GPT task (post 004): random shifted windows of a text, next-character cross-entropy.
 
 Shapes: B batch, T context (the model's ``max_length``), V vocabulary.
 """
@@ -21,6 +21,7 @@ from ..errors import DataError, warn
 from ..evaluation.metrics import language_model_loss, perplexity
 from ..tokenizers import CharTokenizer, Tokenizer
 from ..training.settings import setting
+from ..training.task import TaskBase
 
 CORPORA = {"tinyshakespeare": ("tinyshakespeare", "input.txt"), "complete-works": ("complete-works", "plays.txt")}
 
@@ -45,7 +46,7 @@ class GeneratorSettings:
         validate.integer("eval_tokens", self.eval_tokens, optional=True)
 
 
-class GeneratorTask:
+class GeneratorTask(TaskBase):
     name = "generator"
     Settings = GeneratorSettings
 
@@ -53,34 +54,50 @@ class GeneratorTask:
         self,
         settings: GeneratorSettings,
         config: GeneratorConfig,
+        tokenizer: Tokenizer,
+        ids: Tensor,
+        *,
         seed: int = 0,
-        tokenizers: dict[str, Tokenizer] | None = None,
+        source: Path | None = None,
     ) -> None:
-        self.settings = settings
-        if not config.causal:
-            warn(
-                "causal=false is a teaching experiment (seed 004): every position sees the characters it must "
-                "predict, so the loss falls far below what generation achieves"
-            )
-        self.path = Path(settings.text) if settings.text else resolve(*CORPORA[settings.corpus])
-        raw = read_text_file(self.path)
-        self.tokenizer = (tokenizers or {}).get("tokenizer") or CharTokenizer.from_text(raw)
-        ids = torch.tensor(self.tokenizer.encode(raw), dtype=torch.long)
+        """``ids (N,)``: the whole text as token ids; the last ``val_fraction`` of it is for validation."""
+        self.settings, self.tokenizer, self.source = settings, tokenizer, source
         self.train_ids, self.val_ids = split_text(ids, settings.val_fraction)
         self.context, self.batch_size, self.seed = config.max_length, settings.batch_size, seed
+        where = source or "the text"
         if len(self.val_ids) < 2:
             raise DataError(
-                f"{self.path}: a validation split of {len(self.val_ids)} characters is too small; "
+                f"{where}: a validation split of {len(self.val_ids)} characters is too small; "
                 "raise --val-fraction or use a longer text"
             )
         if len(self.train_ids) < self.context + 1:
             raise DataError(
-                f"{self.path}: {len(self.train_ids)} training characters are too few for a context of "
+                f"{where}: {len(self.train_ids)} training characters are too few for a context of "
                 f"{self.context}; use a longer text or a smaller --set max_length"
             )
         self._rng = torch.Generator()
 
-    def adapt_config(self, config: GeneratorConfig) -> GeneratorConfig:
+    @classmethod
+    def prepare(
+        cls,
+        settings: GeneratorSettings,
+        config: GeneratorConfig,
+        seed: int = 0,
+        tokenizers: dict[str, Tokenizer] | None = None,
+    ) -> GeneratorTask:
+        """Read ``--text`` (or the ``--corpus`` file) and its characters (or the resumed run's tokenizer)."""
+        if not config.causal:
+            warn(
+                "causal=false is a teaching experiment (post 004): every position sees the characters it must "
+                "predict, so the loss falls far below what generation achieves"
+            )
+        path = Path(settings.text) if settings.text else resolve(*CORPORA[settings.corpus])
+        raw = read_text_file(path)
+        tokenizer = (tokenizers or {}).get("tokenizer") or CharTokenizer.from_text(raw)
+        ids = torch.tensor(tokenizer.encode(raw), dtype=torch.long)
+        return cls(settings, config, tokenizer, ids, seed=seed, source=path)
+
+    def model_config(self, config: GeneratorConfig) -> GeneratorConfig:
         return config.replace(vocab_size=len(self.tokenizer))
 
     def steps_per_epoch(self) -> int:
@@ -102,14 +119,14 @@ class GeneratorTask:
         loss, _ = language_model_loss(model, ids, self.context, max_tokens=self.settings.eval_tokens)
         return {f"{prefix}loss": loss, f"{prefix}perplexity": perplexity(loss)}
 
-    def save(self, run_dir: Path) -> None:
-        self.tokenizer.save(run_dir / "tokenizer.json")
+    def tokenizers(self) -> dict[str, Tokenizer]:
+        return {"tokenizer": self.tokenizer}
 
     def describe(self) -> dict[str, Any]:
         return {
             **asdict(self.settings),
-            "text": str(self.path.resolve()),
-            "text_sha256": sha256(self.path),
+            "text": None if self.source is None else str(self.source.resolve()),
+            "text_sha256": None if self.source is None else sha256(self.source),
             "train_tokens": len(self.train_ids),
             "val_tokens": len(self.val_ids),
         }

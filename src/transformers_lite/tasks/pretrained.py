@@ -12,10 +12,11 @@ from typing import Any
 
 from torch import nn
 
+from ..config import EncoderConfig, EncoderLMConfig
 from ..errors import ConfigError
-from ..models.encoder_lm import SHAPE_FIELDS, transfer_encoder
+from ..models.encoder_lm import transfer_encoder
+from ..runs import load_tokenizers, read_config, read_weights
 from ..tokenizers import Tokenizer, load_vocabulary
-from ..training.runs import load_tokenizers, read_config, read_weights
 
 
 class Pretrained:
@@ -27,7 +28,7 @@ class Pretrained:
             raise ConfigError(f"--init-from {run_dir}: no such run directory")
         self.run_dir = run_dir
         self.config = read_config(run_dir)
-        if self.config.family != "mlm":
+        if not isinstance(self.config, EncoderLMConfig):
             raise ConfigError(
                 f"--init-from {run_dir}: that is a {self.config.family} run; the classifier starts from a "
                 "`tlite train mlm` run (masked or causal objective)"
@@ -50,7 +51,7 @@ class Pretrained:
 
     def shape(self) -> dict[str, Any]:
         """The encoder fields the classifier's config must share with the pretrained model."""
-        return {k: getattr(self.config, k) for k in SHAPE_FIELDS}
+        return {k: getattr(self.config, k) for k in EncoderConfig.SHAPE}
 
     def transfer(self, model: nn.Module) -> list[str]:
         """Copy the pretrained encoder into ``model`` (reads the weights file; draws no random numbers)."""

@@ -1,4 +1,4 @@
-"""Translation task (seed 001, Multi30k German -> English): length-bucketed batches of sentence
+"""Translation task (post 001, Multi30k German -> English): length-bucketed batches of sentence
 pairs, label-smoothed cross-entropy on the target, validation loss and BLEU.
 
 Tokenizers: a joint BPE (default; allows shared embeddings), separate BPEs, or word level.
@@ -26,6 +26,7 @@ from ..generation.translate import DecodeSettings, decode_batch
 from ..tokenizers import BPETokenizer, Tokenizer, WordTokenizer, pad_batch
 from ..tokenizers.text import words_and_punctuation
 from ..training.settings import setting
+from ..training.task import TaskBase
 
 TOKENIZERS = ("joint-bpe", "bpe", "word")
 MULTI30K = {"train_src": "train.de.gz", "train_tgt": "train.en.gz", "val_src": "val.de.gz", "val_tgt": "val.en.gz"}
@@ -74,7 +75,7 @@ def word_tokenizer(sentences: list[str], min_frequency: int = 2) -> WordTokenize
     return WordTokenizer(vocab, "<unk>", pad="<pad>", bos="<bos>", eos="<eos>", split="punct")
 
 
-class Seq2SeqTask:
+class Seq2SeqTask(TaskBase):
     name = "seq2seq"
     Settings = Seq2SeqSettings
 
@@ -82,29 +83,21 @@ class Seq2SeqTask:
         self,
         settings: Seq2SeqSettings,
         config: Seq2SeqConfig,
+        tokenizers: tuple[Tokenizer, Tokenizer],
+        train: tuple[list[str], list[str]],
+        val: tuple[list[str], list[str]],
+        *,
         seed: int = 0,
-        tokenizers: dict[str, Tokenizer] | None = None,
+        sources: dict[str, Path] | None = None,
     ) -> None:
+        """``tokenizers``: (source, target); ``train``/``val``: aligned (source, target) sentences."""
         self.settings, self.seed, self.max_length = settings, seed, config.max_length
-        self.paths = {
-            k: Path(getattr(settings, k)) if getattr(settings, k) else resolve("multi30k", name)
-            for k, name in MULTI30K.items()
-        }
-        src, tgt = _without_empty(*load_parallel(self.paths["train_src"], self.paths["train_tgt"]), "training")
-        self.val_src_text, self.val_tgt_text = _without_empty(
-            *load_parallel(self.paths["val_src"], self.paths["val_tgt"]), "validation"
-        )
-        if tokenizers:
-            self.src_tok, self.tgt_tok = tokenizers["src_tokenizer"], tokenizers["tgt_tokenizer"]
-        elif settings.tokenizer == "joint-bpe":
-            self.src_tok = self.tgt_tok = BPETokenizer.train(src + tgt, settings.vocab_size)
-        elif settings.tokenizer == "bpe":
-            self.src_tok = BPETokenizer.train(src, settings.vocab_size)
-            self.tgt_tok = BPETokenizer.train(tgt, settings.vocab_size)
-        else:
-            self.src_tok, self.tgt_tok = word_tokenizer(src), word_tokenizer(tgt)
+        self.src_tok, self.tgt_tok = tokenizers
+        self.sources = sources or {}
         if self.src_tok.pad_id != self.tgt_tok.pad_id:
             raise DataError("source and target tokenizers must share the pad id")
+        src, tgt = train
+        self.val_src_text, self.val_tgt_text = val
         limit = config.max_length - 1  # room for BOS (decoder input) or EOS (source, decoder output)
         self.train_src, self.train_tgt = filter_by_length(
             self._encode(self.src_tok, src, True), self._encode(self.tgt_tok, tgt, False), limit
@@ -125,12 +118,39 @@ class Seq2SeqTask:
         self._epoch_batches: tuple[int, list[list[int]]] | None = None
         self._steps_per_epoch: int | None = None
 
+    @classmethod
+    def prepare(
+        cls,
+        settings: Seq2SeqSettings,
+        config: Seq2SeqConfig,
+        seed: int = 0,
+        tokenizers: dict[str, Tokenizer] | None = None,
+    ) -> Seq2SeqTask:
+        """Read the sentence pairs (Multi30k from the data folder for files not given) and train the
+        tokenizers on the training pairs (or take the resumed run's)."""
+        paths = {
+            k: Path(getattr(settings, k)) if getattr(settings, k) else resolve("multi30k", name)
+            for k, name in MULTI30K.items()
+        }
+        src, tgt = _without_empty(*load_parallel(paths["train_src"], paths["train_tgt"]), "training")
+        val = _without_empty(*load_parallel(paths["val_src"], paths["val_tgt"]), "validation")
+        if tokenizers:
+            pair = tokenizers["src_tokenizer"], tokenizers["tgt_tokenizer"]
+        elif settings.tokenizer == "joint-bpe":
+            joint = BPETokenizer.train(src + tgt, settings.vocab_size)
+            pair = joint, joint
+        elif settings.tokenizer == "bpe":
+            pair = BPETokenizer.train(src, settings.vocab_size), BPETokenizer.train(tgt, settings.vocab_size)
+        else:
+            pair = word_tokenizer(src), word_tokenizer(tgt)
+        return cls(settings, config, pair, (src, tgt), val, seed=seed, sources=paths)
+
     @staticmethod
     def _encode(tok: Tokenizer, texts: list[str], add_eos: bool) -> list[list[int]]:
         rows = tok.encode_many(texts)
         return [r + [tok.eos_id] for r in rows] if add_eos else rows
 
-    def adapt_config(self, config: Seq2SeqConfig) -> Seq2SeqConfig:
+    def model_config(self, config: Seq2SeqConfig) -> Seq2SeqConfig:
         shared = self.src_tok is self.tgt_tok
         return config.replace(
             src_vocab_size=len(self.src_tok),
@@ -201,13 +221,12 @@ class Seq2SeqTask:
             result["val_bleu"] = corpus_scores(hyps, refs)["bleu"]
         return result
 
-    def save(self, run_dir: Path) -> None:
-        self.src_tok.save(run_dir / "src_tokenizer.json")
-        self.tgt_tok.save(run_dir / "tgt_tokenizer.json")
+    def tokenizers(self) -> dict[str, Tokenizer]:
+        return {"src_tokenizer": self.src_tok, "tgt_tokenizer": self.tgt_tok}
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = asdict(self.settings)
-        out.update({k: str(p.resolve()) for k, p in self.paths.items()})
-        out.update({f"{k}_sha256": sha256(p) for k, p in self.paths.items()})
+        out.update({k: str(p.resolve()) for k, p in self.sources.items()})
+        out.update({f"{k}_sha256": sha256(p) for k, p in self.sources.items()})
         out.update({"max_length": self.max_length, "train_pairs": len(self.train_src), "val_pairs": len(self.val_src)})
         return out

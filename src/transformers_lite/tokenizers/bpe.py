@@ -1,7 +1,8 @@
 """Trainable byte-pair-encoding subword tokenizer (the translator's default).
 
-The merges are learned by the Hugging Face ``tokenizers`` engine (fast, Rust); ids, special tokens,
-padding and save/load follow this package's conventions (``<unk>=0, <pad>=1, <bos>=2, <eos>=3``).
+The merges are learned by the Hugging Face ``tokenizers`` engine (fast, Rust; a core dependency,
+imported on first use); ids, special tokens, padding and save/load follow this package's conventions
+(``<unk>=0, <pad>=1, <bos>=2, <eos>=3``).
 Text is split on whitespace and punctuation first (with a word-start marker ``▁``), so decoding
 restores the spaces between words.
 """
@@ -14,7 +15,6 @@ from typing import Any
 
 from torch import Tensor
 
-from ..optional import need
 from .base import TokenizerBase
 
 SPECIALS = ("<unk>", "<pad>", "<bos>", "<eos>")
@@ -33,9 +33,7 @@ class BPETokenizer(TokenizerBase):
     def train(
         cls, texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2, lowercase: bool = False
     ) -> BPETokenizer:
-        lib = need("tokenizers", "translate", "the BPE tokenizer")
-        Tokenizer, decoders, models, normalizers = lib.Tokenizer, lib.decoders, lib.models, lib.normalizers
-        pre_tokenizers, trainers = lib.pre_tokenizers, lib.trainers
+        from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
         if vocab_size < len(SPECIALS) + 1:
             raise ValueError(f"vocab_size must exceed the {len(SPECIALS)} special tokens, got {vocab_size}")
@@ -85,4 +83,6 @@ class BPETokenizer(TokenizerBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BPETokenizer:
-        return cls(need("tokenizers", "translate", "the BPE tokenizer").Tokenizer.from_str(json.dumps(data["engine"])))
+        from tokenizers import Tokenizer
+
+        return cls(Tokenizer.from_str(json.dumps(data["engine"])))

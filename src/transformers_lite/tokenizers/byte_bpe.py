@@ -15,7 +15,6 @@ from typing import Any
 from torch import Tensor
 
 from ..errors import DataError
-from ..optional import need
 from .base import TokenizerBase
 
 END_OF_TEXT = "<|endoftext|>"
@@ -33,9 +32,7 @@ class ByteLevelBPETokenizer(TokenizerBase):
     @classmethod
     def from_files(cls, vocab: str | Path, merges: str | Path) -> ByteLevelBPETokenizer:
         """Read GPT-2's ``vocab.json`` and ``merges.txt``."""
-        engine_lib = need("tokenizers", "hf", "GPT-2's byte-level BPE tokenizer")
-        Tokenizer, decoders, models = engine_lib.Tokenizer, engine_lib.decoders, engine_lib.models
-        pre_tokenizers = engine_lib.pre_tokenizers
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
         for path in (vocab, merges):
             if not Path(path).is_file():
@@ -87,6 +84,6 @@ class ByteLevelBPETokenizer(TokenizerBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ByteLevelBPETokenizer:
-        return cls(
-            need("tokenizers", "hf", "GPT-2's byte-level BPE tokenizer").Tokenizer.from_str(json.dumps(data["engine"]))
-        )
+        from tokenizers import Tokenizer
+
+        return cls(Tokenizer.from_str(json.dumps(data["engine"])))

@@ -32,7 +32,7 @@ def tokenizer_from_dict(data: dict[str, Any], origin: object = "tokenizer") -> T
 def load_tokenizer(path: str | Path, upgrade=None) -> Tokenizer:  # noqa: ANN001
     """Read a tokenizer JSON; a damaged file is a ``RunError`` naming it.
 
-    ``upgrade(data) -> data`` may rewrite an older file format first (see ``training.legacy``).
+    ``upgrade(data) -> data`` may rewrite an older file format first (see ``runs.legacy``).
     """
     path = Path(path)
     if not path.is_file():

@@ -8,7 +8,7 @@ padding from a rare word) and come with a mask of real tokens.
 
 Two splits:
 
-* ``"seed"`` (seed 000, reviews): ``simplify`` then words of two or more characters; punctuation is
+* ``"words"`` (post 000, reviews): ``simplify`` then words of two or more characters; punctuation is
   dropped, so ``decode`` gives the words joined by spaces.
 * ``"punct"`` (the translator's word-level option): lowercase words and punctuation marks;
   ``decode`` joins them and removes the space before punctuation.
@@ -28,7 +28,8 @@ from .base import TokenizerBase
 from .fast_words import encode_corpus
 from .text import words, words_and_punctuation
 
-SPLITS = {"seed": words, "punct": words_and_punctuation}
+SPLITS = {"words": words, "punct": words_and_punctuation}
+OLD_SPLITS = {"seed": "words"}  # the words split's name until 0.2
 _SPACE_BEFORE_MARK = re.compile(r" ([.,!?;:])")
 
 
@@ -44,8 +45,9 @@ class WordTokenizer(TokenizerBase):
         bos: str | None = None,
         eos: str | None = None,
         mask: str | None = None,
-        split: str = "seed",
+        split: str = "words",
     ) -> None:
+        split = OLD_SPLITS.get(split, split)
         if split not in SPLITS:
             raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
         specials = [s for s in (unk, pad, bos, eos, mask) if s is not None]
@@ -103,7 +105,7 @@ class WordTokenizer(TokenizerBase):
         add_eos: bool = False,
     ) -> tuple[Tensor, Tensor]:
         """Padded ``(B, T)`` ids and mask; seed-split corpora take the vectorised path (same ids)."""
-        if self.split != "seed" or add_bos or add_eos:
+        if self.split != "words" or add_bos or add_eos:
             return super().encode_batch(texts, max_length, pad_to=pad_to, add_bos=add_bos, add_eos=add_eos)
         if pad_to is not None and max_length is not None and pad_to < max_length:
             raise ValueError(f"pad_to={pad_to} is shorter than max_length={max_length}")
@@ -147,5 +149,5 @@ class WordTokenizer(TokenizerBase):
             bos=data.get("bos"),
             eos=data.get("eos"),
             mask=data.get("mask"),
-            split=data.get("split", "seed"),
+            split=data.get("split", "words"),
         )

@@ -10,17 +10,26 @@ The trainer calls, on every callback in order:
 * ``on_train_end(trainer, state)`` once, after the final checkpoint and weights are written.
 
 A callback may end training by setting ``state.stop_reason``. The built-in ones: ``ProgressBar``,
-``Checkpointer`` and ``EarlyStopping``; tests add their own (for example one that kills the process
-at a given step, to check that resuming is exact).
+``EarlyStopping`` and ``Checkpointer`` (the run directory: checkpoints, ``history.json``,
+``metrics.csv`` and the final ``model.safetensors``); tests add their own (for example one that kills
+the process at a given step, to check that resuming is exact).
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any, Protocol
 
+import torch
+from torch import nn
+
+from ..atomic import atomic_write_json
 from ..progress import interactive, progress_bar
-from .distributed import DistContext
+from ..runs.files import latest_checkpoint, save_weights
+from .checkpoint import save_checkpoint
+from .distributed import DistContext, broadcast, gather_rng
+from .metrics_log import write_metrics_csv
 from .state import TrainState
 
 
@@ -30,9 +39,8 @@ class Trainer(Protocol):
     steps_per_epoch: int
     total_steps: int | None
     dist: DistContext
-
-    def checkpoint(self, state: TrainState) -> None: ...
-    def has_checkpoint(self, state: TrainState) -> bool: ...
+    model: nn.Module
+    optimizer: torch.optim.Optimizer
 
 
 class Callback:
@@ -93,18 +101,38 @@ class ProgressBar(Callback):
 
 
 class Checkpointer(Callback):
-    """A checkpoint at every evaluation, or every ``every`` optimizer steps when given."""
+    """The run directory while training: a checkpoint (with ``history.json`` and ``metrics.csv``) at
+    every evaluation, or every ``every`` optimizer steps when given, and at the end one more (unless
+    that step has one) and the final ``model.safetensors``. Checkpointing is a collective under DDP
+    (every rank's dropout stream is kept); only rank 0 writes."""
 
-    def __init__(self, every: int | None = None) -> None:
-        self.every = every
+    def __init__(self, run_dir: str | Path, every: int | None = None) -> None:
+        self.run_dir, self.every = Path(run_dir), every
 
     def on_evaluate(self, trainer: Trainer, state: TrainState, record: dict[str, Any]) -> None:
         if self.every is None:
-            trainer.checkpoint(state)
+            self.checkpoint(trainer, state)
 
     def on_step_end(self, trainer: Trainer, state: TrainState, loss: float) -> None:
-        if self.every and state.step % self.every == 0 and not trainer.has_checkpoint(state):
-            trainer.checkpoint(state)
+        if self.every and state.step % self.every == 0 and not self.has_checkpoint(state):
+            self.checkpoint(trainer, state)
+
+    def on_train_end(self, trainer: Trainer, state: TrainState) -> None:
+        if broadcast(not self.has_checkpoint(state), trainer.dist):
+            self.checkpoint(trainer, state)
+        if trainer.dist.is_main:
+            save_weights(trainer.model, self.run_dir / "model.safetensors")
+
+    def has_checkpoint(self, state: TrainState) -> bool:
+        last = latest_checkpoint(self.run_dir)
+        return last is not None and last.name == f"step-{state.step:08d}"
+
+    def checkpoint(self, trainer: Trainer, state: TrainState) -> None:
+        rank_rng = gather_rng(trainer.dist) if trainer.dist.active else None  # every rank's dropout stream
+        if trainer.dist.is_main:
+            save_checkpoint(self.run_dir, trainer.model, trainer.optimizer, state.to_dict(), rank_rng=rank_rng)
+            atomic_write_json(self.run_dir / "history.json", state.history)
+            write_metrics_csv(self.run_dir / "metrics.csv", state.history, state.log)
 
 
 class EarlyStopping(Callback):

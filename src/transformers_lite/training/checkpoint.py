@@ -1,15 +1,10 @@
 """Safe checkpoints: tensors in safetensors, everything else in JSON, every write atomic.
 
-Layout of a run directory::
-
-    config.json  hyperparameters.json  history.json  model.safetensors  tokenizer*.json
-    checkpoint/LATEST                  -> "step-00001200"
-    checkpoint/step-00001200/          model.safetensors  optimizer.safetensors  state.json
-
-A checkpoint is written into its own ``step-N`` folder and only then published by atomically
-rewriting ``LATEST``; a crash (even SIGKILL) mid-save leaves ``LATEST`` pointing at the previous
-complete checkpoint. Optimizer states are stored by parameter *name*, so they survive a change in
-the order modules are built. Loading never unpickles anything.
+A checkpoint (model.safetensors, optimizer.safetensors, state.json) is written into its own
+``checkpoint/step-N`` folder and only then published by atomically rewriting ``checkpoint/LATEST``;
+a crash (even SIGKILL) mid-save leaves ``LATEST`` pointing at the previous complete checkpoint.
+Optimizer states are stored by parameter *name*, so they survive a change in the order modules are
+built. Loading never unpickles anything.
 """
 
 from __future__ import annotations
@@ -22,73 +17,15 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file, save_model
+from safetensors.torch import save_file
 from torch import nn
 
 from ..atomic import atomic_write, atomic_write_json, atomic_write_text
 from ..errors import RunError
+from ..runs.files import FORMAT, latest_checkpoint, load_weights, read_tensors, save_weights
+from ..runs.legacy import rename, rename_state
 
 KEEP_CHECKPOINTS = 2
-FORMAT = 1  # 0: commit 5aaa26d (optimizer states by index); 1: by parameter name
-
-
-def save_weights(model: nn.Module, path: str | Path) -> None:
-    """Model weights to safetensors (tied weights stored once), atomically."""
-    atomic_write(path, lambda tmp: save_model(model, tmp))
-
-
-def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
-    """Every tensor of a safetensors file; a truncated or foreign file is a ``RunError`` naming it."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"weights file not found: {path}")
-    try:
-        return load_file(path)
-    except (SafetensorError, OSError, ValueError) as err:
-        raise RunError(f"{path}: damaged safetensors file ({err}); use an earlier checkpoint or retrain") from None
-
-
-def load_weights(model: nn.Module, path: str | Path, upgrade=None) -> None:  # noqa: ANN001
-    """Load safetensors weights, naming missing, unexpected, mis-shaped or non-finite tensors.
-
-    ``upgrade(tensors) -> tensors`` may rename the tensors of an older format first (``legacy``).
-    """
-    stored = read_tensors(path)
-    if upgrade is not None:
-        stored = upgrade(stored)
-    expected = model.state_dict()
-    problems = [
-        f"{k}: file {tuple(v.shape)} vs model {tuple(expected[k].shape)}"
-        for k, v in stored.items()
-        if k in expected and v.shape != expected[k].shape
-    ]
-    if not problems:
-        missing, unexpected = load_model_tensors(model, stored)
-        problems = [f"missing tensor {k}" for k in missing] + [f"unexpected tensor {k}" for k in unexpected]
-    if problems:
-        raise RunError(f"{path} does not match the model config: {'; '.join(problems)}")
-    broken = [k for k, v in stored.items() if v.is_floating_point() and not torch.isfinite(v).all()]
-    if broken:
-        raise RunError(
-            f"{path}: tensor {broken[0]} holds NaN or infinite values (a damaged file, or a run that "
-            "diverged); use an earlier checkpoint or retrain"
-        )
-
-
-def load_model_tensors(model: nn.Module, tensors: dict[str, torch.Tensor]) -> tuple[list[str], list[str]]:
-    """Copy ``tensors`` into ``model``, resolving tied weights stored once; return (missing, unexpected)."""
-    params = dict(model.state_dict(keep_vars=True))
-    tied: dict[int, list[str]] = {}
-    for name, p in params.items():
-        tied.setdefault(id(p), []).append(name)
-    missing = [n for n in params if not any(alias in tensors for alias in tied[id(params[n])])]
-    unexpected = [n for n in tensors if n not in params]
-    with torch.no_grad():
-        for name, value in tensors.items():
-            if name in params:
-                params[name].copy_(value)
-    return missing, unexpected
 
 
 def _param_names(model: nn.Module, optimizer: torch.optim.Optimizer) -> list[str]:
@@ -113,10 +50,16 @@ def _optimizer_to_files(model: nn.Module, optimizer: torch.optim.Optimizer) -> t
 
 
 def _optimizer_from_files(
-    model: nn.Module, optimizer: torch.optim.Optimizer, tensors: dict[str, torch.Tensor], meta: dict, where: Path
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    tensors: dict[str, torch.Tensor],
+    meta: dict,
+    where: Path,
+    family: str,
 ) -> None:
     names = _param_names(model, optimizer)
     index = {n: i for i, n in enumerate(names)}
+    tensors, meta = _upgrade_optimizer(tensors, meta, family)
     saved = [n for g in meta["param_groups"] for n in g["params"]]
     if sorted(saved) != sorted(names):
         diff = sorted(set(saved) ^ set(names))[:3]
@@ -134,6 +77,22 @@ def _optimizer_from_files(
             group["betas"] = tuple(group["betas"])
         groups.append(group)
     optimizer.load_state_dict({"state": state, "param_groups": groups})
+
+
+def _upgrade_optimizer(tensors: dict[str, torch.Tensor], meta: dict, family: str) -> tuple[dict, dict]:
+    """Optimizer states saved under an older release's parameter names, under today's (``legacy``)."""
+    fields: dict[str, dict[str, torch.Tensor]] = {}
+    for key, value in tensors.items():
+        name, _, field = key.removeprefix("state.").rpartition(".")
+        fields.setdefault(field, {})[name] = value
+    tensors = {f"state.{n}.{f}": v for f, by_name in fields.items() for n, v in rename_state(by_name, family).items()}
+    groups = [
+        {**g, "params": list(dict.fromkeys(rename(n, family) for n in g["params"]))} for g in meta["param_groups"]
+    ]
+    scalars: dict[str, dict[str, Any]] = {}
+    for n, values in meta["scalars"].items():
+        scalars.setdefault(rename(n, family), {}).update(values)
+    return tensors, {**meta, "param_groups": groups, "scalars": scalars}
 
 
 def rng_state() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -191,24 +150,8 @@ def save_checkpoint(
     return folder
 
 
-def _complete(folder: Path) -> bool:
-    return all((folder / f).is_file() for f in ("state.json", "model.safetensors", "optimizer.safetensors"))
-
-
-def latest_checkpoint(run_dir: str | Path) -> Path | None:
-    """The checkpoint ``LATEST`` names, or, if that one is missing or incomplete, the newest complete one."""
-    root = Path(run_dir) / "checkpoint"
-    latest = root / "LATEST"
-    if latest.is_file():
-        folder = root / latest.read_text().strip()
-        if folder.name.startswith("step-") and _complete(folder):
-            return folder
-    complete = sorted(p for p in root.glob("step-*") if p.is_dir() and _complete(p))
-    return complete[-1] if complete else None
-
-
 def load_checkpoint(
-    run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None, rank: int = 0
+    run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None, rank: int = 0, family: str = ""
 ) -> dict[str, Any]:
     """Restore weights, optimizer and RNG states from the latest checkpoint; return its ``state``."""
     folder = latest_checkpoint(run_dir)
@@ -223,12 +166,11 @@ def load_checkpoint(
             f"{folder} was written by transformers-lite 0.1 (optimizer states by position); it still "
             "loads for evaluate/generate/classify/translate, but cannot be resumed: start a new run"
         )
-    load_weights(model, folder / "model.safetensors")
+    load_weights(model, folder / "model.safetensors", upgrade=lambda t: rename_state(t, family))
     tensors = read_tensors(folder / "optimizer.safetensors")
     if optimizer is not None:
-        _optimizer_from_files(
-            model, optimizer, {k: v for k, v in tensors.items() if k.startswith("state.")}, state["optimizer"], folder
-        )
+        states = {k: v for k, v in tensors.items() if k.startswith("state.")}
+        _optimizer_from_files(model, optimizer, states, state["optimizer"], folder, family)
     rng = {k: v for k, v in tensors.items() if k.startswith("rng.")}
     if f"rng.torch.rank{rank}" in rng:
         rng["rng.torch"] = rng[f"rng.torch.rank{rank}"]

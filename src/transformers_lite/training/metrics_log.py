@@ -1,4 +1,5 @@
-"""``metrics.csv``: every training-loss row and every evaluation of a run, one CSV row each.
+"""Writing ``metrics.csv``: every training-loss row and every evaluation of a run, one CSV row each
+(``runs.history`` reads it back).
 
 Columns: ``step, epoch, wall_s, lr, train_loss`` and then every validation metric the task reports
 (``val_loss``, ``val_perplexity``, ``val_accuracy``, ...), empty where a row has no value. Rewritten
@@ -31,12 +32,3 @@ def write_metrics_csv(path: str | Path, history: list[dict[str, Any]], log: list
     writer.writeheader()
     writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in rows)
     atomic_write_text(path, out.getvalue())
-
-
-def read_metrics(run_dir: str | Path) -> list[dict[str, float | None]]:
-    """The rows of ``RUN/metrics.csv`` with numbers parsed (empty cells become ``None``)."""
-    path = Path(run_dir) / "metrics.csv"
-    if not path.is_file():
-        return []
-    with open(path, newline="", encoding="utf-8") as fh:
-        return [{k: (float(v) if v not in ("", None) else None) for k, v in row.items()} for row in csv.DictReader(fh)]

@@ -1,12 +1,13 @@
-"""The model-agnostic training loop, as small named steps with callbacks.
+"""The model-agnostic training loop, as small named steps with callbacks. It trains; it writes no file.
 
-A *task* (classifier, generator, seq2seq) supplies deterministic batches, a loss and metrics; the
-trainer owns the optimizer, schedule, evaluation, run directory and checkpoints::
+A *task* (``training.task``) supplies deterministic batches, a loss and metrics; the trainer owns the
+optimizer, the schedule and evaluation; callbacks do the rest (the run directory's checkpoints and
+weights are ``callbacks.Checkpointer``'s)::
 
-    fit()   start()                      new run: initialise, write metadata | resume: load checkpoint
-            repeat: train_step()         learning rate, micro-batches, backward, clip, optimizer step
-                    after_step()         limits -> evaluate() -> callbacks (checkpoint, early stop, ...)
-            finish()                     final checkpoint, model.safetensors
+    fit(state)  start(state)             new run: data-dependent initialisation | resumed: the given state
+                repeat: train_step()     learning rate, micro-batches, backward, clip, optimizer step
+                        after_step()     limits -> evaluate() -> callbacks (checkpoint, early stop, ...)
+                on_train_end callbacks   (final checkpoint, model.safetensors)
 
 Batches are a pure function of ``(random seed, micro-batch number)`` and every RNG state is
 checkpointed, so ``N`` steps straight and ``N/2`` + resume + ``N/2`` give bitwise-identical weights on CPU.
@@ -15,50 +16,26 @@ checkpointed, so ``N`` steps straight and ``N/2`` + resume + ``N/2`` give bitwis
 from __future__ import annotations
 
 import contextlib
-import json
 import math
-import os
-import platform
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 
-from ..atomic import atomic_write_json
-from ..config import Config
 from ..devices import compiled, resolve_device
-from ..summary import count_parameters
-from ..version import __version__
-from .callbacks import Callback, Checkpointer, EarlyStopping, ProgressBar
-from .checkpoint import FORMAT, latest_checkpoint, load_checkpoint, save_checkpoint, save_weights
-from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, gather_rng, same_weights_everywhere
-from .loggers import make_logger
-from .metrics_log import write_metrics_csv
+from .callbacks import Callback, EarlyStopping, ProgressBar
+from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, same_weights_everywhere
 from .optim import Schedule, make_optimizer, set_lr
 from .settings import TrainConfig
 from .state import TrainState
+from .task import Task
 
-
-class Task(Protocol):
-    """What a task plugs into the trainer."""
-
-    name: str
-
-    def steps_per_epoch(self) -> int: ...  # micro-batches in one epoch
-    def batch(self, index: int) -> Any: ...  # micro-batch number ``index``, deterministic  # noqa: ANN401
-    def loss(self, model: nn.Module, batch: Any) -> Tensor: ...  # noqa: ANN401
-    def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]: ...  # {split}_loss, metrics
-    def save(self, run_dir: Path) -> None: ...  # tokenizer(s)
-    def describe(self) -> dict[str, Any]: ...  # data paths (with sha256) and task settings
-
-    # optional: ``init_model(model)``, called once before the first step of a new (not resumed) run
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class NonFiniteLoss(ValueError):
@@ -81,23 +58,18 @@ class Trainer:
         model: nn.Module,
         task: Task,
         config: TrainConfig,
-        run_dir: str | Path,
-        model_config: Config,
         *,
-        resume: bool = False,
-        extra: dict[str, Any] | None = None,
         callbacks: list[Callback] = (),
         log: Callable[[str], Any] = print,
         dist_ctx: DistContext = SINGLE,
         clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self.model, self.task, self.config = model, task, config
-        self.run_dir, self.model_config = Path(run_dir), model_config
-        self.resume, self.extra, self.dist, self.clock = resume, extra or {}, dist_ctx, clock
+        self.dist, self.clock = dist_ctx, clock
         self.log = log if dist_ctx.is_main else (lambda *_: None)
         self.device = torch.device(resolve_device(config.device))
         self.model.to(self.device)
-        plan = task.lr_plan(model) if hasattr(task, "lr_plan") else None  # fine-tuning: per-layer rates
+        plan = task.lr_plan(model)  # fine-tuning: per-layer rates
         self.optimizer = make_optimizer(model, config.lr, config.weight_decay, (config.beta1, config.beta2), plan=plan)
         # one optimizer step consumes accumulate x ranks micro-batches
         self.steps_per_epoch = max(1, task.steps_per_epoch() // (config.accumulate * dist_ctx.world))
@@ -109,14 +81,7 @@ class Trainer:
         self.schedule = Schedule(
             config.schedule, config.lr, config.warmup_steps, self.total_steps, config.min_lr_ratio, budget
         )
-        self.callbacks = [
-            ProgressBar(),
-            *([EarlyStopping(config.patience)] if config.patience else []),
-            Checkpointer(config.checkpoint_every),
-            *callbacks,
-        ]
-        if config.logger and dist_ctx.is_main:
-            self.callbacks.append(make_logger(config.logger, self.run_dir, config.to_dict()))
+        self.callbacks = [ProgressBar(), *([EarlyStopping(config.patience)] if config.patience else []), *callbacks]
         self.ddp = None
         if dist_ctx.active:
             self.ddp = DistributedDataParallel(
@@ -130,9 +95,10 @@ class Trainer:
         self._start_clock = 0.0
 
     # ----------------------------------------------------------------- the loop
-    def fit(self) -> TrainState:
-        """Train until a limit is reached; return the final state (step, history, stop reason)."""
-        state = self.start()
+    def fit(self, state: TrainState | None = None) -> TrainState:
+        """Train until a limit is reached; return the final state (step, history, stop reason). ``state``
+        continues a resumed run (its weights, optimizer and random streams restored by the caller)."""
+        state = self.start(state)
         with self._signal_handlers():
             self._call("on_train_start", state)
             self._start_clock = self.clock() - state.elapsed
@@ -142,21 +108,22 @@ class Trainer:
             while state.stop_reason is None:
                 loss = self.train_step(state)
                 self.after_step(state, loss)
-        self.finish(state)
+        if self.dist.active:
+            same = same_weights_everywhere(self.model, self.dist)
+            self.log(f"weights identical on all {self.dist.world} ranks: {same}")
+            if not same:
+                raise RuntimeError("DDP ranks ended with different weights")
+        self._call("on_train_end", state)
+        self.log(f"{state.stop_reason} at step {state.step} ({state.elapsed:.1f} s)")
         return state
 
-    def start(self) -> TrainState:
-        """A fresh state for a new run (initialised model, metadata written) or the resumed one."""
-        if self.resume:
-            state = TrainState.from_dict(load_checkpoint(self.run_dir, self.model, self.optimizer, rank=self.dist.rank))
-            self.log(f"resumed {self.run_dir} at step {state.step}")
+    def start(self, state: TrainState | None = None) -> TrainState:
+        """``state`` as given (a resumed run), or a new run's: the model initialised from the data
+        (e.g. PPMI embeddings) and this run's dropout stream seeded."""
+        if state is not None:
             return state
-        init = getattr(self.task, "init_model", None)
-        if init is not None:  # data-dependent initialisation (e.g. PPMI embeddings), before the first step
-            init(self.model)
+        self.task.init_model(self.model)
         torch.manual_seed(self.config.seed + 7919 * self.dist.rank)  # dropout stream of this run (and rank)
-        if self.dist.is_main:
-            self.write_metadata()
         return TrainState(warmup_end_s=0.0 if self.config.warmup_steps == 0 else None)
 
     def train_step(self, state: TrainState) -> float:
@@ -183,9 +150,7 @@ class Trainer:
             total, votes = all_reduce_sum([batch_loss, float(wants_stop)], self.dist, self.device)
             batch_loss, self._stop_vote = total / world, votes > 0
         if not math.isfinite(batch_loss):
-            last = latest_checkpoint(self.run_dir)
-            where = f"the last good checkpoint is {last}" if last else "no checkpoint was written yet"
-            raise NonFiniteLoss(f"loss became {batch_loss} at step {step + 1}; training stopped, {where}")
+            raise NonFiniteLoss(f"loss became {batch_loss} at step {step + 1}; training stopped")
         if cfg.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.grad_clip)
         self.optimizer.step()
@@ -277,70 +242,6 @@ class Trainer:
         self._call("on_log", state, record)
         return record
 
-    def finish(self, state: TrainState) -> None:
-        """Final checkpoint (unless this step has one), the weights file, and one summary line."""
-        if broadcast(not self.has_checkpoint(state), self.dist):
-            self.checkpoint(state)
-        if self.dist.active:
-            same = same_weights_everywhere(self.model, self.dist)
-            self.log(f"weights identical on all {self.dist.world} ranks: {same}")
-            if not same:
-                raise RuntimeError("DDP ranks ended with different weights")
-        if self.dist.is_main:
-            save_weights(self.model, self.run_dir / "model.safetensors")
-        self._call("on_train_end", state)
-        self.log(f"{state.stop_reason} at step {state.step} ({state.elapsed:.1f} s); run saved in {self.run_dir}")
-
-    # ----------------------------------------------------------------- files
-    def write_metadata(self) -> None:
-        """``hyperparameters.json`` first (it holds everything a resume needs), then ``config.json`` and
-        the tokenizers: a run killed in between can still be resumed."""
-        trainable, fixed = count_parameters(self.model)
-        atomic_write_json(
-            self.run_dir / "hyperparameters.json",
-            {
-                "format": FORMAT,
-                "task": self.task.name,
-                "seed": self.config.seed,
-                "train": self.config.to_dict(),
-                "model": self.model_config.to_dict(),
-                "data": self.task.describe(),
-                "parameters": {"trainable": trainable, "non_trainable": fixed},
-                "steps_per_epoch": self.steps_per_epoch,
-                "total_steps": self.total_steps,
-                "versions": {
-                    "transformers_lite": __version__,
-                    "torch": torch.__version__,
-                    "python": platform.python_version(),
-                },
-                "machine": {
-                    "processor": platform.processor() or platform.machine(),
-                    "cpus": os.cpu_count(),
-                    "device": str(self.device),
-                },
-                "command": sys.argv,
-                "distributed": {
-                    "world_size": self.dist.world,
-                    "global_batch": f"per-rank batch x {self.dist.world} ranks x {self.config.accumulate}",
-                },
-                **self.extra,
-            },
-        )
-        self.model_config.to_json(self.run_dir / "config.json")
-        self.task.save(self.run_dir)
-
-    def has_checkpoint(self, state: TrainState) -> bool:
-        last = latest_checkpoint(self.run_dir)
-        return last is not None and last.name == f"step-{state.step:08d}"
-
-    def checkpoint(self, state: TrainState) -> None:
-        """Checkpoint now (a collective under DDP: every rank must call it)."""
-        rank_rng = gather_rng(self.dist) if self.dist.active else None  # every rank's dropout stream
-        if self.dist.is_main:
-            save_checkpoint(self.run_dir, self.model, self.optimizer, state.to_dict(), rank_rng=rank_rng)
-            atomic_write_json(self.run_dir / "history.json", state.history)
-            write_metrics_csv(self.run_dir / "metrics.csv", state.history, state.log)
-
     # ----------------------------------------------------------------- helpers
     def _call(self, event: str, *args: Any) -> None:  # noqa: ANN401
         for callback in self.callbacks:
@@ -362,11 +263,12 @@ class Trainer:
 
     @contextlib.contextmanager
     def _signal_handlers(self) -> Iterator[None]:
-        """Ctrl-C (SIGINT) and SIGTERM finish the current step, checkpoint and stop (main thread only)."""
+        """Ctrl-C (SIGINT), SIGTERM and a closed terminal (SIGHUP) finish the current step, checkpoint and
+        stop (main thread only)."""
         if threading.current_thread() is not threading.main_thread():
             yield
             return
-        previous = {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+        previous = {s: signal.signal(s, self._on_signal) for s in STOP_SIGNALS}
         try:
             yield
         finally:
@@ -377,8 +279,3 @@ class Trainer:
     def interrupted_by(self) -> int | None:
         """The signal (SIGINT or SIGTERM) that stopped this run, if any."""
         return self._signal
-
-
-def read_history(run_dir: str | Path) -> list[dict[str, Any]]:
-    path = Path(run_dir) / "history.json"
-    return json.loads(path.read_text()) if path.is_file() else []

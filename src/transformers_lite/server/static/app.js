@@ -108,7 +108,8 @@ async function selectRun(name) {
   state.run = name;
   state.info = info;
   $("run-family").textContent = info.family;
-  for (const family of ["generator", "classifier", "seq2seq"]) $(`view-${family}`).hidden = info.family !== family;
+  const views = { generate: "view-generator", classify: "view-classifier", translate: "view-seq2seq" };
+  for (const [action, id] of Object.entries(views)) $(id).hidden = !info.actions.includes(action);
   $("gen-output").replaceChildren();
   $("gen-inspect").hidden = $("cls-result").hidden = $("mt-result").hidden = true;
   renderRunPanel(info);
@@ -119,7 +120,7 @@ async function selectRun(name) {
 
 function renderRunPanel(info) {
   $("run-panel").hidden = false;
-  $("run-path").textContent = info.path;
+  $("run-path").textContent = info.preset ? `${info.name} (preset ${info.preset})` : info.name;
   const head = el("tr", {}, el("th", {}, "layer"), el("th", {}, "kind"), el("th", {}, "trainable"), el("th", {}, "fixed"));
   const rows = info.parameters.map((r) => el("tr", {},
     el("td", {}, r.layer), el("td", {}, r.kind),

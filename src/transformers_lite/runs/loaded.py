@@ -1,14 +1,14 @@
 """Loading a trained run directory: model (in eval mode), tokenizer(s), config, recorded settings.
 
-``load(run_dir)`` is what ``transformers_lite.load`` returns; every ``tlite`` command that reads a
+``load(run_dir)`` is what ``transformers_lite.load`` builds on; every ``tlite`` command that reads a
 run goes through it, so a damaged or mismatched file gives one clear error naming the file.
-Runs of the first release are read through ``legacy``.
+Runs of earlier releases are read through ``legacy``. Which tokenizer files a run holds, and which
+config field holds each one's size, the config class says (``tokenizers``).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,19 +16,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from ..config import Config, config_from_dict
+from ..config import CONFIGS, Config, config_from_dict
 from ..errors import RunError
 from ..models import build_model
 from ..tokenizers import Tokenizer, load_tokenizer
-from . import legacy
-from .checkpoint import latest_checkpoint, load_weights, read_tensors
-
-TOKENIZER_FILES = {
-    "classifier": ("tokenizer",),
-    "generator": ("tokenizer",),
-    "seq2seq": ("src_tokenizer", "tgt_tokenizer"),
-    "mlm": ("tokenizer",),
-}
+from .files import load_weights, read_json, read_tensors, weights_file
+from .legacy import upgrade_config, upgrade_state_dict, upgrade_tokenizer
 
 
 @dataclass
@@ -42,7 +35,7 @@ class LoadedRun:
     run_dir: Path = Path(".")
 
     @property
-    def task(self) -> str:
+    def family(self) -> str:
         return self.config.family
 
     @functools.cached_property
@@ -60,14 +53,6 @@ class LoadedRun:
         return self.tokenizers.get("src_tokenizer") or self.tokenizers["tokenizer"]
 
 
-def read_json(path: Path, what: str) -> Any:  # noqa: ANN401
-    """A run's JSON file; a damaged one is a ``RunError`` naming it."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RunError(f"{path}: damaged {what} ({err})") from None
-
-
 def read_config(run_dir: Path) -> Config:
     path = run_dir / "config.json"
     if not path.is_file():
@@ -76,7 +61,7 @@ def read_config(run_dir: Path) -> Config:
     if not isinstance(data, dict):
         raise RunError(f"{path}: damaged model config (not a JSON object)")
     try:
-        return config_from_dict(legacy.upgrade_config(data))
+        return config_from_dict(upgrade_config(data))
     except ValueError as err:
         raise RunError(f"{path}: {err}") from None
 
@@ -84,20 +69,17 @@ def read_config(run_dir: Path) -> Config:
 def load_tokenizers(run_dir: Path, family: str) -> dict[str, Tokenizer]:
     """The tokenizer files a run of ``family`` needs, each checked."""
     out = {}
-    for name in TOKENIZER_FILES[family]:
+    for name in CONFIGS[family].tokenizers:
         path = run_dir / f"{name}.json"
         if not path.is_file():
             raise RunError(f"{run_dir}: {path.name} is missing; the run cannot turn text into ids without it")
-        out[name] = load_tokenizer(path, upgrade=legacy.upgrade_tokenizer(family))
+        out[name] = load_tokenizer(path, upgrade=upgrade_tokenizer(family))
     return out
 
 
 def _check_vocabularies(run_dir: Path, config: Config, tokenizers: dict[str, Tokenizer]) -> None:
-    if config.family == "seq2seq":
-        sizes = {"src_tokenizer": config.src_vocab_size, "tgt_tokenizer": config.tgt_vocab_size}
-    else:
-        sizes = {"tokenizer": config.vocab_size}
-    for name, expected in sizes.items():
+    for name, size_field in config.tokenizers.items():
+        expected = getattr(config, size_field)
         if len(tokenizers[name]) != expected:
             raise RunError(
                 f"{run_dir}: {name}.json has {len(tokenizers[name])} tokens but config.json expects a "
@@ -105,21 +87,10 @@ def _check_vocabularies(run_dir: Path, config: Config, tokenizers: dict[str, Tok
             )
 
 
-def weights_file(run_dir: Path) -> Path:
-    """The run's final ``model.safetensors``, else its latest complete checkpoint's."""
-    weights = run_dir / "model.safetensors"
-    if not weights.is_file():
-        folder = latest_checkpoint(run_dir)
-        if folder is None:
-            raise RunError(f"{run_dir} has neither model.safetensors nor a complete checkpoint")
-        weights = folder / "model.safetensors"
-    return weights
-
-
 def read_weights(run_dir: str | Path) -> dict[str, torch.Tensor]:
     """A run's weights as tensors by name, without building its model (no random numbers drawn)."""
     run_dir = Path(run_dir)
-    return legacy.upgrade_state_dict(read_tensors(weights_file(run_dir)))
+    return upgrade_state_dict(read_config(run_dir).family)(read_tensors(weights_file(run_dir)))
 
 
 def load(run_dir: str | Path, device: str | torch.device = "cpu") -> LoadedRun:
@@ -131,6 +102,6 @@ def load(run_dir: str | Path, device: str | torch.device = "cpu") -> LoadedRun:
     tokenizers = load_tokenizers(run_dir, config.family)
     _check_vocabularies(run_dir, config, tokenizers)
     model = build_model(config)
-    load_weights(model, weights_file(run_dir), upgrade=legacy.upgrade_state_dict)
+    load_weights(model, weights_file(run_dir), upgrade=upgrade_state_dict(config.family))
     model.to(device).eval()
     return LoadedRun(model, config, tokenizers, run_dir)

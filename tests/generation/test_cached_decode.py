@@ -2,8 +2,8 @@ import pytest
 import torch
 
 from transformers_lite import GeneratorConfig, build_model
-from transformers_lite.generation.fast_decode import FastDecoder
 from transformers_lite.generation.generate import generate
+from transformers_lite.layers import KVCache
 
 VARIANTS = {
     "seed-gpt": dict(),
@@ -19,18 +19,23 @@ def model(**kw):
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_fast_logits_equal_the_module_path(variant):
+def test_cached_logits_equal_the_full_forward(variant):
     m = model(**VARIANTS[variant])
     ids = torch.randint(0, 11, (3, 12))
-    full = m(ids)  # (B, T, V): the teaching path, no cache
-    fast = FastDecoder(m, 3)
-    steps = [fast.step(ids[:, :5])]  # a 5-token prefill, a 3-token chunk after the cache, then one at a time
-    steps.append(fast.step(ids[:, 5:8]))
-    steps += [fast.step(ids[:, i : i + 1]) for i in range(8, 12)]
+    full = m(ids)  # (B, T, V): every position at once, no cache
+    cache = m.new_cache(3)
+
+    def step(chunk):
+        return m(chunk, cache=cache, last_only=True)[:, -1]
+
+    steps = [step(ids[:, :5])]  # a 5-token prefill, a 3-token chunk after the cache, then one at a time
+    steps.append(step(ids[:, 5:8]))
+    steps += [step(ids[:, i : i + 1]) for i in range(8, 12)]
     expected = full[:, [4, 7, 8, 9, 10, 11]]
     assert torch.allclose(torch.stack(steps, 1), expected, atol=1e-5)
+    assert cache.length == 12
     with pytest.raises(ValueError, match="exceeds the context length 12"):
-        fast.step(ids[:, :1])
+        step(ids[:, :1])
 
 
 @pytest.mark.parametrize("stride", [1, 4, 12])
@@ -39,8 +44,8 @@ def test_all_paths_sample_the_same_tokens_beyond_the_context(stride):
     prompt = torch.tensor([1, 2, 3])
     for temperature, top_k, top_p in ((1.0, None, None), (0.8, 4, 0.9), (0.0, None, None)):
         kw = dict(temperature=temperature, top_k=top_k, top_p=top_p, seed=5, stride=stride)
-        runs = {path: list(generate(m, prompt, 40, path=path, **kw)) for path in ("fast", "modules", "no-cache")}
-        assert runs["fast"] == runs["modules"] == runs["no-cache"]
+        runs = {path: list(generate(m, prompt, 40, path=path, **kw)) for path in ("cache", "no-cache", "fast")}
+        assert runs["cache"] == runs["no-cache"] == runs["fast"]  # "fast": the old name of the cached path
 
 
 def test_sample_i_of_a_batch_is_the_unbatched_run_with_seed_plus_i():
@@ -54,12 +59,12 @@ def test_sample_i_of_a_batch_is_the_unbatched_run_with_seed_plus_i():
 def test_the_cache_is_allocated_once_per_generation(monkeypatch):
     m = model()
     made = []
-    real = FastDecoder.__init__
+    real = KVCache.__init__
 
     def counting(self, *args, **kwargs):
         made.append(1)
         real(self, *args, **kwargs)
 
-    monkeypatch.setattr(FastDecoder, "__init__", counting)
+    monkeypatch.setattr(KVCache, "__init__", counting)
     list(generate(m, torch.tensor([1]), 50, stride=3))  # the window restarts many times
     assert len(made) == 1

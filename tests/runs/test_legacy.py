@@ -29,7 +29,7 @@ def test_generator_logits_are_unchanged():
 def test_classifier_probabilities_are_unchanged(name):
     run = tl.load(RUNS / name)
     ref = REFERENCE[name]
-    assert run.tokenizer.kind == "word" and run.tokenizer.split == "seed"
+    assert run.tokenizer.kind == "word" and run.tokenizer.split == "words"
     probs = classify_texts(run.model, run.tokenizer, ref["texts"])
     assert torch.allclose(torch.tensor(probs), torch.tensor(ref["probs"]), atol=1e-5)
 

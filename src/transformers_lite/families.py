@@ -1,0 +1,158 @@
+"""The model families, one entry each: what every part of the library asks about a family is here.
+
+A ``Family`` ties together its model config (and so its model and tokenizer files), the task that
+trains it (and so its data settings), its default preset, what a run of it can do (``actions``: the
+``Run`` methods and inspector views it offers), how it is evaluated and drawn, and an example
+command. The CLI, ``Run``, the server and the recipes ask ``FAMILIES`` instead of testing a family's
+name; a new family is one entry here (plus its config, model and task).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
+from .devices import resolve_device
+from .errors import ConfigError, warn
+from .evaluation.evaluate import evaluate_classifier, evaluate_generator
+from .evaluation.pretraining import evaluate_pretraining
+from .evaluation.translation import evaluate_translation
+from .inspect.classifier_plots import write_classifier_plots
+from .inspect.generator_plots import write_generator_run_plots
+from .inspect.seq2seq_plots import write_translator_plots
+from .optional import installed
+from .pipeline import Run
+from .runs import load as load_files
+from .tasks import ClassifierTask, GeneratorTask, MaskedLMTask, Seq2SeqTask
+
+
+def _classifier_scores(run: Run, data: Any = None, *, plots: bool = False, **_: Any) -> dict[str, Any]:  # noqa: ANN401
+    result, arrays = evaluate_classifier(run, data)
+    if plots and not installed("matplotlib"):
+        warn("no plots written: they need matplotlib: pip install 'transformers-lite[plots]' (or add --no-plots)")
+    elif plots:
+        result["plots"] = [str(p) for p in write_classifier_plots(run.run_dir, run.config.n_labels, arrays)]
+    return result
+
+
+def _generator_scores(run: Run, data: Any = None, **_: Any) -> dict[str, Any]:  # noqa: ANN401
+    return evaluate_generator(run, data)
+
+
+def _pretraining_scores(run: Run, data: Any = None, **_: Any) -> dict[str, Any]:  # noqa: ANN401
+    return evaluate_pretraining(run, data)
+
+
+def _translator_scores(run: Run, data: Any = None, *, src=None, ref=None, beam=1, progress=False, **_) -> dict:  # noqa: ANN001, ANN401
+    if data is not None:
+        raise ConfigError("a translator is evaluated on --src FILE --ref FILE (or its own validation pairs)")
+    return evaluate_translation(run, src, ref, beam=beam, progress=progress)
+
+
+def _masked_line(r: dict[str, Any]) -> str:
+    what = "masked" if "masked_accuracy" in r else "next"
+    return (
+        f"loss {r['loss']:.4f} | {what}-word accuracy {r[f'{what}_accuracy']:.4f} | "
+        f"perplexity {r['perplexity']:.2f} | {r['n_sequences']:,} sequences"
+    )
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    title: str
+    config: type  # its model config class
+    task: type  # the task that trains it; ``task.Settings`` are its data settings
+    default_preset: str
+    actions: tuple[str, ...]  # what its runs do: Run methods and inspector views
+    evaluate: Callable[..., dict[str, Any]]  # (run, data=None, **options) -> scores
+    evaluate_options: tuple[str, ...]  # the options of ``tlite evaluate`` that apply to it
+    scores_line: Callable[[dict[str, Any]], str]  # ``tlite evaluate``'s one line
+    plots: Callable[..., list[Path]] | None  # ``tlite inspect``'s model plots: (run, kinds, out, options)
+    example: str  # a ``tlite train`` command
+
+
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family(
+            "classifier",
+            "review classifier (post 000)",
+            ClassifierConfig,
+            ClassifierTask,
+            "classifier",
+            ("classify",),
+            _classifier_scores,
+            ("data", "no_plots"),
+            lambda r: (
+                f"accuracy {r['accuracy']:.4f} | macro F1 {r['macro_f1']:.4f} | n {r['n']:,}"
+                + "".join(f"\nwrote {p}" for p in r.get("plots", []))
+            ),
+            None,
+            "tlite train classifier --train train.jsonl --val dev.jsonl --labels 5",
+        ),
+        Family(
+            "generator",
+            "character GPT (post 004)",
+            GeneratorConfig,
+            GeneratorTask,
+            "post-gpt",
+            ("generate", "next-token"),
+            _generator_scores,
+            ("text",),
+            lambda r: f"loss {r['loss']:.4f} | perplexity {r['perplexity']:.3f} | {r['n_tokens']:,} tokens",
+            write_generator_run_plots,
+            "tlite train generator --text input.txt --preset post-gpt --max-minutes 4",
+        ),
+        Family(
+            "seq2seq",
+            "encoder-decoder translator (post 001)",
+            Seq2SeqConfig,
+            Seq2SeqTask,
+            "seq2seq-small",
+            ("translate",),
+            _translator_scores,
+            ("src", "ref", "beam"),
+            lambda r: f"BLEU {r['bleu']:.2f} | chrF {r['chrf']:.2f} | n {r['n']:,}",
+            write_translator_plots,
+            "tlite train seq2seq --train-src train.de.gz --train-tgt train.en.gz --val-src val.de.gz "
+            "--val-tgt val.en.gz",
+        ),
+        Family(
+            "mlm",
+            "pretrained encoder (masked or next-word language model)",
+            EncoderLMConfig,
+            MaskedLMTask,
+            "mlm",
+            (),
+            _pretraining_scores,
+            ("text",),
+            _masked_line,
+            None,
+            "tlite train mlm --reviews train.jsonl --out outputs/mlm && "
+            "tlite train classifier --train train.jsonl --val dev.jsonl --init-from outputs/mlm",
+        ),
+    )
+}
+
+
+def family(name: str) -> Family:
+    """The named family, or a ``ConfigError`` listing the known ones."""
+    if name not in FAMILIES:
+        raise ConfigError(f"unknown model family {name!r}; choose one of {', '.join(FAMILIES)}")
+    return FAMILIES[name]
+
+
+def expect(what: str, found: str, wanted: str) -> None:
+    """A ``ConfigError`` unless ``what`` (a preset, a config file, a run) is of the family ``wanted``."""
+    if found != wanted:
+        raise ConfigError(f"{what} is for a {found}, not a {wanted}")
+
+
+def load(run_dir: str | Path, device: str = "cpu") -> Run:
+    """A run directory's model (eval mode), tokenizer(s) and config, validated against each other."""
+    files = load_files(run_dir, resolve_device(device))
+    return Run(files.model, files.config, files.tokenizers, files.run_dir, FAMILIES[files.config.family])

@@ -1,0 +1,248 @@
+"""A ``Recipe`` is everything one training run needs, in one frozen record: the model config *as
+trained*, the trainer's settings (``TrainConfig``) and the data settings (the family's task
+``Settings``). Presets are named recipes (``presets``); ``tlite train`` starts from one, and
+``--print-config`` prints the recipe it will train, ``--config`` reads such a file back, and a run's
+``hyperparameters.json`` records it, so ``--resume`` reads the same record. From Python::
+
+    import transformers_lite as tl
+    result = tl.get_preset("post-gpt").override(text="input.txt", max_minutes=4).run()
+
+``run`` writes the run directory (hyperparameters, config, tokenizers first; checkpoints, metrics and
+weights through the trainer's ``Checkpointer``) and lets the trainer train.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import platform
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..atomic import atomic_write_json
+from ..config import Config, apply_overrides, config_from_dict
+from ..errors import ConfigError, RunError
+from ..families import family
+from ..models import build_model
+from ..runs import latest_checkpoint, load_tokenizers, read_json
+from ..runs.files import FORMAT
+from ..summary import count_parameters
+from ..training.callbacks import Callback, Checkpointer
+from ..training.checkpoint import load_checkpoint
+from ..training.distributed import SINGLE, DistContext, broadcast
+from ..training.loggers import make_logger
+from ..training.rundir import RunLock, discard_if_empty, new_run_dir
+from ..training.settings import LIMITS, TrainConfig
+from ..training.state import TrainState
+from ..training.trainer import NonFiniteLoss, Trainer
+from ..version import __version__
+
+TRAIN_FIELDS = {f.name for f in fields(TrainConfig)}
+
+
+@dataclass
+class TrainResult:
+    run_dir: Path
+    state: TrainState
+    interrupted_by: int | None = None  # the signal that stopped the run early (SIGINT, SIGTERM, SIGHUP)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    family: str
+    model: Config
+    train: TrainConfig
+    data: Any  # the family's data settings: ``families.FAMILIES[family].task.Settings``
+    preset: str | None = None  # the preset it started from
+    notes: str = ""  # what backs its settings (a command in benchmarks/ or experiments/)
+
+    def __post_init__(self) -> None:
+        fam = family(self.family)
+        if not isinstance(self.model, fam.config):
+            raise ConfigError(f"the model config is for a {self.model.family}, not a {self.family}")
+        if not isinstance(self.data, fam.task.Settings):
+            raise ConfigError(f"the data settings are {type(self.data).__name__}, not a {self.family}'s")
+
+    # ----------------------------------------------------------------- changing it
+    def override(self, model: list[str] | dict[str, Any] = (), **settings: Any) -> Recipe:  # noqa: ANN401
+        """A copy with model fields (``["n_blocks=6"]`` or ``{"n_blocks": 6}``) and trainer or data
+        settings (by name) changed. Giving any limit (``epochs``, ``max_steps``, ``max_minutes``)
+        replaces all of the recipe's limits."""
+        data_fields = {f.name for f in fields(self.data)}
+        unknown = sorted(set(settings) - TRAIN_FIELDS - data_fields)
+        if unknown:
+            raise ConfigError(
+                f"unknown {self.family} setting(s): {', '.join(unknown)}; valid: "
+                f"{', '.join(sorted(TRAIN_FIELDS | data_fields))}"
+            )
+        train = {k: v for k, v in settings.items() if k in TRAIN_FIELDS}
+        if any(k in LIMITS for k in train):
+            train = {**{k: None for k in LIMITS}, **train}
+        data = {k: v for k, v in settings.items() if k in data_fields}
+        try:
+            return dataclasses.replace(
+                self,
+                model=apply_overrides(self.model, model or []),
+                train=dataclasses.replace(self.train, **train),
+                data=dataclasses.replace(self.data, **data),
+            )
+        except TypeError as err:  # a value of the wrong type that the checks did not name
+            raise ConfigError(f"invalid {self.family} setting: {err}") from None
+
+    # ----------------------------------------------------------------- as a record
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "preset": self.preset,
+            "model": self.model.to_dict(),
+            "train": self.train.to_dict(),
+            "data": dataclasses.asdict(self.data),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], origin: object = "recipe", *, strict: bool = True) -> Recipe:
+        """Rebuild from ``to_dict`` output (``--config``); unknown or missing sections and fields are
+        errors naming them. ``strict=False`` reads a run's ``hyperparameters.json``, whose data section
+        also records the files' sha256 and sizes."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"{origin}: a recipe is one JSON object with model, train and data sections")
+        name = data.get("family", data.get("task"))  # "task" until 0.2
+        try:
+            settings_cls = family(name).task.Settings
+            model = config_from_dict(data["model"])
+            sections = {"train": data["train"], "data": data["data"]}
+            for section, known in (("train", TRAIN_FIELDS), ("data", {f.name for f in fields(settings_cls)})):
+                if not isinstance(sections[section], dict):
+                    raise ConfigError(f"{origin}: the {section} section must be a JSON object")
+                extra = sorted(set(sections[section]) - known)
+                if extra and strict:
+                    raise ConfigError(
+                        f"{origin}: unknown {section} setting(s) {', '.join(extra)}; valid: {', '.join(sorted(known))}"
+                    )
+                sections[section] = {k: v for k, v in sections[section].items() if k in known}
+            train, settings = TrainConfig(**sections["train"]), settings_cls(**sections["data"])
+        except KeyError as err:
+            raise ConfigError(f"{origin}: missing section {err}") from None
+        except TypeError as err:
+            raise ConfigError(f"{origin}: {err}") from None
+        return cls(name, model, train, settings, data.get("preset"))
+
+    # ----------------------------------------------------------------- training
+    def prepare(self, tokenizers: dict | None = None) -> tuple[Any, Config]:  # noqa: ANN401
+        """The family's task with its data read, and the model config with the fields the data decides."""
+        task = family(self.family).task.prepare(self.data, self.model, self.train.seed, tokenizers)
+        return task, task.model_config(self.model)
+
+    def resolved(self) -> Recipe:
+        """This recipe with the model fields the data decides (vocabulary sizes, labels, special ids)
+        computed from the data: exactly what ``run`` will train."""
+        return dataclasses.replace(self, model=self.prepare()[1])
+
+    def run(
+        self,
+        out: str | Path | None = None,
+        *,
+        callbacks: list[Callback] = (),
+        log: Callable[[str], Any] = print,
+        dist_ctx: DistContext = SINGLE,
+        resume_dir: str | Path | None = None,
+    ) -> TrainResult:
+        """Train (a new run in ``out``, default ``outputs/YYYYmmdd_HHMM``; or continue ``resume_dir``).
+
+        The run directory is locked for the whole training (``RunLock``). A run to resume that was
+        stopped before its first checkpoint starts again from step 0 with its recorded settings. A new
+        run that fails before its first file is written leaves no folder behind.
+        """
+        created = not resume_dir and (out is None or not Path(out).exists())
+        if resume_dir:
+            run_dir = Path(resume_dir)
+        else:
+            run_dir = broadcast(new_run_dir(out) if dist_ctx.is_main else None, dist_ctx)  # rank 0 names the run
+        try:
+            with RunLock(run_dir) if dist_ctx.is_main else contextlib.nullcontext():
+                resuming = broadcast(resume_dir is not None and latest_checkpoint(run_dir) is not None, dist_ctx)
+                if resume_dir and not resuming:
+                    log(f"{run_dir} has no checkpoint yet: training its recorded settings from step 0")
+                task, config = self.prepare(load_tokenizers(run_dir, self.family) if resuming else None)
+                if resume_dir:
+                    check_data_unchanged(run_dir, task.describe())
+                torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
+                model = build_model(config)
+                hooks = [Checkpointer(run_dir, self.train.checkpoint_every), *callbacks]
+                if self.train.logger and dist_ctx.is_main:
+                    hooks.append(make_logger(self.train.logger, run_dir, self.train.to_dict()))
+                trainer = Trainer(model, task, self.train, callbacks=hooks, log=log, dist_ctx=dist_ctx)
+                state = None
+                if resuming:
+                    loaded = load_checkpoint(run_dir, model, trainer.optimizer, rank=dist_ctx.rank, family=self.family)
+                    state = TrainState.from_dict(loaded)
+                    log(f"resumed {run_dir} at step {state.step}")
+                elif dist_ctx.is_main:
+                    write_run_files(run_dir, dataclasses.replace(self, model=config), task, model, trainer)
+                try:
+                    state = trainer.fit(state)
+                except NonFiniteLoss as err:
+                    last = latest_checkpoint(run_dir)
+                    where = f"the last good checkpoint is {last}" if last else "no checkpoint was written yet"
+                    raise NonFiniteLoss(f"{err}, {where}") from None
+                log(f"run saved in {run_dir}")
+        except BaseException:
+            if created and dist_ctx.is_main:
+                discard_if_empty(run_dir)  # nothing written yet: leave no empty folder behind
+            raise
+        return TrainResult(run_dir, state, trainer.interrupted_by)
+
+
+def check_data_unchanged(run_dir: Path, now: dict[str, Any]) -> None:
+    """Refuse to resume when a data file differs from the one the run started with (sha256)."""
+    recorded = read_json(run_dir / "hyperparameters.json", "hyperparameters file").get("data", {})
+    for key, digest in recorded.items():
+        if key.endswith("_sha256") and now.get(key) not in (None, digest):
+            name = key.removesuffix("_sha256")
+            raise RunError(
+                f"{now.get(name)} changed since {run_dir} started (sha256 differs); restore the original "
+                "file, or start a new run"
+            )
+
+
+def write_run_files(run_dir: Path, recipe: Recipe, task: Any, model: torch.nn.Module, trainer: Trainer) -> None:  # noqa: ANN401
+    """``hyperparameters.json`` first (the recipe as trained: everything a resume needs, plus the data's
+    paths and sha256, versions, machine, command), then ``config.json`` and the tokenizers: a run killed
+    in between can still be resumed."""
+    trainable, fixed = count_parameters(model)
+    atomic_write_json(
+        run_dir / "hyperparameters.json",
+        {
+            "format": FORMAT,
+            **recipe.to_dict(),
+            "seed": recipe.train.seed,
+            "data": task.describe(),
+            "parameters": {"trainable": trainable, "non_trainable": fixed},
+            "steps_per_epoch": trainer.steps_per_epoch,
+            "total_steps": trainer.total_steps,
+            "versions": {
+                "transformers_lite": __version__,
+                "torch": torch.__version__,
+                "python": platform.python_version(),
+            },
+            "machine": {
+                "processor": platform.processor() or platform.machine(),
+                "cpus": os.cpu_count(),
+                "device": str(trainer.device),
+            },
+            "command": sys.argv,
+            "distributed": {
+                "world_size": trainer.dist.world,
+                "global_batch": f"per-rank batch x {trainer.dist.world} ranks x {recipe.train.accumulate}",
+            },
+        },
+    )
+    recipe.model.to_json(run_dir / "config.json")
+    for stem, tokenizer in task.tokenizers().items():
+        tokenizer.save(run_dir / f"{stem}.json")

@@ -1,0 +1,96 @@
+"""Resuming a run: its recorded recipe, and the check that a command asking to continue it does not
+silently change it (only its limits, reporting cadence and device may change)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, apply_overrides
+from ..errors import RunError
+from ..families import expect
+from ..runs import read_json
+from ..runs.files import FORMAT
+from ..training.settings import LIMITS
+from .recipe import Recipe
+
+# what a resumed run may change: how long it trains, how often it reports, where it runs
+RESUME_MAY_CHANGE = {
+    *LIMITS,
+    "stop_at",
+    "eval_every",
+    "eval_train",
+    "eval_at_start",
+    "checkpoint_every",
+    "patience",
+    "device",
+    "compile",
+    "log_every",
+    "logger",
+}
+
+
+def recorded_recipe(run_dir: str | Path) -> Recipe:
+    """The recipe a run directory was trained with, from its ``hyperparameters.json``."""
+    run_dir = Path(run_dir)
+    path = run_dir / "hyperparameters.json"
+    if not path.is_file():
+        raise RunError(f"--resume {run_dir}: not a run directory (no hyperparameters.json)")
+    hyper = read_json(path, "hyperparameters file")
+    if hyper.get("imported_from"):
+        raise RunError(
+            f"{run_dir} was imported from {hyper['imported_from']}, not trained here: there is no training to resume"
+        )
+    if hyper.get("format", 0) < FORMAT:
+        raise RunError(
+            f"{run_dir} was written by transformers-lite 0.1; it still loads for evaluate/generate/"
+            "classify/translate, but cannot be resumed: start a new run"
+        )
+    train = {**hyper["train"], "stop_at": None}  # a paused run continues to its end unless paused again
+    return Recipe.from_dict({**hyper, "train": train}, path, strict=False)
+
+
+def resume_recipe(
+    run_dir: str | Path,
+    family: str | None = None,
+    *,
+    model: Config | None = None,
+    model_overrides: list[str] | None = None,
+    **settings: Any,
+) -> Recipe:
+    """The recorded recipe with the allowed ``settings`` changes (limits, reporting, device).
+
+    ``model`` (default: the recorded one) with ``model_overrides``, and every other setting, must
+    equal the recorded ones (the original command with ``--resume`` added is fine); a difference is a
+    ``RunError`` naming it.
+    """
+    recorded = recorded_recipe(run_dir)
+    if family is not None:
+        expect(f"--resume {run_dir}: that run", recorded.family, family)
+    differences = []
+    if model is not None or model_overrides:
+        model = apply_overrides(model or recorded.model, model_overrides or [])
+        for f in fields(model):
+            mine, theirs = getattr(model, f.name), getattr(recorded.model, f.name)
+            if f.name not in model.data_fields and mine != theirs:
+                differences.append(f"{f.name} (run {theirs!r}, command {mine!r})")
+    current = {**recorded.train.to_dict(), **dataclasses.asdict(recorded.data)}
+    paths = {f.name for f in fields(recorded.data) if f.metadata.get("path")}
+    for key, value in settings.items():
+        if key in RESUME_MAY_CHANGE or key not in current:
+            continue
+        same = (
+            (Path(value).resolve() == Path(current[key]).resolve())
+            if key in paths and value and current[key]
+            else value == current[key]
+        )
+        if not same:
+            differences.append(f"{key} (run {current[key]!r}, command {value!r})")
+    if differences:
+        raise RunError(
+            f"--resume {run_dir} continues the recorded run, but the command changes "
+            f"{'; '.join(differences)}; drop those options, or start a new run with --out"
+        )
+    return recorded.override(**{k: v for k, v in settings.items() if k in RESUME_MAY_CHANGE})

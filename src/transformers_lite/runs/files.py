@@ -1,0 +1,123 @@
+"""The files of a run directory that hold numbers: weights in safetensors (never pickled), JSON read
+with errors that name the damaged file, and the checkpoint a run's latest weights are in.
+
+Layout of a run directory::
+
+    config.json  hyperparameters.json  history.json  metrics.csv  model.safetensors  tokenizer*.json
+    checkpoint/LATEST                  -> "step-00001200"
+    checkpoint/step-00001200/          model.safetensors  optimizer.safetensors  state.json
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_model
+from torch import nn
+
+from ..atomic import atomic_write
+from ..errors import RunError
+
+FORMAT = 1  # of run directories: 0 (0.1) kept optimizer states by position, 1 by parameter name
+
+
+def read_json(path: Path, what: str) -> Any:  # noqa: ANN401
+    """A run's JSON file; a damaged one is a ``RunError`` naming it."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise RunError(f"{path}: damaged {what} ({err})") from None
+
+
+def save_weights(model: nn.Module, path: str | Path) -> None:
+    """Model weights to safetensors (tied weights stored once), atomically."""
+    atomic_write(path, lambda tmp: save_model(model, tmp))
+
+
+def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
+    """Every tensor of a safetensors file; a truncated or foreign file is a ``RunError`` naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"weights file not found: {path}")
+    try:
+        return load_file(path)
+    except (SafetensorError, OSError, ValueError) as err:
+        raise RunError(f"{path}: damaged safetensors file ({err}); use an earlier checkpoint or retrain") from None
+
+
+def load_weights(
+    model: nn.Module,
+    path: str | Path,
+    upgrade: Callable[[dict[str, torch.Tensor]], dict[str, torch.Tensor]] | None = None,
+) -> None:
+    """Load safetensors weights, naming missing, unexpected, mis-shaped or non-finite tensors.
+
+    ``upgrade(tensors) -> tensors`` may rename the tensors of an older layout first (``legacy``).
+    """
+    stored = read_tensors(path)
+    if upgrade is not None:
+        stored = upgrade(stored)
+    expected = model.state_dict()
+    problems = [
+        f"{k}: file {tuple(v.shape)} vs model {tuple(expected[k].shape)}"
+        for k, v in stored.items()
+        if k in expected and v.shape != expected[k].shape
+    ]
+    if not problems:
+        missing, unexpected = load_model_tensors(model, stored)
+        problems = [f"missing tensor {k}" for k in missing] + [f"unexpected tensor {k}" for k in unexpected]
+    if problems:
+        raise RunError(f"{path} does not match the model config: {'; '.join(problems)}")
+    broken = [k for k, v in stored.items() if v.is_floating_point() and not torch.isfinite(v).all()]
+    if broken:
+        raise RunError(
+            f"{path}: tensor {broken[0]} holds NaN or infinite values (a damaged file, or a run that "
+            "diverged); use an earlier checkpoint or retrain"
+        )
+
+
+def load_model_tensors(model: nn.Module, tensors: dict[str, torch.Tensor]) -> tuple[list[str], list[str]]:
+    """Copy ``tensors`` into ``model``, resolving tied weights stored once; return (missing, unexpected)."""
+    params = dict(model.state_dict(keep_vars=True))
+    tied: dict[int, list[str]] = {}
+    for name, p in params.items():
+        tied.setdefault(id(p), []).append(name)
+    missing = [n for n in params if not any(alias in tensors for alias in tied[id(params[n])])]
+    unexpected = [n for n in tensors if n not in params]
+    with torch.no_grad():
+        for name, value in tensors.items():
+            if name in params:
+                params[name].copy_(value)
+    return missing, unexpected
+
+
+def complete_checkpoint(folder: Path) -> bool:
+    return all((folder / f).is_file() for f in ("state.json", "model.safetensors", "optimizer.safetensors"))
+
+
+def latest_checkpoint(run_dir: str | Path) -> Path | None:
+    """The checkpoint ``LATEST`` names, or, if that one is missing or incomplete, the newest complete one."""
+    root = Path(run_dir) / "checkpoint"
+    latest = root / "LATEST"
+    if latest.is_file():
+        folder = root / latest.read_text().strip()
+        if folder.name.startswith("step-") and folder.parent == root and complete_checkpoint(folder):
+            return folder
+    complete = sorted(p for p in root.glob("step-*") if p.is_dir() and complete_checkpoint(p))
+    return complete[-1] if complete else None
+
+
+def weights_file(run_dir: Path) -> Path:
+    """The run's final ``model.safetensors``, else its latest complete checkpoint's."""
+    weights = run_dir / "model.safetensors"
+    if not weights.is_file():
+        folder = latest_checkpoint(run_dir)
+        if folder is None:
+            raise RunError(f"{run_dir} has neither model.safetensors nor a complete checkpoint")
+        weights = folder / "model.safetensors"
+    return weights
