@@ -47,7 +47,8 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     d.set_defaults(func=run_download)
     g = dsub.add_parser(
         "prepare-shakespeare",
-        help="keep only the plays' speeches of a Gutenberg Complete Works (the current pg100.txt or the 1990s edition)",
+        help="keep only the plays' speeches and stage directions of a Gutenberg Complete Works (the current "
+        "pg100.txt or the 1990s edition); prints what each play kept and every line's category",
     )
     g.add_argument("raw")
     g.add_argument("out")
@@ -85,6 +86,7 @@ def run_lengths(args: argparse.Namespace) -> int:
 def run_download(args: argparse.Namespace) -> int:
     if args.dataset == "complete-works":
         path, prepared = download_complete_works(args.to)
+        print(prepared.table())
         print(prepared.report())
         print(path)
         return 0
@@ -97,6 +99,7 @@ def run_prepare(args: argparse.Namespace) -> int:
     prepared = prepare_complete_works(read_text_file(args.raw), ascii_only=not args.keep_non_ascii)
     atomic_write_text(args.out, prepared.text)
     stats = text_stats(prepared.text)
+    print(prepared.table())
     print(prepared.report())
     print(
         f"wrote {args.out}: {stats['characters']:,} characters, {stats['passages']:,} passages, "
