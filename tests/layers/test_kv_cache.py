@@ -7,7 +7,7 @@ from transformers_lite.layers import KVCache
 
 def fill(cache: KVCache, ks: list[torch.Tensor], vs: list[torch.Tensor]) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Every block writes its keys/values, then the write position moves, as a model's forward does."""
-    out = [cache.update(layer, k, v) for layer, (k, v) in enumerate(zip(ks, vs))]
+    out = [cache.update(layer, torch.stack((k, v))) for layer, (k, v) in enumerate(zip(ks, vs))]
     cache.advance(ks[0].shape[2])
     return out
 
@@ -44,11 +44,11 @@ def test_one_buffer_holds_every_block_and_a_full_cache_refuses_more():
     assert cache.buffer.shape == (4, 2, 2, 3, 5, 8)
     k = torch.ones(2, 3, 5, 8)
     for layer in range(4):
-        cache.update(layer, k * layer, k * -layer)
+        cache.update(layer, torch.stack((k * layer, k * -layer)))
     cache.advance(5)
     assert torch.equal(cache.buffer[3, 1], k * -3)
     try:
-        cache.update(0, k[:, :, :1], k[:, :, :1])
+        cache.update(0, torch.stack((k, k))[:, :, :, :1])
     except ValueError as err:
         assert "overflow: 5 cached + 1 new > capacity 5" in str(err)
     else:

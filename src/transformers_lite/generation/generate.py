@@ -47,13 +47,14 @@ def window_start(length: int, context: int, stride: int) -> int:
 
 
 class _CachedDecoder:
-    """The model's forward with a KV cache: ``step`` feeds the tokens after those cached."""
+    """The model's forward with a KV cache: ``step`` feeds the tokens after those cached. The weights are
+    read once (``model.weights(detach=True)``) and handed to the forward's ``run`` at every token."""
 
     def __init__(self, model: nn.Module, batch: int) -> None:
-        self.model, self.cache = model, model.new_cache(batch)
+        self.model, self.cache, self.weights = model, model.new_cache(batch), model.weights(detach=True)
 
     def step(self, ids: Tensor) -> Tensor:
-        return self.model(ids, cache=self.cache, last_only=True)[:, -1]  # (B, V)
+        return self.model.run(self.weights, ids, cache=self.cache, last_only=True)[:, -1]  # (B, V)
 
     def reset(self) -> None:
         self.cache.reset()
@@ -93,21 +94,24 @@ def generate(
     base = 0 if seed is None else seed
     generators = [random.Random(base + i) for i in range(num_samples)]
     model.eval()
-    tokens = prompt.to(device).repeat(num_samples, 1)  # (B, T) grows by one column per step
+    length = len(prompt)
+    tokens = torch.empty(num_samples, length + max_new_tokens, dtype=torch.long, device=device)  # (B, T + new)
+    tokens[:, :length] = prompt.to(device)
     decoder = None if path == "no-cache" else _CachedDecoder(model, num_samples)
     cached_from = None  # window start the cache holds
     for _ in range(max_new_tokens):
-        start = window_start(tokens.shape[1], context, stride)
+        start = window_start(length, context, stride)
         if decoder is None:
-            logits = model(tokens[:, start:], last_only=True)[:, -1]
+            logits = model(tokens[:, start:length], last_only=True)[:, -1]
         elif cached_from != start:  # (re)fill the cache from the window
             decoder.reset()
-            logits = decoder.step(tokens[:, start:])
+            logits = decoder.step(tokens[:, start:length])
             cached_from = start
         else:
-            logits = decoder.step(tokens[:, -1:])
+            logits = decoder.step(tokens[:, length - 1 : length])
         nxt = sample_rows(logits, temperature, top_k, top_p, generators)  # (B,)
-        tokens = torch.cat([tokens, nxt[:, None].to(device)], dim=1)
+        tokens[:, length] = nxt
+        length += 1
         yield nxt.tolist()
 
 

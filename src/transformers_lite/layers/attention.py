@@ -60,10 +60,100 @@ def scaled_dot_attention(
     return trace("heads", matmul(weights, v)), weights  # (..., T, S) @ (..., S, Dv) -> (..., T, Dv)
 
 
+AttentionWeights = tuple[Tensor, Tensor | None, Tensor, Tensor]  # Q/K/V Dense (3C, C) and bias, output Dense
+
+
+def split_heads(x: Tensor, n: int, n_heads: int) -> Tensor:
+    """``x (B, T, n·C)`` -> ``(n, B, H, T, D)``: ``n`` projections (Q, K, V) cut into heads."""
+    b, t, width = x.shape
+    return x.view(b, t, n, n_heads, width // (n * n_heads)).permute(2, 0, 3, 1, 4)  # (n, B, H, T, D)
+
+
+def self_attention(
+    x: Tensor,
+    w: AttentionWeights,
+    n_heads: int,
+    mask: Tensor | None = None,
+    *,
+    causal: bool = False,
+    cache: KVCache | None = None,
+    layer: int = 0,
+    rope: RotaryEmbedding | None = None,
+    trace: Trace = NO_TRACE,
+) -> Tensor:
+    """Attention of ``x (B, T, C)`` over itself -> ``(B, T, C)``. ``mask`` is bool, True = may attend,
+    broadcastable to ``(B, H, T, T)``; ``causal`` hides later positions. With ``cache``, ``x`` holds the
+    positions after those already cached, and block ``layer``'s keys/values are added to it."""
+    qkv = split_heads(F.linear(x, w[0], w[1]), 3, n_heads)  # (B, T, 3C) -> (3, B, H, T, D)
+    q, kv = qkv[0], qkv[1:]  # (B, H, T, D), (2, B, H, T, D)
+    if rope is not None:
+        offset = 0 if cache is None else cache.length
+        q, kv = rope(q, offset), torch.stack((rope(kv[0], offset), kv[1]))
+    if cache is not None:
+        k, v = cache.update(layer, kv)  # (B, H, cached + T, D) each
+    else:
+        k, v = kv[0], kv[1]
+    return attend(q, k, v, mask, causal, w, trace)
+
+
+def memory_keys_values(memory: Tensor, w: AttentionWeights, n_heads: int) -> tuple[Tensor, Tensor]:
+    """Cross-attention's keys and values ``(B, H, S, D)`` of the encoder output ``memory (B, S, C)``:
+    one source's worth, computed once and reused at every decoding step."""
+    dim = w[2].shape[0]
+    if memory.dim() != 3 or memory.shape[-1] != dim:
+        raise ValueError(f"memory must be (B, S, {dim}), got {tuple(memory.shape)}")
+    bias = None if w[1] is None else w[1][dim:]
+    k, v = split_heads(F.linear(memory, w[0][dim:], bias), 2, n_heads).unbind(0)  # rows [K; V]
+    return k, v
+
+
+def cross_attention(
+    x: Tensor,
+    memory_kv: tuple[Tensor, Tensor],
+    w: AttentionWeights,
+    n_heads: int,
+    mask: Tensor | None = None,
+    trace: Trace = NO_TRACE,
+) -> Tensor:
+    """Queries from ``x (B, T, C)``, keys and values from ``memory_keys_values``; ``mask``
+    broadcastable to ``(B, H, T, S)`` hides source padding -> ``(B, T, C)``."""
+    k, v = memory_kv
+    if k.shape[0] != x.shape[0]:
+        raise ValueError(f"memory batch {k.shape[0]} does not match the input batch {x.shape[0]}")
+    dim = w[2].shape[0]
+    bias = None if w[1] is None else w[1][:dim]
+    q = split_heads(F.linear(x, w[0][:dim], bias), 1, n_heads)[0]  # rows [Q]: (B, H, T, D)
+    return attend(q, k, v, mask, False, w, trace)
+
+
+def attend(
+    q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool, w: AttentionWeights, trace: Trace = NO_TRACE
+) -> Tensor:
+    """Heads ``q (B, H, T, D)``, ``k, v (B, H, S, D)`` -> output ``(B, T, C)`` through the output Dense."""
+    b, n_heads, t, d = q.shape
+    s = k.shape[2]
+    if mask is not None:
+        check_mask(mask, b, n_heads, t, s)
+    is_causal = False
+    if causal and t > 1:  # one query (decoding) is the newest position: it may see every key
+        mask, is_causal = with_look_ahead(mask, causal, t, s, q.device)
+    if trace.active:
+        q, k, v = trace("q", q), trace("k", k), trace("v", v)
+        if is_causal:
+            mask = causal_mask(t, s, device=q.device)  # the explicit path needs the (T, S) mask itself
+        out, _ = scaled_dot_attention(q, k, v, mask, trace=trace)
+    else:
+        # fully masked rows come out as zeros here too (a test checks), matching the explicit path
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal)
+    out = trace("merged", out.transpose(1, 2).reshape(b, t, n_heads * d))  # (B, H, T, D) -> (B, T, H·D)
+    return trace("out", F.linear(out, w[2], w[3]))  # (B, T, H·D) @ (H·D, C) -> (B, T, C)
+
+
 class Attention(nn.Module):
     """``n_heads`` heads of size ``D = dim / n_heads`` (a ``ValueError`` names both numbers when it does
     not divide). ``bias`` applies to the Q/K/V Dense (the posts' classifier has none, their GPT has
-    none, GPT-2 has them); the output Dense always has one, as in the posts."""
+    none, GPT-2 has them); the output Dense always has one, as in the posts. The module holds the
+    weights; the equations are the functions above."""
 
     def __init__(self, n_heads: int, dim: int, *, bias: bool = True, rope: RotaryEmbedding | None = None) -> None:
         super().__init__()
@@ -81,9 +171,8 @@ class Attention(nn.Module):
     def extra_repr(self) -> str:
         return f"num_heads={self.n_heads}, head_size={self.dim_head}, {self.dim}=>{self.dim}"
 
-    def _heads(self, x: Tensor, n: int) -> Tensor:
-        b, t, _ = x.shape
-        return x.view(b, t, n, self.n_heads, self.dim_head).permute(2, 0, 3, 1, 4)  # (n, B, H, T, D)
+    def weights(self) -> AttentionWeights:
+        return self.qkv.weight, self.qkv.bias, self.out.weight, self.out.bias
 
     def forward(
         self,
@@ -95,59 +184,22 @@ class Attention(nn.Module):
         layer: int = 0,
         trace: Trace = NO_TRACE,
     ) -> Tensor:
-        """Self-attention: ``x (B, T, C)`` -> ``(B, T, C)``. ``mask`` is bool, True = may attend,
-        broadcastable to ``(B, H, T, T)``; ``causal`` hides later positions. With ``cache``, ``x`` holds
-        the positions after those already cached, and block ``layer``'s keys/values are added to it."""
+        """Self-attention (``self_attention``) with this module's weights."""
         if x.dim() != 3 or x.shape[-1] != self.dim:
             raise ValueError(f"expected input (B, T, {self.dim}), got {tuple(x.shape)}")
-        q, k, v = self._heads(self.qkv(x), 3).unbind(0)  # (B, T, 3C) -> 3 x (B, H, T, D)
-        if self.rope is not None:
-            offset = 0 if cache is None else cache.length
-            q, k = self.rope(q, offset), self.rope(k, offset)
-        if cache is not None:
-            k, v = cache.update(layer, k, v)  # (B, H, cached + T, D)
-        return self.attend(q, k, v, mask, causal, trace)
+        w = self.weights()
+        return self_attention(
+            x, w, self.n_heads, mask, causal=causal, cache=cache, layer=layer, rope=self.rope, trace=trace
+        )
 
     def memory_keys_values(self, memory: Tensor) -> tuple[Tensor, Tensor]:
-        """Cross-attention's keys and values ``(B, H, S, D)`` of the encoder output ``memory (B, S, C)``:
-        one source's worth, computed once and reused at every decoding step."""
-        if memory.dim() != 3 or memory.shape[-1] != self.dim:
-            raise ValueError(f"memory must be (B, S, {self.dim}), got {tuple(memory.shape)}")
-        bias = None if self.qkv.bias is None else self.qkv.bias[self.dim :]
-        k, v = self._heads(F.linear(memory, self.qkv.weight[self.dim :], bias), 2).unbind(0)  # rows [K; V]
-        return k, v
+        return memory_keys_values(memory, self.weights(), self.n_heads)
 
     def cross(
         self, x: Tensor, memory_kv: tuple[Tensor, Tensor], mask: Tensor | None = None, trace: Trace = NO_TRACE
     ) -> Tensor:
-        """Cross-attention: queries from ``x (B, T, C)``, keys and values from ``memory_keys_values``;
-        ``mask`` broadcastable to ``(B, H, T, S)`` hides source padding -> ``(B, T, C)``."""
-        k, v = memory_kv
-        if k.shape[0] != x.shape[0]:
-            raise ValueError(f"memory batch {k.shape[0]} does not match the input batch {x.shape[0]}")
-        bias = None if self.qkv.bias is None else self.qkv.bias[: self.dim]
-        q = self._heads(F.linear(x, self.qkv.weight[: self.dim], bias), 1)[0]  # rows [Q]: (B, H, T, D)
-        return self.attend(q, k, v, mask, False, trace)
-
-    def attend(
-        self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool, trace: Trace = NO_TRACE
-    ) -> Tensor:
-        """Heads ``q (B, H, T, D)``, ``k, v (B, H, S, D)`` -> output ``(B, T, C)``."""
-        b, _, t, _ = q.shape
-        s = k.shape[2]
-        if mask is not None:
-            check_mask(mask, b, self.n_heads, t, s)
-        mask, is_causal = with_look_ahead(mask, causal, t, s, q.device)
-        if trace.active:
-            q, k, v = trace("q", q), trace("k", k), trace("v", v)
-            if is_causal:
-                mask = causal_mask(t, s, device=q.device)  # the explicit path needs the (T, S) mask itself
-            out, _ = scaled_dot_attention(q, k, v, mask, trace=trace)
-        else:
-            # fully masked rows come out as zeros here too (a test checks), matching the explicit path
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal)
-        out = trace("merged", out.transpose(1, 2).reshape(b, t, self.dim))  # (B, H, T, D) -> (B, T, H·D)
-        return trace("out", self.out(out))  # (B, T, H·D) @ (H·D, C) -> (B, T, C)
+        """Cross-attention (``cross_attention``) with this module's weights."""
+        return cross_attention(x, memory_kv, self.weights(), self.n_heads, mask, trace)
 
     def summary_rows(self) -> list[tuple[str, str, int]]:
         """Rows in the style of the posts' printed models: denseQ/K/V and denseO."""

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 from torch import Tensor, nn
 
-from .attention import Attention
-from .feed_forward import FeedForward
+from .attention import Attention, cross_attention, self_attention
+from .feed_forward import FeedForward, feed_forward
 from .kv_cache import KVCache
-from .residual import Residual
+from .residual import Residual, residual_in, residual_out
 from .rotary import RotaryEmbedding
 from .trace import NO_TRACE, Trace
 
@@ -50,14 +50,38 @@ class BlockSpec:
     causal: bool = False  # self-attention sees only the past (a GPT's or a decoder's block)
 
 
+# (attention norm, attention, feed-forward norm, feed-forward, (heads, rope, activation, dropout)[, cross norm,
+# cross-attention]): the parameters, and the block's settings read with them (one lookup per generation)
+BlockWeights = tuple
+
+
+def _detached(weights: tuple) -> tuple:
+    return tuple(_detached(w) if isinstance(w, tuple) else w.detach() if isinstance(w, Tensor) else w for w in weights)
+
+
 class Block(nn.Module):
+    """``forward`` runs the block's equations (``run``) on its own weights; decoding reads the weights once
+    (``weights(detach=True)``) and calls ``run`` for every token: one forward, without the cost of
+    looking up a dozen parameters per token."""
+
     def __init__(self, spec: BlockSpec, rope: RotaryEmbedding | None = None) -> None:
         super().__init__()
-        self.causal = spec.causal
+        self.causal, self.norm_first = spec.causal, spec.norm_first
         self.attention = Attention(spec.n_heads, spec.dim, bias=spec.qkv_bias, rope=rope)
         self.attention_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
         self.feed_forward = FeedForward(spec.dim, spec.dim_hidden, spec.activation)
         self.feed_forward_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
+
+    def weights(self, detach: bool = False) -> BlockWeights:
+        """Every parameter the block's equations read (detached: plain tensors, for decoding)."""
+        w = (
+            self.attention_residual.weights(),
+            self.attention.weights(),
+            self.feed_forward_residual.weights(),
+            self.feed_forward.weights(),
+            (self.attention.n_heads, self.attention.rope, self.feed_forward.act, self.attention_residual.dropout.p),
+        )
+        return _detached(w) if detach else w
 
     def forward(
         self,
@@ -71,19 +95,38 @@ class Block(nn.Module):
         """``x (B, T, C)`` -> ``(B, T, C)``; ``mask`` (True = may attend) hides padding keys. With
         ``cache`` (causal blocks), ``x`` holds the positions after the cached ones; ``layer`` is this
         block's place in the cache."""
+        return self.run(self.weights(), x, mask, cache=cache, layer=layer, trace=trace)
+
+    def run(
+        self,
+        w: BlockWeights,
+        x: Tensor,
+        mask: Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
+        layer: int = 0,
+        trace: Trace = NO_TRACE,
+    ) -> Tensor:
+        """The block's equations on the weights ``w`` (``weights()``): self-attention, then feed-forward,
+        each inside its residual sub-layer."""
+        norm1, attention, norm2, ff, (heads, rope, act, drop) = w
+        drop = drop if self.training else 0.0
         res = trace.at("attention_residual")
-        h = self.attention(
-            self.attention_residual.enter(x, res),
+        h = self_attention(
+            residual_in(x, norm1, self.norm_first, res),
+            attention,
+            heads,
             mask,
             causal=self.causal,
             cache=cache,
             layer=layer,
+            rope=rope,
             trace=trace.at("attention"),
         )
-        x = self.attention_residual.leave(x, h, res)
+        x = residual_out(x, h, norm1, self.norm_first, drop, res)
         res = trace.at("feed_forward_residual")
-        h = self.feed_forward(self.feed_forward_residual.enter(x, res), trace.at("feed_forward"))
-        return self.feed_forward_residual.leave(x, h, res)
+        h = feed_forward(residual_in(x, norm2, self.norm_first, res), ff, act, trace.at("feed_forward"))
+        return residual_out(x, h, norm2, self.norm_first, drop, res)
 
 
 class DecoderBlock(nn.Module):
@@ -91,12 +134,25 @@ class DecoderBlock(nn.Module):
 
     def __init__(self, spec: BlockSpec) -> None:
         super().__init__()
+        self.norm_first = spec.norm_first
         self.attention = Attention(spec.n_heads, spec.dim, bias=spec.qkv_bias)
         self.attention_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
         self.cross_attention = Attention(spec.n_heads, spec.dim, bias=spec.qkv_bias)
         self.cross_attention_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
         self.feed_forward = FeedForward(spec.dim, spec.dim_hidden, spec.activation)
         self.feed_forward_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
+
+    def weights(self, detach: bool = False) -> BlockWeights:
+        w = (
+            self.attention_residual.weights(),
+            self.attention.weights(),
+            self.feed_forward_residual.weights(),
+            self.feed_forward.weights(),
+            (self.attention.n_heads, None, self.feed_forward.act, self.attention_residual.dropout.p),
+            self.cross_attention_residual.weights(),
+            self.cross_attention.weights(),
+        )
+        return _detached(w) if detach else w
 
     def forward(
         self,
@@ -112,21 +168,40 @@ class DecoderBlock(nn.Module):
         """``x (B, T, C)`` over the encoder's keys/values ``memory_kv`` (``cross_attention.memory_keys_values``)
         -> ``(B, T, C)``. ``self_mask`` adds target padding to the look-ahead mask; ``memory_mask`` hides
         source padding."""
+        return self.run(self.weights(), x, memory_kv, self_mask, memory_mask, cache=cache, layer=layer, trace=trace)
+
+    def run(
+        self,
+        w: BlockWeights,
+        x: Tensor,
+        memory_kv: tuple[Tensor, Tensor],
+        self_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        *,
+        cache: KVCache | None = None,
+        layer: int = 0,
+        trace: Trace = NO_TRACE,
+    ) -> Tensor:
+        norm1, attention, norm2, ff, (heads, _, act, drop), norm_cross, cross = w
+        drop = drop if self.training else 0.0
         res = trace.at("attention_residual")
-        h = self.attention(
-            self.attention_residual.enter(x, res),
+        h = self_attention(
+            residual_in(x, norm1, self.norm_first, res),
+            attention,
+            heads,
             self_mask,
             causal=True,
             cache=cache,
             layer=layer,
             trace=trace.at("attention"),
         )
-        x = self.attention_residual.leave(x, h, res)
+        x = residual_out(x, h, norm1, self.norm_first, drop, res)
         res = trace.at("cross_attention_residual")
-        h = self.cross_attention.cross(
-            self.cross_attention_residual.enter(x, res), memory_kv, memory_mask, trace.at("cross_attention")
-        )
-        x = self.cross_attention_residual.leave(x, h, res)
+        h = cross_attention(
+            residual_in(x, norm_cross, self.norm_first, res), memory_kv, cross, heads, memory_mask,
+            trace.at("cross_attention"),
+        )  # fmt: skip
+        x = residual_out(x, h, norm_cross, self.norm_first, drop, res)
         res = trace.at("feed_forward_residual")
-        h = self.feed_forward(self.feed_forward_residual.enter(x, res), trace.at("feed_forward"))
-        return self.feed_forward_residual.leave(x, h, res)
+        h = feed_forward(residual_in(x, norm2, self.norm_first, res), ff, act, trace.at("feed_forward"))
+        return residual_out(x, h, norm2, self.norm_first, drop, res)

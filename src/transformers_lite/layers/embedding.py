@@ -30,12 +30,17 @@ class TokenEmbedding(nn.Module):
 
     def forward(self, ids: Tensor, check: bool = True) -> Tensor:
         """``ids (B, T)`` -> ``(B, T, C)``. ``check`` validates the id range with a clear error."""
-        if check and ids.numel():
-            lo, hi = int(ids.min()), int(ids.max())
-            if lo < 0 or hi >= self.vocab_size:
-                bad = lo if lo < 0 else hi
-                raise ValueError(f"token id {bad} is out of range for a vocabulary of {self.vocab_size}")
+        if check:
+            check_ids(ids, self.vocab_size)
         return F.embedding(ids, self.weight)  # (B, T) -> (B, T, C)
+
+
+def check_ids(ids: Tensor, vocab_size: int) -> None:
+    """A ``ValueError`` naming the first id outside ``0 .. vocab_size - 1``."""
+    if ids.numel():
+        lo, hi = int(ids.min()), int(ids.max())
+        if lo < 0 or hi >= vocab_size:
+            raise ValueError(f"token id {lo if lo < 0 else hi} is out of range for a vocabulary of {vocab_size}")
 
 
 class BigramEmbedding(nn.Module):

@@ -3,8 +3,8 @@
 Shapes: L blocks, B batch, H heads, N capacity (positions), D head size.
 The keys and values of the tokens seen so far live in one preallocated ``(L, 2, B, H, N, D)`` tensor,
 allocated once per generation. Decoding a token then costs that token's projections, not the whole
-prefix's: block ``i`` writes the new positions with ``update(i, k, v)`` and attends over everything
-written so far; ``advance`` moves the write position once every block has written.
+prefix's: block ``i`` writes the new positions' keys and values with ``update(i, kv)`` and attends over
+everything written so far; ``advance`` moves the write position once every block has written.
 """
 
 from __future__ import annotations
@@ -35,25 +35,24 @@ class KVCache:
         self.length = 0
 
     def _views(self) -> None:
-        # per block, the (B, H, N, D) key and value views, looked up once: indexing costs time at every token
-        self.keys = [self.buffer[i, 0] for i in range(self.buffer.shape[0])]
-        self.values = [self.buffer[i, 1] for i in range(self.buffer.shape[0])]
+        # per block, the (2, B, H, N, D) view of its keys and values, looked up once: indexing costs time at
+        # every token
+        self.layers = [self.buffer[i] for i in range(self.buffer.shape[0])]
 
     @property
     def batch(self) -> int:
         return self.buffer.shape[2]
 
-    def update(self, layer: int, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
-        """Write block ``layer``'s ``k, v (B, H, T, D)`` at positions ``length .. length + T``; return its
-        filled keys and values ``(B, H, length + T, D)``."""
-        start = self.length
-        end = start + k.shape[2]
-        if end > self.capacity:
-            raise ValueError(f"KV cache overflow: {start} cached + {k.shape[2]} new > capacity {self.capacity}")
-        keys, values = self.keys[layer], self.values[layer]
-        keys[:, :, start:end] = k
-        values[:, :, start:end] = v
-        return keys[:, :, :end], values[:, :, :end]
+    def update(self, layer: int, kv: Tensor) -> tuple[Tensor, Tensor]:
+        """Write block ``layer``'s keys and values ``kv (2, B, H, T, D)`` at positions ``length .. length + T``
+        (one copy for both); return its filled keys and values, each ``(B, H, length + T, D)``."""
+        start, t = self.length, kv.shape[3]
+        if start + t > self.capacity:
+            raise ValueError(f"KV cache overflow: {start} cached + {t} new > capacity {self.capacity}")
+        cached = self.layers[layer]
+        cached.narrow(3, start, t).copy_(kv)
+        filled = cached.narrow(3, 0, start + t)  # (2, B, H, length + T, D)
+        return filled[0], filled[1]
 
     def advance(self, t: int) -> None:
         """Every block has written ``t`` new positions."""

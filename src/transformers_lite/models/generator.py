@@ -12,6 +12,7 @@ Traced steps: ``tokens``, ``embedding``, ``position``, ``input``, ``blocks.N.*``
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..config import GeneratorConfig
@@ -25,6 +26,8 @@ from ..layers import (
     Trace,
     maybe_dropout,
 )
+from ..layers.embedding import check_ids
+from ..layers.residual import layer_norm
 
 
 class TransformerGenerator(nn.Module):
@@ -68,6 +71,21 @@ class TransformerGenerator(nn.Module):
         cap = c.max_length if capacity is None else capacity
         return KVCache(c.n_blocks, batch, c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
 
+    def weights(self, detach: bool = False) -> tuple:
+        """Every parameter the forward reads: token table, position table, each block's, final norm, head
+        (detached: plain tensors, read once per generation by the decoder)."""
+        pos = self.position_embedding
+        norm = self.final_norm
+        w = (
+            self.embedding.weight,
+            None if pos is None else pos.weight,
+            [block.weights(detach) for block in self.blocks],
+            (norm.weight, norm.bias, norm.eps) if self.config.final_norm else None,
+            self.head.weight,
+            self.head.bias,
+        )
+        return w if not detach else tuple(t.detach() if isinstance(t, Tensor) else t for t in w)
+
     def forward(
         self, ids: Tensor, *, cache: KVCache | None = None, last_only: bool = False, trace: Trace = NO_TRACE
     ) -> Tensor:
@@ -76,8 +94,21 @@ class TransformerGenerator(nn.Module):
         With ``cache`` the ids are the *new* tokens following those already cached; their positions
         continue from the cache length.
         """
+        return self.run(self.weights(), ids, cache=cache, last_only=last_only, trace=trace)
+
+    def run(
+        self,
+        w: tuple,
+        ids: Tensor,
+        *,
+        cache: KVCache | None = None,
+        last_only: bool = False,
+        trace: Trace = NO_TRACE,
+    ) -> Tensor:
+        """The forward's equations on the weights ``w`` (``weights()``)."""
         if ids.dim() == 1:
             ids = ids.unsqueeze(0)
+        table, positions, blocks, final_norm, head, head_bias = w
         offset = 0 if cache is None else cache.length
         t = ids.shape[1]
         if offset + t > self.config.max_length:
@@ -86,20 +117,21 @@ class TransformerGenerator(nn.Module):
                 "crop to the last max_length tokens"
             )
         trace("tokens", ids)
-        # ids fed one at a time to a cache were sampled from this model: no range check needed
-        x = trace("embedding", self.embedding(ids, check=cache is None or t > 1))  # (B, T, C)
-        if self.position_embedding is not None:
-            x = x + trace("position", self.position_embedding(t, offset))  # (B, T, C) + (T, C)
+        if cache is None or t > 1:  # ids fed one at a time to a cache were sampled from this model
+            check_ids(ids, table.shape[0])
+        x = trace("embedding", torch.embedding(table, ids))  # (B, T) -> (B, T, C): the rows of the ids
+        if positions is not None:
+            x = x + trace("position", positions[offset : offset + t])  # (B, T, C) + (T, C)
         x = maybe_dropout(self.dropout, trace("input", x))
-        for i, block in enumerate(self.blocks):
-            x = block(x, cache=cache, layer=i, trace=trace.at(f"blocks.{i}"))  # (B, T, C)
+        for i, (block, bw) in enumerate(zip(self.blocks, blocks)):
+            x = block.run(bw, x, cache=cache, layer=i, trace=trace.at(f"blocks.{i}") if trace.active else trace)
         if cache is not None:
             cache.advance(t)
         if last_only:
             x = x[:, -1:, :]  # (B, 1, C): generation needs only the next-token logits
-        if self.config.final_norm:
-            x = trace("final_norm", self.final_norm(x))
-        return trace("logits", self.head(x))  # (B, T, C) @ (C, V) -> (B, T, V)
+        if final_norm is not None:
+            x = trace("final_norm", layer_norm(x, final_norm))
+        return trace("logits", F.linear(x, head, head_bias))  # (B, T, C) @ (C, V) -> (B, T, V)
 
     @torch.no_grad()
     def embeddings(self) -> dict[str, Tensor]:
