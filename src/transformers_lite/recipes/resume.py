@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, apply_overrides
+from ..data.sources import sha256
 from ..errors import RunError
 from ..families import expect
 from ..runs import read_json
@@ -77,20 +78,30 @@ def resume_recipe(
             if f.name not in model.data_fields and mine != theirs:
                 differences.append(f"{f.name} (run {theirs!r}, command {mine!r})")
     current = {**recorded.train.to_dict(), **dataclasses.asdict(recorded.data)}
+    digests = read_json(Path(run_dir) / "hyperparameters.json", "hyperparameters file").get("data", {})
     paths = {f.name for f in fields(recorded.data) if f.metadata.get("path")}
+    moved = {}
     for key, value in settings.items():
         if key in RESUME_MAY_CHANGE or key not in current:
             continue
-        same = (
-            (Path(value).resolve() == Path(current[key]).resolve())
-            if key in paths and value and current[key]
-            else value == current[key]
-        )
-        if not same:
-            differences.append(f"{key} (run {current[key]!r}, command {value!r})")
+        if key in paths and value and current[key]:
+            if Path(value).resolve() == Path(current[key]).resolve():
+                continue
+            if Path(value).is_file() and digests.get(f"{key}_sha256") == sha256(value):
+                moved[key] = value  # the same contents at another place: the run goes on with it
+                continue
+        elif value == current[key]:
+            continue
+        differences.append(f"{key} (run {current[key]!r}, command {value!r})")
+    for key in paths - set(settings):  # given on the command line: compared above
+        if current.get(key) and not Path(current[key]).exists():
+            raise RunError(
+                f"--resume {run_dir}: its {key.replace('_', ' ')} file {current[key]} is gone; give the file (or "
+                f"a copy with the same contents) with --{key.replace('_', '-')}"
+            )
     if differences:
         raise RunError(
             f"--resume {run_dir} continues the recorded run, but the command changes "
             f"{'; '.join(differences)}; drop those options, or start a new run with --out"
         )
-    return recorded.override(**{k: v for k, v in settings.items() if k in RESUME_MAY_CHANGE})
+    return recorded.override(**{k: v for k, v in settings.items() if k in RESUME_MAY_CHANGE}, **moved)

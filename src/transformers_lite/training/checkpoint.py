@@ -72,7 +72,9 @@ def _optimizer_from_files(
         state.setdefault(index[name], {}).update(values)
     groups = []
     for g in meta["param_groups"]:
-        group = {**g, "params": [index[n] for n in g["params"]]}
+        # in the model's order: the optimizer pairs saved states with its parameters by position (an older
+        # release built some modules in another order)
+        group = {**g, "params": sorted(index[n] for n in g["params"])}
         if "betas" in group:
             group["betas"] = tuple(group["betas"])
         groups.append(group)
