@@ -30,8 +30,8 @@ test: lint browser
 	$(BIN)/python -m pytest -n 2
 
 lint: setup
-	$(BIN)/ruff check src tests benchmarks examples
-	$(BIN)/ruff format --check src tests benchmarks examples
+	$(BIN)/ruff check src tests benchmarks experiments examples
+	$(BIN)/ruff format --check src tests benchmarks experiments examples
 
 demo: setup
 	$(BIN)/python examples/demo.py
@@ -41,16 +41,17 @@ bench: setup  # needs ../shared/data (or TLITE_DATA_DIR); about 15 minutes on 2 
 	$(BIN)/python benchmarks/bench_gpt.py all
 	$(BIN)/python benchmarks/bench_classifier.py
 
-# issue 16's side-by-side figures (about 15 minutes): NANOGPT=DIR measures a nanoGPT checkout kept outside
-# this repository instead of benchmarks/reference_gpt.py; TRANSLATOR=RUN adds the translator's decoding times
+# the side-by-side speed figures (about 15 minutes): NANOGPT=DIR measures a nanoGPT checkout kept outside
+# this repository instead of benchmarks/reference_gpt.py; TRANSLATOR=RUN adds the translator's decoding times;
+# BEFORE=DIR compares this checkout with another one (an earlier release) in one alternating run
 bench-speed: setup
 	$(BIN)/python benchmarks/bench_vs_reference.py train $(if $(NANOGPT),--nanogpt $(NANOGPT))
 	$(BIN)/python benchmarks/bench_vs_reference.py sample $(if $(NANOGPT),--nanogpt $(NANOGPT))
 	$(BIN)/python benchmarks/bench_vs_reference.py memory
-	$(BIN)/python benchmarks/bench_compiled_decode.py
 	$(BIN)/python benchmarks/profile_train_step.py --size d128
 	$(BIN)/python benchmarks/profile_train_step.py --size d32
 	$(if $(TRANSLATOR),$(BIN)/python benchmarks/bench_translate.py $(TRANSLATOR) --skip-unbatched)
+	$(if $(BEFORE),$(BIN)/python benchmarks/compare_versions.py --before $(BEFORE))
 
 screenshots: setup browser  # trains small runs on ../shared/data (about 6 min), writes outputs/screenshots/*.png
 	$(BIN)/python examples/screenshots.py

@@ -1,13 +1,12 @@
-"""Character-GPT benchmarks on tiny Shakespeare (issue 6 targets, issue 4 trainer overhead).
+"""Character-GPT benchmarks on tiny Shakespeare: training throughput and the trainer's overhead, the KV
+cache against no cache, and the README's GPT results.
 
     .venv/bin/python benchmarks/bench_gpt.py throughput   # training tokens/s, trainer overhead
     .venv/bin/python benchmarks/bench_gpt.py generation   # KV cache vs no cache at context 256
     .venv/bin/python benchmarks/bench_gpt.py quality      # the README commands, 3 random seeds (~20 minutes)
-    .venv/bin/python benchmarks/bench_gpt.py quality --only seed-gpt --steps-per-second 33   # a slower machine
+    .venv/bin/python benchmarks/bench_gpt.py quality --only post-gpt --steps-per-second 33   # a slower machine
 
-Prints one JSON line per measurement. Reference figures (a widely used minimal GPT, same 2-core
-CPU, torch 2.13 fp32): 16,600 tok/s baby-gpt (12x64), 47,400 tok/s seed-gpt size (32x64, dropout
-0.1), 560 tok/s sampling without a cache; targets are 1.3x those.
+Prints one JSON line per measurement.
 """
 
 from __future__ import annotations
@@ -15,13 +14,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
-import platform
 import tempfile
 import time
 from pathlib import Path
 
 import torch
+from common import DATA, Throttle, emit
 
 from transformers_lite import build_model, get_preset
 from transformers_lite.generation.generate import generate_tokens
@@ -29,14 +27,8 @@ from transformers_lite.tasks.generator import GeneratorSettings, GeneratorTask
 from transformers_lite.training.optim import make_optimizer
 from transformers_lite.training.trainer import TrainConfig, Trainer
 
-DATA = Path(os.environ.get("TLITE_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 TEXT = DATA / "tinyshakespeare" / "input.txt"
-MACHINE = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
-CONFIGS = {"baby-gpt": ("baby-gpt", 12), "seed-gpt": ("seed-gpt", 32)}
-
-
-def emit(**data) -> None:  # noqa: ANN003
-    print(json.dumps({**data, "machine": MACHINE}), flush=True)
+CONFIGS = {"baby-gpt": ("baby-gpt", 12), "post-gpt": ("post-gpt-original", 32)}  # post-gpt's size, dropout 0.1
 
 
 def bare_loop(task: GeneratorTask, config, steps: int) -> float:  # noqa: ANN001
@@ -57,19 +49,18 @@ def bare_loop(task: GeneratorTask, config, steps: int) -> float:  # noqa: ANN001
 
 def trainer_loop(task: GeneratorTask, config, steps: int) -> float:  # noqa: ANN001
     torch.manual_seed(0)
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = TrainConfig(max_steps=steps, eval_every=0, warmup_steps=10)
-        trainer = Trainer(build_model(config), task, cfg, tmp, config, log=lambda *_: None)
-        task.evaluate = lambda model: {}  # measure the loop, not the final evaluation
-        state = trainer.fit()
-        return state.history[-1]["wall_s"]  # elapsed training time, taken before evaluation/saving
+    cfg = TrainConfig(max_steps=steps, eval_every=0, warmup_steps=10)
+    trainer = Trainer(build_model(config), task, cfg, log=lambda *_: None)
+    task.evaluate = lambda model: {}  # measure the loop, not the final evaluation
+    state = trainer.fit()
+    return state.history[-1]["wall_s"]  # elapsed training time, taken before evaluation
 
 
 def throughput(steps: int) -> None:
     for name, (preset, batch) in CONFIGS.items():
-        config = get_preset(preset)
-        task = GeneratorTask(GeneratorSettings(str(TEXT), batch_size=batch, eval_tokens=1000), config)
-        config = task.adapt_config(config)
+        config = get_preset(preset).model
+        task = GeneratorTask.prepare(GeneratorSettings(str(TEXT), batch_size=batch, eval_tokens=1000), config)
+        config = task.model_config(config)
         bare, wrapped = [], []
         for _ in range(3):  # interleaved, best of three: the machine's noise hits both alike
             bare.append(bare_loop(task, config, steps))
@@ -88,7 +79,7 @@ def throughput(steps: int) -> None:
 
 
 def generation(tokens: int) -> None:
-    config = get_preset("baby-gpt").replace(max_length=256)
+    config = get_preset("baby-gpt").model.replace(max_length=256)
     torch.manual_seed(0)
     model = build_model(config).eval()
     # a one-token prompt growing to `tokens` (window 1..tokens), then 500 tokens after a full
@@ -122,16 +113,14 @@ def _generation_case(model, prompt: torch.Tensor, tokens: int) -> None:  # noqa:
 
 # the README's commands, exactly; a throttled copy emulates a machine where 4 minutes buy ~8,000 steps
 README = {
-    "seed-gpt": ["train", "generator", "--text", str(TEXT), "--preset", "seed-gpt", "--max-minutes", "4"],
+    "post-gpt": ["train", "generator", "--text", str(TEXT), "--preset", "post-gpt", "--max-minutes", "4"],
     "baby-gpt": ["train", "generator", "--text", str(TEXT), "--preset", "baby-gpt", "--max-minutes", "2"],
 }
 
 
 def quality(only: str | None = None, seeds: str = "0,1,2", throttle: float | None = None) -> None:
     """Each README command once per random seed (``--seed N`` appended), through the CLI's own code path;
-    ``throttle`` caps the step rate (``gpt_recipes.Throttle``) to emulate a slower machine."""
-    from gpt_recipes import Throttle
-
+    ``throttle`` caps the step rate (``common.Throttle``) to emulate a slower machine."""
     from transformers_lite.cli import train
     from transformers_lite.cli.main import build_parser
 

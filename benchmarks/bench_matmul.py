@@ -1,9 +1,9 @@
-"""Seed 000's lesson on batched multiplication, timed: loops versus the built-in batched kernel.
+"""Post 000's lesson on batched multiplication, timed: loops versus the built-in batched kernel.
 
     .venv/bin/python benchmarks/bench_matmul.py [--json]
 
 Sizes are the post's: a 100 x 100 product (mul2d), 32 products of 100 x 100 (mul3d), and the attention
-scores of seed 000's classifier, batch 32 x 4 heads of (50 x 8) @ (8 x 50) (mul4d). Each figure is the
+scores of post 000's classifier, batch 32 x 4 heads of (50 x 8) @ (8 x 50) (mul4d). Each figure is the
 median of several calls; the Python triple loop is timed on fewer calls (it takes a while).
 """
 

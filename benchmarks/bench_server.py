@@ -1,4 +1,4 @@
-"""`tlite serve` targets (issue 18): page ready in a real browser, and the first streamed token.
+"""`tlite serve` targets: page ready in a real browser, and the first streamed token.
 
     .venv/bin/python benchmarks/bench_server.py [--text input.txt] [--repeats 10]
 
@@ -15,9 +15,6 @@ One JSON line per measurement, with the machine.
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import shutil
 import socket
 import statistics
@@ -27,19 +24,14 @@ import time
 from pathlib import Path
 
 import httpx
-import torch
 import uvicorn
+from common import emit
 
 import transformers_lite as tl
 from transformers_lite.server.app import create_app
 from transformers_lite.server.registry import RunRegistry
 
-MACHINE = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
 TEXT = Path(__file__).resolve().parents[2] / "shared" / "data" / "tinyshakespeare" / "input.txt"
-
-
-def emit(**data) -> None:  # noqa: ANN003
-    print(json.dumps({**data, "machine": MACHINE}), flush=True)
 
 
 def first_token_ms(url: str) -> float:
@@ -83,7 +75,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "baby-gpt"
-        experiment = tl.Experiment.from_preset("generator", "baby-gpt", text=args.text, max_steps=1, eval_every=1000)
+        experiment = tl.get_preset("baby-gpt").override(text=args.text, max_steps=1, eval_every=1000)
         experiment.run(run_dir, log=lambda *_: None)
         registry = RunRegistry(run_dir)
         name = next(iter(registry.entries))

@@ -1,7 +1,7 @@
 """Tokenize + index 100,000 reviews (simplify -> words -> truncate to 50 -> ids).
 
-Target (issue 3): <= 0.5 s on the 2-core CPU. Uses the real MARC train reviews (repeated to
-100,000) and the seeds' 6,653-word vocabulary from ../shared/data (or $TLITE_DATA_DIR).
+Target: <= 0.5 s on the 2-core CPU. Uses the real MARC train reviews (repeated to
+100,000) and the posts' 6,653-word vocabulary from ../shared/data (or $TLITE_DATA_DIR).
 
     .venv/bin/python benchmarks/bench_tokenize.py [--json]
 """
@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import time
-from pathlib import Path
+
+from common import DATA, MACHINE
 
 from transformers_lite.data.reviews import load_reviews
 from transformers_lite.tokenizers import WordTokenizer, load_vocabulary
-
-DATA = Path(os.environ.get("TLITE_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 
 def main() -> None:
@@ -44,7 +41,7 @@ def main() -> None:
         "first_s": round(times[0], 3),
         "median_s": round(statistics.median(times[1:]), 3),
         "best_s": round(min(times[1:]), 3),
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": MACHINE,
     }
     print(
         json.dumps(result)

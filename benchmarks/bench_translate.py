@@ -1,4 +1,4 @@
-"""Decoding time and quality of a trained translator on Multi30k validation (issue 16: batched beam search).
+"""Decoding time and quality of a trained translator on Multi30k validation (batched beam search).
 
     .venv/bin/python benchmarks/bench_translate.py RUN [--src val.de.gz --ref val.en.gz] [--repeats 2]
     .venv/bin/python benchmarks/bench_translate.py RUN --profile      # where beam 4's time goes
@@ -14,21 +14,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import time
 from pathlib import Path
 
 import torch
+from common import DATA as SHARED
+from common import MACHINE
 
 import transformers_lite as tl
 from transformers_lite.data.translation import load_parallel
 from transformers_lite.evaluation.translation import corpus_scores
 from transformers_lite.generation.translate import DecodeSettings, translate_texts
 
-MACHINE = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multi30k"
+DATA = SHARED / "multi30k"
 
 
 def profile(run, sources: list[str]) -> None:  # noqa: ANN001

@@ -19,7 +19,6 @@ import argparse
 import importlib.util
 import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -35,19 +34,15 @@ from transformers_lite.generation.generate import generate
 from transformers_lite.training.optim import make_optimizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import emit  # noqa: E402
 from reference_gpt import RefConfig, ReferenceGPT  # noqa: E402
 
-MACHINE = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
-SIZES = {  # the issue's three sizes: layers, heads, dim, context, batch, dropout
+SIZES = {  # three sizes: layers, heads, dim, context, batch, dropout
     "d32": dict(n_layer=3, n_head=4, n_embd=32, block_size=64, batch=32, dropout=0.1),
     "d128": dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch=12, dropout=0.0),
     "d384": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch=8, dropout=0.2),
 }
 VOCAB = 65
-
-
-def emit(**data) -> None:  # noqa: ANN003
-    print(json.dumps({**data, "machine": MACHINE}), flush=True)
 
 
 def reference(size: dict, nanogpt: str | None):  # noqa: ANN201
@@ -147,7 +142,7 @@ def _rate(fn, tokens: int, repeats: int) -> float:
 
 def sample(nanogpt: str | None, repeats: int) -> None:
     """Sampling at context 256 (baby-gpt's shape): the reference (no cache, crops the context) against
-    the project's three paths, the default sliding window (stride 64); then batched sampling and the
+    the project's two paths (KV cache, no cache), the default sliding window (stride 64); then batched sampling and the
     time to the first token."""
     size = dict(SIZES["d128"], block_size=256, dropout=0.0)
     torch.manual_seed(0)
@@ -157,7 +152,7 @@ def sample(nanogpt: str | None, repeats: int) -> None:
     for prompt_len, new in ((1, 250), (256, 300)):
         prompt = torch.randint(0, VOCAB, (prompt_len,), generator=torch.Generator().manual_seed(2))
         rates = {"reference": _rate(lambda prompt=prompt, new=new: ref.generate(prompt[None], new), new, repeats)}
-        for path in ("fast", "modules", "no-cache"):
+        for path in ("cache", "no-cache"):
             rates[path] = _rate(
                 lambda prompt=prompt, new=new, path=path: list(generate(ours, prompt, new, seed=1, path=path)),
                 new,
@@ -170,7 +165,7 @@ def sample(nanogpt: str | None, repeats: int) -> None:
             context=256,
             reference="nanoGPT" if nanogpt else "reference_gpt.py",
             **{f"{k.replace('-', '_')}_tokens_per_s": round(v) for k, v in rates.items()},
-            fast_vs_reference=round(rates["fast"] / rates["reference"], 2),
+            cache_vs_reference=round(rates["cache"] / rates["reference"], 2),
         )
     prompt = torch.tensor([1, 2, 3])
     one = _rate(lambda: list(generate(ours, prompt, 200, seed=1)), 200, repeats)

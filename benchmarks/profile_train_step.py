@@ -1,4 +1,4 @@
-"""Where a training step of the project's generator spends its time (issue 16: why the d 128 ratio is 1.06).
+"""Where a training step of the project's generator spends its time.
 
     .venv/bin/python benchmarks/profile_train_step.py [--size d128] [--steps 20] [--dropout P] [--explicit]
 
@@ -23,7 +23,8 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_vs_reference import MACHINE, SIZES, VOCAB, project, train_block  # noqa: E402
+from bench_vs_reference import SIZES, VOCAB, project, train_block  # noqa: E402
+from common import MACHINE  # noqa: E402
 
 GROUPS = {
     "aten::mm": "matmul",

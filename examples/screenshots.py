@@ -31,13 +31,12 @@ def train_runs() -> Path:
     if "TLITE_DATA_DIR" not in os.environ and shared.is_dir():
         os.environ["TLITE_DATA_DIR"] = str(shared)
     jobs = {
-        "generator": lambda: tl.Experiment.from_preset("generator", "baby-gpt"),
-        "classifier": lambda: tl.Experiment.from_preset(
-            "classifier",
+        "generator": lambda: tl.get_preset("baby-gpt"),
+        "classifier": lambda: tl.get_preset("classifier").override(
             train=str(sources.resolve("amazon_reviews_multi_en", "train.jsonl")),
             val=str(sources.resolve("amazon_reviews_multi_en", "dev.jsonl")),
         ),
-        "translator": lambda: tl.Experiment.from_preset("seq2seq", "seq2seq-small", max_minutes=5),
+        "translator": lambda: tl.get_preset("seq2seq-small").override(max_minutes=5),
     }
     for name, experiment in jobs.items():
         if not (RUNS / name / "model.safetensors").is_file():

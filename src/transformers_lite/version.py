@@ -1,3 +1,3 @@
 """The package version (one place, read by the CLI and the run metadata)."""
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"

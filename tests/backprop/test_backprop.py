@@ -70,10 +70,10 @@ def test_the_posts_layer_norm_differs_from_pytorchs_only_by_where_epsilon_sits()
         torch.ones(8, dtype=torch.float64),
         torch.zeros(8, dtype=torch.float64),
     )
-    seed_zero, _ = ops.layer_norm_seed_forward(x, g, b, eps=0.0)
+    seed_zero, _ = ops.layer_norm_posts_forward(x, g, b, eps=0.0)
     torch_zero, _ = ops.layer_norm_forward(x, g, b, eps=0.0)
     assert torch.allclose(seed_zero, torch_zero, atol=1e-12)  # (x - μ)/σ either way
-    seed_eps, _ = ops.layer_norm_seed_forward(x, g, b, eps=0.1)
+    seed_eps, _ = ops.layer_norm_posts_forward(x, g, b, eps=0.1)
     torch_eps, _ = ops.layer_norm_forward(x, g, b, eps=0.1)
     sigma = x.std(-1, unbiased=False, keepdim=True)
     assert torch.allclose(seed_eps, torch_eps * torch.sqrt(sigma**2 + 0.1) / (sigma + 0.1), atol=1e-12)

@@ -1,4 +1,4 @@
-"""Seed 000's loop-written products equal the built-in batched product."""
+"""Post 000's loop-written products equal the built-in batched product."""
 
 import pytest
 import torch

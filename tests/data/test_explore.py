@@ -1,5 +1,5 @@
-"""The statistics behind the seeds' exploration figures, checked on texts counted by hand, and on the
-real corpora when present (seed 000: about 80 % of reviews under 260 characters)."""
+"""The statistics behind the posts' exploration figures, checked on texts counted by hand, and on the
+real corpora when present (post 000: about 80 % of reviews under 260 characters)."""
 
 import pytest
 

@@ -6,7 +6,7 @@ from transformers_lite.generation.generate import generate
 from transformers_lite.layers import KVCache
 
 VARIANTS = {
-    "seed-gpt": dict(),
+    "post-gpt": dict(),
     "pre-norm-gelu-tied": dict(norm_first=True, final_norm=True, activation="gelu", tie_embeddings=True),
     "rope-bias": dict(position="rope", qkv_bias=True, norm_first=True),
 }

@@ -72,7 +72,7 @@ def test_padding_with_the_unknown_word_as_the_posts():
     from transformers_lite.evaluation.prediction import encode_for_classifier
     from transformers_lite.tokenizers import WordTokenizer
 
-    seeds = WordTokenizer(["good", "box"], "[UNK]")  # no pad token: the seeds' padding
+    seeds = WordTokenizer(["good", "box"], "[UNK]")  # no pad token: the posts' padding
     ids, valid = encode_for_classifier(seeds, ["good box", "box"], 4, pad_to_length=True)
     assert ids.tolist() == [[1, 2, 0, 0], [2, 0, 0, 0]] and valid.all()  # padded with UNK (id 0), all read
     ours = WordTokenizer(["good", "box"], "[UNK]", pad="[PAD]")

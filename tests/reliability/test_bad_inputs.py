@@ -64,10 +64,10 @@ ERRORS = {
     "override-without-equals": (G + ["--set", "n_blocks"], "is not of the form key=value"),
     "unknown-preset": (G + ["--preset", "gpt9"], "unknown preset 'gpt9'"),
     "preset-of-another-family": (
-        G + ["--preset", "seed-classifier"],
+        G + ["--preset", "post-classifier"],
         "is for a classifier, not a generator",
     ),
-    "preset-and-config": (G + ["--preset", "seed-gpt", "--config", "{tmp}/c.json"], "either --preset or --config"),
+    "preset-and-config": (G + ["--preset", "post-gpt", "--config", "{tmp}/c.json"], "either --preset or --config"),
     "missing-config-file": (G + ["--config", "{tmp}/nope.json"], "config file not found"),
     "broken-config-file": (G + ["--config", "{broken}"], "not valid JSON"),
     "negative-random-seed": (G + ["--seed", "-1"], "seed must be an integer >= 0"),

@@ -32,7 +32,7 @@ def test_text_round_trip_truncation_and_specials():
     assert tok.encode("the cat sat", add_bos=True, add_eos=True) == [2, 4, 5, 6, 3]
     assert tok.encode("the cat sat", max_length=3, add_eos=True) == [4, 5, 3]
     assert tok.decode([2, 4, 3, 1]) == "the" and tok.decode([2, 4, 3], skip_special=False) == "[BOS] the [EOS]"
-    assert tok.encode_words(["the", "dog"]) == [4, 0]  # the seeds' encode: a list of words
+    assert tok.encode_words(["the", "dog"]) == [4, 0]  # the posts' encode: a list of words
 
 
 def test_punct_split_keeps_marks_and_decodes_without_space_before_them():

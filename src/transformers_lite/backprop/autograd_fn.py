@@ -1,7 +1,7 @@
 """The 4-D batched matmul as a ``torch.autograd.Function`` with the hand-written backward.
 
 ``Mul4d.apply(A, B)`` equals ``A @ B`` for ``A (..., n, k)``, ``B (..., k, m)``; its backward is
-seed 000's mul4d rule (``dA = dC Bᵀ``, ``dB = Aᵀ dC`` per batch entry) instead of autograd's.
+post 000's mul4d rule (``dA = dC Bᵀ``, ``dB = Aᵀ dC`` per batch entry) instead of autograd's.
 ``scaled_dot_attention(..., matmul=mul4d)`` runs attention through it.
 """
 

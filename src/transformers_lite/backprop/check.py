@@ -99,17 +99,17 @@ def check_layer_norm() -> float:
     return _compare(lambda x, g, b: F.layer_norm(x, (6,), g, b), [x, g, b], dy, list(ops.layer_norm_backward(dy, c)))
 
 
-def check_layer_norm_seed() -> float:
+def check_layer_norm_posts() -> float:
     """The posts' ``(x - μ) / (σ + ε)`` against autograd of the same formula (ε = 0.1 makes the
     difference from PyTorch's convention visible: it is also reported)."""
     x, g, b, dy = _r(2, 3, 6), _r(6), _r(6), _r(2, 3, 6)
-    _, c = ops.layer_norm_seed_forward(x, g, b, eps=0.1)
+    _, c = ops.layer_norm_posts_forward(x, g, b, eps=0.1)
 
-    def seed(x, g, b):  # noqa: ANN001, ANN202
+    def posts(x, g, b):  # noqa: ANN001, ANN202
         mu = x.mean(-1, keepdim=True)
         return (x - mu) / (((x - mu) ** 2).mean(-1, keepdim=True).sqrt() + 0.1) * g + b
 
-    return _compare(seed, [x, g, b], dy, list(ops.layer_norm_seed_backward(dy, c)))
+    return _compare(posts, [x, g, b], dy, list(ops.layer_norm_posts_backward(dy, c)))
 
 
 ACTIVATIONS = {
@@ -132,7 +132,7 @@ def check_activation(name: str) -> float:
 
 def check_logistic_regression() -> float:
     x, w, b = _r(20, 4), _r(2, 4), _r(2)
-    y = F.one_hot((x.sum(-1) < 0).long(), 2).to(DT)  # seed 001's synthetic "classify" rule
+    y = F.one_hot((x.sum(-1) < 0).long(), 2).to(DT)  # post 001's synthetic "classify" rule
     _, c = ops.logistic_regression_forward(x, w, b, y)
     loss = lambda w, b: -(y * torch.log_softmax(F.linear(x, w, b), -1)).sum()  # noqa: E731
     return _compare(loss, [w, b], torch.ones((), dtype=DT), list(ops.logistic_regression_backward(c)))
@@ -190,7 +190,7 @@ def check_encoder_block() -> float:
     return max(errs)
 
 
-def check_seed_classifier() -> float:
+def check_post_classifier() -> float:
     cfg = ClassifierConfig(vocab_size=20, max_length=6, dim=8, n_heads=2, dim_hidden=16, n_labels=3, dropout=0.0)
     model = build_model(cfg).double()
     ids, labels = torch.randint(0, 20, (4, 6)), torch.tensor([0, 2, 1, 2])
@@ -224,21 +224,21 @@ CHECKS: dict[str, Callable[[], float]] = {
     "scaled dot attention + masks": check_attention,
     "multi-head split and merge": check_heads,
     "layer norm": check_layer_norm,
-    "layer norm, the posts' (σ + ε)": check_layer_norm_seed,
+    "layer norm, the posts' (σ + ε)": check_layer_norm_posts,
     "ReLU": lambda: check_activation("relu"),
     "GELU": lambda: check_activation("gelu"),
-    "sigmoid (seed 001)": lambda: check_activation("sigmoid"),
-    "tanh (seed 001)": lambda: check_activation("tanh"),
+    "sigmoid (post 001)": lambda: check_activation("sigmoid"),
+    "tanh (post 001)": lambda: check_activation("tanh"),
     "softplus": lambda: check_activation("softplus"),
-    "softrelu x·σ(x) (seed 001)": lambda: check_activation("softrelu"),
+    "softrelu x·σ(x) (post 001)": lambda: check_activation("softrelu"),
     "dropout (saved mask)": check_dropout,
     "residual addition": check_residual,
     "post 000 classifier head (flatten)": check_flatten_head,
     "cross-entropy / binary cross-entropy": check_losses,
     "encoder block (composed)": check_encoder_block,
-    "seed classifier (every parameter)": check_seed_classifier,
+    "post 000 classifier (every parameter)": check_post_classifier,
     "Mul4d autograd.Function": check_mul4d_function,
-    "logistic regression (seed 001)": check_logistic_regression,
+    "logistic regression (post 001)": check_logistic_regression,
 }
 
 

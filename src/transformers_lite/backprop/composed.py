@@ -34,7 +34,7 @@ def _attention_params(block) -> dict[str, Tensor]:  # noqa: ANN001
 def encoder_block_forward(block, x: Tensor, mask: Tensor | None = None):  # noqa: ANN001
     """Post-norm block: ``h = LN1(x + MHA(x))``, ``y = LN2(h + W2 relu(W1 h))``."""
     if block.attention_residual.norm_first:
-        raise ValueError("the hand-derived block follows the seeds: post-norm (norm_first=False)")
+        raise ValueError("the hand-derived block follows the posts: post-norm (norm_first=False)")
     heads = block.attention.n_heads
     norm1, norm2 = block.attention_residual.norm, block.feed_forward_residual.norm
     p = _attention_params(block)

@@ -1,7 +1,7 @@
-"""Seed 001's warm-up: logistic regression trained by gradient descent with a hand-derived gradient.
+"""Post 001's warm-up: logistic regression trained by gradient descent with a hand-derived gradient.
 
-The data mimic the seed's synthetic classifier: four random features, class 1 when their sum is at
-least the median (the seed's threshold of 1.0 on ``rand(4)`` would make one class rare). The update
+The data mimic the post's synthetic classifier: four random features, class 1 when their sum is at
+least the median (the post's threshold of 1.0 on ``rand(4)`` would make one class rare). The update
 uses ``ops.logistic_regression_backward`` only: no autograd.
 """
 
@@ -24,7 +24,7 @@ def train_logistic_regression(steps: int = 300, lr: float = 2.0, seed: int = 0) 
     """Full-batch gradient descent on the summed cross-entropy; the loss and accuracy after each step."""
     x, y = logistic_regression_data(seed=seed)
     g = torch.Generator().manual_seed(seed + 1)
-    w = torch.rand(2, 4, generator=g, dtype=torch.float64) * 2 - 1  # the seed's uniform(-1, 1) start
+    w = torch.rand(2, 4, generator=g, dtype=torch.float64) * 2 - 1  # the post's uniform(-1, 1) start
     b = torch.zeros(2, dtype=torch.float64)
     history: dict[str, list[float]] = {"loss": [], "accuracy": []}
     for _ in range(steps):

@@ -1,12 +1,12 @@
-"""Seed 000's lesson on batched multiplication, in code: matrix products written as loops, beside the
+"""Post 000's lesson on batched multiplication, in code: matrix products written as loops, beside the
 built-in batched kernel. ``benchmarks/bench_matmul.py`` times them.
 
-Row-major translation: the seed's ``C[i, j, k] = Σ_r A[i, r, k] B[r, j, k]`` (column-major, batch last)
+Row-major translation: the post's ``C[i, j, k] = Σ_r A[i, r, k] B[r, j, k]`` (column-major, batch last)
 is ``C[k, i, j] = Σ_r A[k, i, r] B[k, r, j]`` here (batch first), which ``torch.matmul`` computes.
 
-* ``mul2d``: three Python loops, one multiply-add at a time (the seed's ``mul2d``).
-* ``mul3d``: a loop over the batch calling the built-in 2-D product (the seed's ``mul3d``).
-* ``mul4d``: two loops over the batch dimensions calling the built-in 2-D product (the seed's ``mul4d``).
+* ``mul2d``: three Python loops, one multiply-add at a time (the post's ``mul2d``).
+* ``mul3d``: a loop over the batch calling the built-in 2-D product (the post's ``mul3d``).
+* ``mul4d``: two loops over the batch dimensions calling the built-in 2-D product (the post's ``mul4d``).
 * ``torch.matmul`` does all of them as one batched call.
 """
 

@@ -1,8 +1,8 @@
 """Forward and backward of the elementary operations, row-major ``(B, T, C)``.
 
 Notation: B batch, T time, C channels, H heads, D head size, K classes. ``dX`` is the gradient of
-the loss with respect to ``X``. The seeds (column-major) write a dense layer as ``Y = W X + b`` with
-``X (C_in, T, B)``; row-major we write ``Y = X Wᵀ + b`` with ``X (B, T, C_in)``, so the seed's
+the loss with respect to ``X``. The posts (column-major) write a dense layer as ``Y = W X + b`` with
+``X (C_in, T, B)``; row-major we write ``Y = X Wᵀ + b`` with ``X (B, T, C_in)``, so the post's
 ``dW = dY Xᵀ`` becomes ``dW = dYᵀ X`` summed over batch and time.
 """
 
@@ -58,7 +58,7 @@ def residual_backward(dy: Tensor, cache):  # noqa: ANN001
     return dy, dy
 
 
-# ---------------------------------------------------------------- batched matmul (seed 000's mul4d)
+# ---------------------------------------------------------------- batched matmul (post 000's mul4d)
 def matmul_forward(a: Tensor, b: Tensor):
     return a @ b, (a, b)  # (..., n, k) @ (..., k, m) -> (..., n, m), per batch entry
 
@@ -143,7 +143,7 @@ def layer_norm_backward(dy: Tensor, cache):  # noqa: ANN001
     return dx, _sum_to_rows(dy * xhat).sum(0), _sum_to_rows(dy).sum(0)
 
 
-def layer_norm_seed_forward(x: Tensor, gain: Tensor, bias: Tensor, eps: float = 1e-5):
+def layer_norm_posts_forward(x: Tensor, gain: Tensor, bias: Tensor, eps: float = 1e-5):
     """The posts' convention (Flux's LayerNorm of the time): ``x̂ = (x - μ) / (σ + ε)`` with ``σ`` the
     biased standard deviation; PyTorch divides by ``sqrt(σ² + ε)`` instead. The two differ by ~ε/σ."""
     mu = x.mean(-1, keepdim=True)
@@ -153,7 +153,7 @@ def layer_norm_seed_forward(x: Tensor, gain: Tensor, bias: Tensor, eps: float = 
     return xhat * gain + bias, (xhat, s, sigma, gain)
 
 
-def layer_norm_seed_backward(dy: Tensor, cache):  # noqa: ANN001
+def layer_norm_posts_backward(dy: Tensor, cache):  # noqa: ANN001
     """``dx = (dx̂ - mean(dx̂) - x̂·mean(dx̂ ⊙ x̂)·s/σ) / s`` with ``s = σ + ε`` (``s/σ`` -> 1 as ε -> 0,
     giving PyTorch's formula)."""
     xhat, s, sigma, gain = cache
@@ -181,7 +181,8 @@ def gelu_backward(dy: Tensor, x: Tensor) -> Tensor:
     return dy * (cdf + x * pdf)
 
 
-# seed 001's activations: sigmoid, tanh (= 2 sigmoid(2x) - 1), softplus, and "softrelu" x sigmoid(x) (SiLU)
+# post 001's activations: sigmoid, tanh (= 2 sigmoid(2x) - 1; the draft's 2 sigmoid(x) - 1 is tanh(x/2)), and
+# "softrelu" x sigmoid(x) (SiLU); softplus (not in the draft) is here for its derivative, the sigmoid
 def sigmoid_forward(x: Tensor):
     y = 1.0 / (1.0 + torch.exp(-x))
     return y, y
@@ -233,7 +234,7 @@ def dropout_backward(dy: Tensor, keep: Tensor) -> Tensor:
     return dy * keep
 
 
-# ---------------------------------------------------------------- the seed head and the losses
+# ---------------------------------------------------------------- the flatten head and the losses
 def flatten_head_forward(x: Tensor, w1: Tensor, b1: Tensor, w2: Tensor, b2: Tensor):
     """Dense(C -> 1) -> flatten -> Dense(T -> K): ``(B, T, C) -> (B, T, 1) -> (B, T) -> (B, K)``."""
     h, c1 = linear_forward(x, w1, b1)  # (B, T, 1)
@@ -262,10 +263,10 @@ def cross_entropy_backward(cache) -> Tensor:  # noqa: ANN001
     return dz / len(labels)
 
 
-# ---------------------------------------------------------------- seed 001's logistic regression
+# ---------------------------------------------------------------- post 001's logistic regression
 def logistic_regression_forward(x: Tensor, w: Tensor, b: Tensor, y: Tensor):
-    """Seed 001's warm-up model: ``P = softmax(X Wᵀ + b)`` over ``K`` classes for ``X (N, F)``, and the
-    summed cross-entropy ``L = -Σ Y ⊙ log P`` with one-hot ``Y (N, K)``. (The seed writes column-major
+    """Post 001's warm-up model: ``P = softmax(X Wᵀ + b)`` over ``K`` classes for ``X (N, F)``, and the
+    summed cross-entropy ``L = -Σ Y ⊙ log P`` with one-hot ``Y (N, K)``. (The post writes column-major
     ``softmax(W x + b)`` per sample; the draft's ``crossentropy`` also drops the minus sign.)"""
     z, lin = linear_forward(x, w, b)  # (N, F) @ (F, K) -> (N, K)
     logp = torch.log_softmax(z, dim=-1)

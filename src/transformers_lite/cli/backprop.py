@@ -1,5 +1,5 @@
 """``tlite backprop check``: every hand-derived backward pass against autograd.
-``tlite backprop logreg``: seed 001's logistic regression trained with its hand-derived gradient."""
+``tlite backprop logreg``: post 001's logistic regression trained with its hand-derived gradient."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         name,
         help="check the hand-derived backward passes against autograd",
         description="check: run every hand-written forward/backward (float64) and compare with autograd. "
-        "logreg: train seed 001's logistic regression by gradient descent with the hand-derived gradient.",
+        "logreg: train post 001's logistic regression by gradient descent with the hand-derived gradient.",
         epilog="examples: tlite backprop check;  tlite backprop logreg --steps 300",
     )
     p.add_argument("action", choices=("check", "logreg"))

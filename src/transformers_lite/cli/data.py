@@ -12,7 +12,7 @@ from ..data.gutenberg import download_complete_works, prepare_complete_works
 from ..data.reviews import load_reviews
 from ..data.shakespeare import text_stats
 from ..data.sources import DATASETS, NO_PUBLIC_SOURCE, download, read_text_file
-from ..inspect.seed_figures import write_character_frequencies, write_review_lengths
+from ..inspect.post_figures import write_character_frequencies, write_review_lengths
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
@@ -35,7 +35,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     s.add_argument("--plot", type=Path, metavar="DIR", help="also draw character_frequencies.png into DIR")
     s.set_defaults(func=run_stats)
     n = dsub.add_parser(
-        "lengths", help="how long reviews are (characters, words), seed 000's figure: tlite data lengths train.jsonl"
+        "lengths", help="how long reviews are (characters, words), post 000's figure: tlite data lengths train.jsonl"
     )
     n.add_argument("file", help="reviews (.jsonl or .csv with review_body)")
     n.add_argument("--json", action="store_true", help="print one JSON object")

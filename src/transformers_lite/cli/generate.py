@@ -53,7 +53,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         type=int,
         default=None,
         help="once the context is full, the window restarts every STRIDE tokens (default: context/4; "
-        "1 = always the last context tokens, as the seeds)",
+        "1 = always the last context tokens, as the posts)",
     )
     add_device(p)
     p.set_defaults(func=run)

@@ -8,7 +8,7 @@ from pathlib import Path
 from ..errors import ConfigError
 from ..inspect.curves import write_training_curves
 from ..inspect.generator_plots import KINDS
-from ..inspect.seed_figures import write_run_comparison, write_sinusoid
+from ..inspect.post_figures import write_run_comparison, write_sinusoid
 from .common import add_device, load_run
 
 NO_RUN = ("sinusoid",)
@@ -32,7 +32,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         "kind",
         choices=(*KINDS, "curves", "compare", "sinusoid", "all"),
         help="curves (any run: training loss and validation metrics); compare (several runs' training and "
-        "validation --metric on one plot, e.g. seed 000's dropout figure); sinusoid (the sinusoidal encoding, "
+        "validation --metric on one plot, e.g. post 000's dropout figure); sinusoid (the sinusoidal encoding, "
         "no run needed); for generators attention, next-token, positions (learned beside sinusoidal), "
         "embeddings, all; for translators attention",
     )

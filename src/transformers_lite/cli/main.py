@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tlite",
         description="transformers-lite: build, train and inspect transformers from first principles.",
-        epilog="example: tlite summary seed-classifier",
+        epilog="example: tlite summary post-classifier",
     )
     parser.add_argument("--version", action="version", version=f"transformers-lite {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the Python traceback of an error")

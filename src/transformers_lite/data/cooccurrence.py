@@ -133,7 +133,7 @@ def ppmi_vectors(
     """``(V, dim)`` float32 word vectors from the texts ``ids``/``valid`` (see the module docstring).
 
     Deterministic for a given random ``seed`` (randomized SVD). Unit standard deviation matches the
-    classifier's ``N(0, 1)`` embedding initialisation (seed 000), so the position encoding keeps its
+    classifier's ``N(0, 1)`` embedding initialisation (post 000), so the position encoding keeps its
     relative weight.
     """
     return ppmi_vector_draws(ids, valid, vocab_size, dim, window=window, alpha=alpha, seeds=[seed])[0]

@@ -1,8 +1,8 @@
-"""The numbers behind the seeds' data-exploration figures (no drawing here: ``inspect.seed_figures``).
+"""The numbers behind the posts' data-exploration figures (no drawing here: ``inspect.post_figures``).
 
-* Seed 000: how long the reviews are, in characters and words (80 % under 260 characters and 50 words
+* Post 000: how long the reviews are, in characters and words (80 % under 260 characters and 50 words
   in the post's corpus: the reason for its 50-token limit).
-* Seed 004 section 2.3: character frequencies and word statistics of the Shakespeare text (unique words,
+* Post 004 section 2.3: character frequencies and word statistics of the Shakespeare text (unique words,
   the share appearing fewer than 10 and 100 times, the most frequent words).
 """
 
@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 
-WORD = re.compile(r"\w+")  # the seed's count(r"\w+", text)
+WORD = re.compile(r"\w+")  # the post's count(r"\w+", text)
 
 
 def review_lengths(texts: list[str]) -> dict[str, np.ndarray]:
@@ -27,7 +27,7 @@ def review_lengths(texts: list[str]) -> dict[str, np.ndarray]:
 def review_length_stats(
     texts: list[str], char_limit: int = 260, word_limit: int = 50, cut: int = 128
 ) -> dict[str, float]:
-    """Seed 000's summary: the share of reviews under ``char_limit`` characters and under ``word_limit``
+    """Post 000's summary: the share of reviews under ``char_limit`` characters and under ``word_limit``
     words, with the median and the maximum of each; and the share longer than ``cut`` words (the
     classifier preset's ``max_length``: what truncation can touch)."""
     if not texts:
@@ -52,7 +52,7 @@ def character_frequencies(text: str) -> list[tuple[str, int]]:
 
 
 def word_stats(text: str, top: int = 10) -> dict[str, object]:
-    """Seed 004's word statistics (case-sensitive ``\\w+`` words): how many distinct words, the share of
+    """Post 004's word statistics (case-sensitive ``\\w+`` words): how many distinct words, the share of
     them seen fewer than 10 and fewer than 100 times, and the ``top`` most frequent."""
     counts = Counter(WORD.findall(text))
     if not counts:

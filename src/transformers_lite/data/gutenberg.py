@@ -1,4 +1,4 @@
-"""Project Gutenberg's Complete Works of Shakespeare -> the plays' speeches, as seed 004 trained on.
+"""Project Gutenberg's Complete Works of Shakespeare -> the plays' speeches, as post 004 trained on.
 
 Two editions are in circulation, and both become the same shape, one passage per speech::
 
@@ -23,14 +23,14 @@ fewer than the others (or more stage-direction lines than speech lines), and any
 that holds letters, is a warning naming the play and a line number; keeping less than ``min_kept``
 of the text is an error.
 
-**Stage directions are kept**, as the seed's preparation keeps them (its character list has ``[``,
+**Stage directions are kept**, as the post's preparation keeps them (its character list has ``[``,
 ``]`` and ``_`` from ``[_Exit._]``): they tell who enters, leaves and fights, which the speeches
 assume. Each is written in brackets (``Enter Ghost.`` -> ``[Enter Ghost.]``), so that a direction can
 never read like a speaker (``Exit.`` would look like ``Ham.``); a direction inside a speech stays in
 that speech, one between speeches is a passage of its own.
 
 Everything else goes: the Gutenberg header and licence, the tables of contents, the sonnets and
-poems, act and scene headings, cast lists. As the seed does, ``&c.`` becomes ``etc.``, other ``&``
+poems, act and scene headings, cast lists. As the post does, ``&c.`` becomes ``etc.``, other ``&``
 are dropped and (with ``ascii_only``) the few non-ASCII letters (œ, Æ, æ, ...) too, keeping the
 dashes and curly quotes (—‘’“”).
 """
@@ -129,7 +129,7 @@ def between_markers(raw: str) -> str:
 
 
 def _clean(passage: str, ascii_only: bool) -> str:
-    """``&c.`` -> ``etc.``, other ``&`` dropped, and (``ascii_only``) the non-ASCII letters, as the seed did."""
+    """``&c.`` -> ``etc.``, other ``&`` dropped, and (``ascii_only``) the non-ASCII letters, as the post did."""
     text = re.sub(r" ?&", "", passage.replace("&c.", "etc.").replace("&C.", "etc."))
     text = "".join(ch for ch in text if ch.isascii() or ch in KEEP_NON_ASCII) if ascii_only else text
     return "\n".join(line for line in text.split("\n") if line.strip())

@@ -1,4 +1,4 @@
-"""Amazon review corpus (MARC) for the star classifier of seed 000.
+"""Amazon review corpus (MARC) for the star classifier of post 000.
 
 Loads JSON Lines (full MARC records; ``stars`` as "1".."5" or ints) and CSV (configurable columns,
 with or without a header); maps stars to the 5-class (0..4) or binary task (1-2 -> 0, 4-5 -> 1,
@@ -118,7 +118,7 @@ def _append(texts: list[str], stars: list[int], text: object, label: object, whe
 def task_labels(stars: list[int], n_labels: int) -> tuple[np.ndarray, np.ndarray]:
     """Labels for the 5-class (stars - 1) or binary task; returns ``(labels, kept_indices)``.
 
-    Binary (``n_labels`` 1 or 2) maps 1-2 stars to 0 and 4-5 to 1 and drops 3 stars, as in seed 000.
+    Binary (``n_labels`` 1 or 2) maps 1-2 stars to 0 and 4-5 to 1 and drops 3 stars, as in post 000.
     """
     s = np.asarray(stars)
     if n_labels == 5:

@@ -1,11 +1,11 @@
-"""Shakespeare text for the character GPT (seed 004).
+"""Shakespeare text for the character GPT (post 004).
 
 * ``gutenberg.prepare_complete_works`` (its own module): the Complete Works -> plays only.
-* ``text_stats``: the seed's statistics (lines, passages, words, characters, ...).
+* ``text_stats``: the post's statistics (lines, passages, words, characters, ...).
 * ``split_text``: a contiguous train/validation split (validation = the last fraction).
 * ``get_shifted_batch``: random windows ``X (B, T)`` and targets ``Y = X shifted by one``.
-* ``steps_per_epoch``: the seed's epoch, so each training character appears about once per position
-  per epoch: ``L_train / (T B)`` steps, which is seed 004's ``0.95 L / (T B)`` for its 95/5 split.
+* ``steps_per_epoch``: the post's epoch, so each training character appears about once per position
+  per epoch: ``L_train / (T B)`` steps, which is post 004's ``0.95 L / (T B)`` for its 95/5 split.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from torch import Tensor
 
 
 def text_stats(text: str) -> dict[str, int | float]:
-    """The seed's statistics of a prepared text."""
+    """The post's statistics of a prepared text."""
     lines = text.split("\n")
     passages = [p for p in re.split(r"\n\n+", text) if p.strip()]
     return {
@@ -54,5 +54,5 @@ def get_shifted_batch(rng: torch.Generator, data: Tensor, context: int, batch: i
 
 
 def steps_per_epoch(n_train_tokens: int, context: int, batch: int) -> int:
-    """Random-window steps per epoch: ``L_train / (T B)`` (the seed's ``0.95 L / (T B)`` with a 95/5 split)."""
+    """Random-window steps per epoch: ``L_train / (T B)`` (the post's ``0.95 L / (T B)`` with a 95/5 split)."""
     return max(1, n_train_tokens // (context * batch))

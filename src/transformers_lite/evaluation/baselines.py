@@ -1,7 +1,7 @@
 """TF-IDF + logistic regression baseline for the review tasks (scikit-learn).
 
 Uses the same preprocessing as the transformer (``simplify`` + the ``\\w\\w+\\b`` words), so the
-comparison is about the model, not the tokenizer. Seed 000 mentions a ~10,000-parameter TF-IDF
+comparison is about the model, not the tokenizer. Post 000 mentions a ~10,000-parameter TF-IDF
 model of similar accuracy; the parameter count reported here is the logistic regression's
 (weights + biases).
 """

@@ -90,7 +90,7 @@ def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple
         neutral_probs = classify_texts(run.model, run.tokenizer, neutral) if neutral else probs[:0]
         if neutral:
             arrays["neutral_probs"] = neutral_probs
-        # seed 000's figure: the binary model's probabilities for each true star, 3 stars included
+        # post 000's figure: the binary model's probabilities for each true star, 3 stars included
         arrays["stars"] = np.array([reviews.stars[i] for i in kept] + [3] * len(neutral))
         arrays["star_probs"] = np.concatenate([probs, neutral_probs])
     return result, arrays

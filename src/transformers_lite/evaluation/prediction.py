@@ -1,6 +1,6 @@
 """What a classifier predicts: logits in batches, probabilities, class indices and class names.
 
-Shapes: N texts, T tokens, K classes (K = 1 for seed 000's single-logit binary model).
+Shapes: N texts, T tokens, K classes (K = 1 for post 000's single-logit binary model).
 One module for every caller: the training task's evaluation, ``tlite evaluate``/``classify``,
 the plots and the Python API.
 """
@@ -53,9 +53,9 @@ def encode_for_classifier(
     tokenizer: Tokenizer, texts: list[str], max_length: int, pad_to_length: bool
 ) -> tuple[Tensor, Tensor]:
     """Ids and mask for the classifier: at most ``max_length`` words, padded to exactly ``max_length``
-    for the seed head (it learns one weight per position), at least one column otherwise.
+    for the flatten head (it learns one weight per position), at least one column otherwise.
 
-    A tokenizer without a pad token pads with the unknown word, as the seeds do: the mask is then all
+    A tokenizer without a pad token pads with the unknown word, as the posts do: the mask is then all
     True and the model reads the padding like any other word."""
     if tokenizer.pad_id is None:
         rows = [tokenizer.encode(t, max_length=max_length) for t in texts]

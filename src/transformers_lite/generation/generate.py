@@ -8,7 +8,7 @@ they produce the same text:
 * Once the text outgrows the context ``T``, the window slides: it restarts from the last
   ``T - stride + 1`` tokens (``stride`` = ``T // 4`` by default) and grows again until it is full; the
   cache is refilled from that window at each restart, a full forward once every ``stride`` tokens.
-  ``stride=1`` gives the classic "last T tokens" window (seed 004's), where a cache cannot help.
+  ``stride=1`` gives the classic "last T tokens" window (post 004's), where a cache cannot help.
 
 Two paths through the same forward: ``"cache"`` (the default: the model's own modules with a
 preallocated ``KVCache``, one new token per step) and ``"no-cache"`` (the whole window every token);

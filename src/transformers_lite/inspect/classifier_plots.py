@@ -1,4 +1,4 @@
-"""The classifier's evaluation plots (seed 000): confusion matrix, predicted-probability bars per
+"""The classifier's evaluation plots (post 000): confusion matrix, predicted-probability bars per
 true star, training curves, and for binary models the predictions on the dropped 3-star reviews."""
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from torch import nn
 
 from ..tokenizers import Tokenizer
 from . import plots, scores
-from .seed_figures import write_position_comparison
+from .post_figures import write_position_comparison
 
 KINDS = ("attention", "next-token", "positions", "embeddings")
 
@@ -29,7 +29,7 @@ def write_generator_plots(
     all_tokens: bool = False,
 ) -> list[Path]:
     """PNG files for each of ``kinds``; ``text`` feeds the attention map, ``prompt`` the next-token bars
-    (the 20 most likely, or with ``all_tokens`` the whole vocabulary in its order, as seed 004 5.2)."""
+    (the 20 most likely, or with ``all_tokens`` the whole vocabulary in its order, as post 004 5.2)."""
     model = model.cpu()
     written = []
     if "attention" in kinds:

@@ -62,7 +62,7 @@ def bars(labels: Sequence[str], values, path: str | Path, title: str, ylabel: st
 
 
 def scatter_labels(points, labels: Sequence[str], path: str | Path, title: str) -> Path:  # noqa: ANN001
-    """2-D points drawn as their labels (characters), as in seed 004's embedding plots."""
+    """2-D points drawn as their labels (characters), as in post 004's embedding plots."""
     plt = _pyplot()
     pts = np.asarray(points, dtype=float)
     fig, ax = plt.subplots(figsize=(7, 7))

@@ -151,9 +151,10 @@ def attend(
 
 class Attention(nn.Module):
     """``n_heads`` heads of size ``D = dim / n_heads`` (a ``ValueError`` names both numbers when it does
-    not divide). ``bias`` applies to the Q/K/V Dense (the posts' classifier has none, their GPT has
-    none, GPT-2 has them); the output Dense always has one, as in the posts. The module holds the
-    weights; the equations are the functions above."""
+    not divide). ``bias`` applies to the Q/K/V Dense: post 000's code has none (its second printout
+    counts them: 251,552 parameters with, 251,456 without), post 004's GPT has none, GPT-2 has them;
+    the output Dense always has one, as in the posts. The module holds the weights; the equations are
+    the functions above."""
 
     def __init__(self, n_heads: int, dim: int, *, bias: bool = True, rope: RotaryEmbedding | None = None) -> None:
         super().__init__()

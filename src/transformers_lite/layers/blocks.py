@@ -11,10 +11,10 @@ Shapes: B batch, T target/query length, S source length, C channels.
   the encoder output -> feed-forward.
 
 Post-norm by default, as the posts; ``norm_first=True`` gives pre-norm (see ``residual``). The draft
-decoder in post 001 feeds its feed-forward the *normalised self-attention output*, so the
-cross-attention's result never reaches it, and it swaps the encoder/decoder arguments of
-cross-attention; here queries come from the decoder, keys and values from the encoder, and each
-sub-layer reads the previous one's output, as in "Attention is all you need".
+decoder in post 001 feeds its feed-forward the normalised self-attention output (its ``y2``), so the
+cross-attention's result never passes through the feed-forward (it only joins the last residual
+sum); here each sub-layer reads the previous one's output, as in "Attention is all you need".
+Queries come from the decoder, keys and values from the encoder, in the draft as here.
 
 Traced steps, per block: ``attention_residual.norm``/``sum``, ``attention.*`` (see ``attention``),
 ``feed_forward_residual.norm``/``sum``, ``feed_forward.hidden``/``out``; a decoder block adds

@@ -1,7 +1,7 @@
 """Token embedding and position encodings.
 
 Shapes: B batch, T time, C channels (model dimension), V vocabulary, L maximum length.
-The seeds' ``Embed`` stores a ``(C, V)`` table and indexes columns; ours is ``(V, C)`` and indexes
+The posts' ``Embed`` stores a ``(C, V)`` table and indexes columns; ours is ``(V, C)`` and indexes
 rows, so a batch of ids ``(B, T)`` becomes ``(B, T, C)``.
 """
 
@@ -22,7 +22,7 @@ class TokenEmbedding(nn.Module):
             raise ValueError(f"vocab_size and dim must be >= 1, got vocab_size={vocab_size}, dim={dim}")
         self.vocab_size, self.dim = vocab_size, dim
         # init_std: 0.02 for the GPT (GPT-2's choice); 1 for the classifier, whose embeddings are added to a
-        # unit-amplitude sinusoidal table (the seed's Embed starts from a unit normal too)
+        # unit-amplitude sinusoidal table (the post's Embed starts from a unit normal too)
         self.weight = nn.Parameter(torch.randn(vocab_size, dim) * init_std)  # (V, C)
 
     def extra_repr(self) -> str:
@@ -76,10 +76,10 @@ class BigramEmbedding(nn.Module):
 
 
 def sinusoid_table(dim: int, max_length: int, base: float = 10000.0) -> Tensor:
-    """The seed's table, row-major: ``PE[j, 2i] = sin(j / base^(2i/C))``, ``PE[j, 2i+1] = cos(...)``.
+    """The post's table, row-major: ``PE[j, 2i] = sin(j / base^(2i/C))``, ``PE[j, 2i+1] = cos(...)``.
 
-    Positions ``j`` run from 1 to ``max_length`` exactly as in seed 000 (Julia counts from 1), so
-    row 0 of our ``(L, C)`` table equals column 1 of the seed's ``(C, L)`` matrix.
+    Positions ``j`` run from 1 to ``max_length`` exactly as in post 000 (Julia counts from 1), so
+    row 0 of our ``(L, C)`` table equals column 1 of the post's ``(C, L)`` matrix.
     """
     if dim % 2 != 0:
         raise ValueError(f"sinusoidal position encoding needs an even dim, got {dim}")
@@ -96,7 +96,7 @@ class SinusoidalPositionEncoding(nn.Module):
     """Fixed sine/cosine encoding precomputed up to ``max_length`` as a non-trainable buffer.
 
     ``forward(T)`` returns the first ``T`` rows ``(T, C)``; adding them is the caller's job, as in
-    the seed. The buffer is not saved with the weights (it is rebuilt from the config).
+    the post. The buffer is not saved with the weights (it is rebuilt from the config).
     """
 
     def __init__(self, dim: int, max_length: int = 1000) -> None:
@@ -112,7 +112,7 @@ class SinusoidalPositionEncoding(nn.Module):
 
 
 class LearnedPositionEmbedding(nn.Module):
-    """A trainable ``(L, C)`` table of positions (seed 004); ``L`` is the context length."""
+    """A trainable ``(L, C)`` table of positions (post 004); ``L`` is the context length."""
 
     def __init__(self, max_length: int, dim: int) -> None:
         super().__init__()

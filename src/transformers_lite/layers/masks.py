@@ -13,7 +13,7 @@ Shapes: B batch, T query length, S key length.
 * ``with_look_ahead(mask, causal, T, S)``: what attention passes to the kernels: the combined mask,
   or ``None`` plus a flag when the fused kernel's own causal option says the same thing.
 
-The seeds (column-major Julia) build the causal mask as an upper-triangular ``(S, T)`` matrix
+The posts (column-major Julia) build the causal mask as an upper-triangular ``(S, T)`` matrix
 (``mask[j, i]`` = key ``j`` visible to query ``i``); ours is its transpose in row-major ``(T, S)``.
 """
 

@@ -41,7 +41,7 @@ class ClassifierEnsemble(nn.Module):
         sigmoid is the members' mean sigmoid), so argmax, softmax and cross-entropy read the ensemble."""
         logits = self.member_logits(ids, valid, trace=trace).float()  # (M, B, K)
         m = len(self.members)
-        if logits.shape[-1] == 1:  # seed 000's single logit: average the probabilities of "positive"
+        if logits.shape[-1] == 1:  # post 000's single logit: average the probabilities of "positive"
             log_p = torch.logsumexp(nn.functional.logsigmoid(logits), 0) - math.log(m)  # (B, 1): log mean p
             log_q = torch.logsumexp(nn.functional.logsigmoid(-logits), 0) - math.log(m)  # (B, 1): log mean (1 - p)
             return trace("logits", log_p - log_q)  # the logit of the mean probability

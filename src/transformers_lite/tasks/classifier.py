@@ -1,9 +1,9 @@
 """Review classifier task (post 000): 5 stars or binary sentiment from the review text.
 
 Pipeline: simplify -> words -> at most ``max_length`` tokens -> ids (padded with the pad id).
-The vocabulary comes from a file (the seeds' 6,653 words) or from the training reviews with a
+The vocabulary comes from a file (the posts' 6,653 words) or from the training reviews with a
 minimum document frequency. ``labels`` 5 = stars, 2 = negative/positive with 3 stars dropped,
-1 = the seed's single logit with binary cross-entropy.
+1 = the post's single logit with binary cross-entropy.
 """
 
 from __future__ import annotations
@@ -53,14 +53,14 @@ class ClassifierSettings:
     val_fraction: float = setting("fraction of --train held out for validation when --val is not given", 0.1)
     label_smoothing: float = setting("label smoothing of the cross-entropy", 0.0)
     embedding_init: str = setting(
-        "how the embedding table starts: random N(0, 1) (seed 000) or PPMI "
+        "how the embedding table starts: random N(0, 1) (post 000) or PPMI "
         "co-occurrence vectors of the training reviews",
         "random",
         choices=EMBEDDING_INITS,
     )
     embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
     padding: str = setting(
-        "pad reviews with a [PAD] token that attention ignores, or with the unknown word as the seeds do "
+        "pad reviews with a [PAD] token that attention ignores, or with the unknown word as the posts do "
         "(the model then reads padding as words)",
         "pad",
         choices=("pad", "unk"),

@@ -1,4 +1,4 @@
-"""Seed 004's character tokenizer: the sorted unique characters of a text plus an unknown symbol.
+"""Post 004's character tokenizer: the sorted unique characters of a text plus an unknown symbol.
 
 Ids are positions in that sorted list, the unknown symbol (``Ø``) first. A character the training
 text did not contain becomes the unknown id; decoding joins the characters back into a string.
@@ -30,7 +30,7 @@ class CharTokenizer(TokenizerBase):
 
     @classmethod
     def from_text(cls, text: str, unk: str = "Ø") -> CharTokenizer:
-        """The seed's vocabulary: ``sorted(unique(text))`` with the unknown symbol first."""
+        """The post's vocabulary: ``sorted(unique(text))`` with the unknown symbol first."""
         return cls(sorted(set(text) - {unk}), unk)
 
     def __len__(self) -> int:

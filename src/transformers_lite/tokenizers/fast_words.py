@@ -1,7 +1,7 @@
 """Vectorised words -> ids for a whole corpus, without a Python object per token.
 
 ``encode_corpus`` gives exactly what ``WordTokenizer.encode(text, max_length=...)`` gives for each text
-with seed 000's split (a test checks this on every real review), but 100,000 reviews take a fraction of
+with post 000's split (a test checks this on every real review), but 100,000 reviews take a fraction of
 a second:
 
 1. Texts become one byte buffer, reviews separated by NUL. ASCII reviews are lowercased and

@@ -2,7 +2,7 @@
 
 ``simplify`` lowercases, decomposes letters (Unicode NFD) and drops the combining marks, so
 "Crème" becomes "creme"; it also drops the apostrophes ' ` ’ (so "don't" -> "dont") and the
-zero-width joiner, and turns newlines into spaces. ``words`` (seed 000's split) keeps the matches of
+zero-width joiner, and turns newlines into spaces. ``words`` (post 000's split) keeps the matches of
 ``\\w\\w+\\b`` (two or more word characters), so single letters and punctuation disappear.
 ``words_and_punctuation`` (the translator's word-level split) keeps every word and punctuation mark.
 """
@@ -89,7 +89,7 @@ def select_vocabulary(
 
 
 def load_vocabulary(path: str | Path) -> list[str]:
-    """One token per line (the seeds' format); blank trailing lines are ignored; duplicates are errors."""
+    """One token per line (the posts' format); blank trailing lines are ignored; duplicates are errors."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"vocabulary file not found: {path}")

@@ -1,9 +1,9 @@
 """Word-level tokenizer: a vocabulary list, a lookup dict, and a rule that splits text into words.
 
-This is the seeds' ``IndexTokenizer`` with the text splitting built in, so ``encode`` takes a
+This is the posts' ``IndexTokenizer`` with the text splitting built in, so ``encode`` takes a
 string like every other tokenizer. The unknown symbol comes first; optional special tokens (pad,
 bos, eos) get fixed ids right after it: ``unk=0, pad=1, bos=2, eos=3`` when all are asked for.
-Batches are padded with the *pad* id (the seeds pad with the unknown id, so their model cannot tell
+Batches are padded with the *pad* id (the posts pad with the unknown id, so their model cannot tell
 padding from a rare word) and come with a mask of real tokens.
 
 Two splits:
@@ -80,7 +80,7 @@ class WordTokenizer(TokenizerBase):
         return SPLITS[self.split](text)
 
     def encode_words(self, tokens: Iterable[str]) -> list[int]:
-        """Ids of already split tokens (the seeds' ``encode`` takes a list of words)."""
+        """Ids of already split tokens (the posts' ``encode`` takes a list of words)."""
         get, unk = self.lookup.get, self.unk_id
         return [get(t, unk) for t in tokens]
 
@@ -104,7 +104,7 @@ class WordTokenizer(TokenizerBase):
         add_bos: bool = False,
         add_eos: bool = False,
     ) -> tuple[Tensor, Tensor]:
-        """Padded ``(B, T)`` ids and mask; seed-split corpora take the vectorised path (same ids)."""
+        """Padded ``(B, T)`` ids and mask; words-split corpora take the vectorised path (same ids)."""
         if self.split != "words" or add_bos or add_eos:
             return super().encode_batch(texts, max_length, pad_to=pad_to, add_bos=add_bos, add_eos=add_eos)
         if pad_to is not None and max_length is not None and pad_to < max_length:

@@ -59,10 +59,10 @@ class TrainConfig:
     eval_train: bool = setting(
         "also score the whole training split at each evaluation (train_full_loss, train_full_accuracy, ...: "
         "the gap to "
-        "validation shows overfitting, as in seed 000's dropout figure)",
+        "validation shows overfitting, as in post 000's dropout figure)",
         False,
     )
-    eval_at_start: bool = setting("evaluate once before the first step (a step-0 row, as the seeds' train!)", False)
+    eval_at_start: bool = setting("evaluate once before the first step (a step-0 row, as the posts' train!)", False)
     checkpoint_every: int | None = setting("optimizer steps between checkpoints", None, none="at every evaluation")
     patience: int | None = setting(
         "stop after this many evaluations without a better validation loss", None, none="no early stopping"

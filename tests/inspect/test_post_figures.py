@@ -1,11 +1,11 @@
-"""The seeds' figures: each command writes its PNG, from data checked elsewhere or here."""
+"""The posts' figures: each command writes its PNG, from data checked elsewhere or here."""
 
 import json
 
 import pytest
 
 from transformers_lite import GeneratorConfig, build_model
-from transformers_lite.inspect.seed_figures import (
+from transformers_lite.inspect.post_figures import (
     write_position_comparison,
     write_run_comparison,
     write_sinusoid,

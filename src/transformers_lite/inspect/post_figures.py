@@ -1,6 +1,6 @@
-"""The seeds' remaining figures: review lengths and sinusoidal position encodings (seed 000), character
-frequencies and sinusoidal-versus-learned position similarity (seed 004), and curves of several runs
-on one plot (seed 000's dropout figure: training and validation accuracy with and without dropout).
+"""The posts' remaining figures: review lengths and sinusoidal position encodings (post 000), character
+frequencies and sinusoidal-versus-learned position similarity (post 004), and curves of several runs
+on one plot (post 000's dropout figure: training and validation accuracy with and without dropout).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from .curves import curve_series
 
 
 def write_review_lengths(texts: list[str], out: Path, char_limit: int = 260, word_limit: int = 50) -> Path:
-    """Two histograms (characters, words per review) with the seed's limits marked."""
+    """Two histograms (characters, words per review) with the post's limits marked."""
     plt = plots._pyplot()
     lengths = review_lengths(texts)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
@@ -36,7 +36,7 @@ def write_review_lengths(texts: list[str], out: Path, char_limit: int = 260, wor
 
 
 def write_sinusoid(dim: int, length: int, out: Path) -> list[Path]:
-    """Seed 000's pair: the sinusoidal encoding as a heatmap (rows: dimensions, columns: positions) and
+    """Post 000's pair: the sinusoidal encoding as a heatmap (rows: dimensions, columns: positions) and
     the sine waves of the even dimensions (the sines), which lengthen with the dimension."""
     table = sinusoid_table(dim, length)  # (L, C)
     heat = plots.heatmap(
@@ -78,7 +78,7 @@ def write_character_frequencies(text: str, out: Path) -> Path:
 
 
 def write_position_comparison(model: torch.nn.Module, out: Path) -> Path:
-    """Seed 004 section 3.4: cosine similarities of the learned position embeddings beside those of the
+    """Post 004 section 3.4: cosine similarities of the learned position embeddings beside those of the
     sinusoidal encoding of the same size."""
     learned = model.embeddings()["position"]  # (L, C)
     sinusoidal = sinusoid_table(learned.shape[1], learned.shape[0])
@@ -100,7 +100,7 @@ def write_position_comparison(model: torch.nn.Module, out: Path) -> Path:
 
 def write_run_comparison(run_dirs: list[Path], metric: str, out: Path) -> Path:
     """Training (``train_full_<metric>``) and validation (``val_<metric>``) curves of several runs on one
-    plot, e.g. seed 000's dropout figure: ``--metric accuracy`` for runs with and without dropout."""
+    plot, e.g. post 000's dropout figure: ``--metric accuracy`` for runs with and without dropout."""
     plt = plots._pyplot()
     fig, ax = plt.subplots(figsize=(8, 4.5))
     found = 0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Pretrain, then fine-tune (issue 19): the trials behind the README's pretraining table (MARC dev).
-#   bash benchmarks/mlm_trials.sh [DATA_DIR] [TRIAL ...]
+# Pretrain, then fine-tune: the trials behind the pretraining table of docs/results/classifier.md (MARC dev).
+#   bash experiments/mlm_trials.sh [DATA_DIR] [TRIAL ...]
 # Each pretraining trial trains one `tlite train mlm` run on the training reviews (their text only),
 # then fine-tunes one classifier of the default recipe (no word pairs, no ensemble) from it (`--init-from`) with seeds 0, 1, 2 on 5 stars and on
 # sentiment. Each line prints: trial, pretraining seconds, 5-star dev accuracy of the 3 seeds, mean

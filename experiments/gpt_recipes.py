@@ -1,12 +1,12 @@
-"""Recipe trials for the GPT presets: the search behind the seed-gpt and baby-gpt recipes.
+"""Recipe trials for the GPT presets: the search behind the post-gpt and baby-gpt presets.
 
 Each trial is the preset's current recipe with a few settings changed, trained through
-``Experiment`` (the code path of ``tlite train``) on tiny Shakespeare within a time budget, and
+``Recipe.run`` (the code path of ``tlite train``) on tiny Shakespeare within a time budget, and
 scored on the whole validation split (the last 10 %). One JSON line per trial and random seed.
 
-    .venv/bin/python benchmarks/gpt_recipes.py seed-gpt --minutes 1            # every trial, 1 minute each
-    .venv/bin/python benchmarks/gpt_recipes.py baby-gpt --minutes 1 --only lr3e-3-b24
-    .venv/bin/python benchmarks/gpt_recipes.py seed-gpt --minutes 4 --steps-per-second 33   # a slower machine
+    .venv/bin/python experiments/gpt_recipes.py post-gpt --minutes 1            # every trial, 1 minute each
+    .venv/bin/python experiments/gpt_recipes.py baby-gpt --minutes 1 --only lr3e-3-b24
+    .venv/bin/python experiments/gpt_recipes.py post-gpt --minutes 4 --steps-per-second 33   # a slower machine
 
 ``--steps-per-second N`` caps the step rate (sleeping after each step) to emulate a machine where
 the budget buys fewer steps: 33 steps/s is about 8,000 steps in 4 minutes.
@@ -16,26 +16,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
+import sys
 import tempfile
-import time
 from pathlib import Path
 
-import torch
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from common import DATA, MACHINE, Throttle  # noqa: E402
 
-from transformers_lite import Experiment
-from transformers_lite.training.callbacks import Callback
+from transformers_lite import get_preset  # noqa: E402
 
-DATA = Path(os.environ.get("TLITE_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
 TEXT = DATA / "tinyshakespeare" / "input.txt"
-MACHINE = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, torch {torch.__version__}"
 
 # the first release's defaults for every generator: AdamW 1e-3, betas 0.9/0.99, weight decay 0.01,
 # 100 warmup steps, cosine to 10 %, clip 1, batch 32, the preset's dropout
 FIRST_RELEASE = dict(lr=1e-3, weight_decay=0.01, beta2=0.99, warmup_steps=100, min_lr_ratio=0.1, grad_clip=1.0)
 TRIALS: dict[str, dict[str, tuple[dict, list[str]]]] = {  # name -> (settings, model overrides)
-    "seed-gpt": {
+    "post-gpt": {
         "first-release": ({**FIRST_RELEASE, "batch_size": 32}, ["dropout=0.1"]),
         "lr1e-2": ({"lr": 1e-2, "batch_size": 32}, ["dropout=0.1"]),
         "lr1e-2-nodrop": ({"lr": 1e-2, "batch_size": 32}, ["dropout=0.0"]),
@@ -65,31 +61,13 @@ TRIALS: dict[str, dict[str, tuple[dict, list[str]]]] = {  # name -> (settings, m
 }
 
 
-class Throttle(Callback):
-    """Sleep after each step so that training runs at most ``rate`` steps per second."""
-
-    def __init__(self, rate: float) -> None:
-        self.period, self.next = 1.0 / rate, None
-
-    def on_step_end(self, trainer, state, loss) -> None:  # noqa: ANN001
-        now = time.perf_counter()
-        self.next = now + self.period if self.next is None else max(self.next + self.period, now)
-        time.sleep(max(0.0, self.next - time.perf_counter()))
-
-
 def trial(
     preset: str, name: str, seed: int, minutes: float, rate: float | None, eval_every: int, steps: int | None = None
 ) -> dict:
     settings, model = TRIALS[preset][name]
     limit = {"max_steps": steps} if steps else {"max_minutes": minutes}
-    experiment = Experiment.from_preset(
-        "generator",
-        preset,
-        model_overrides=model,
-        text=str(TEXT),
-        seed=seed,
-        **limit,
-        **{"eval_every": eval_every, **settings},
+    experiment = get_preset(preset).override(
+        model, text=str(TEXT), seed=seed, **limit, **{"eval_every": eval_every, **settings}
     )
     callbacks = [Throttle(rate)] if rate else []
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,8 +1,8 @@
-"""Two small-data options for the review classifier, measured on runs already trained (issue 19):
+"""Two small-data options for the review classifier, measured on runs already trained:
 checkpoint averaging (the mean of the weights of a run's last checkpoints, epochs 2 and 3 by default)
 and an ensemble over random seeds (the mean of the class probabilities of several runs).
 
-    .venv/bin/python benchmarks/classifier_ensemble.py --data DEV.jsonl RUN_SEED0 RUN_SEED1 RUN_SEED2
+    .venv/bin/python experiments/classifier_ensemble.py --data DEV.jsonl RUN_SEED0 RUN_SEED1 RUN_SEED2
 
 The README's figures come from runs of one classifier (`tlite train classifier ... --seed N --set members=1`,
 with `--set bigram_buckets=0` for the runs without word pairs); the default `classifier` preset is
@@ -26,6 +26,8 @@ import transformers_lite as tl
 from transformers_lite.data.reviews import load_reviews, task_labels
 from transformers_lite.evaluation.metrics import accuracy, confusion_matrix, macro_f1
 from transformers_lite.evaluation.prediction import classify_texts
+from transformers_lite.runs.files import load_model_tensors
+from transformers_lite.runs.legacy import rename_state
 
 
 def scores(labels: np.ndarray, probs: np.ndarray) -> dict[str, float]:
@@ -39,10 +41,10 @@ def scores(labels: np.ndarray, probs: np.ndarray) -> dict[str, float]:
 def averaged_checkpoints(run: tl.Run) -> torch.nn.Module:
     """The run's model with the mean weights of every checkpoint it kept."""
     folders = sorted((run.run_dir / "checkpoint").glob("step-*"))
-    states = [load_file(f / "model.safetensors") for f in folders]
+    states = [rename_state(load_file(f / "model.safetensors"), run.family) for f in folders]  # any release's names
     mean = {k: sum(s[k] for s in states) / len(states) for k in states[0]}
     model = tl.build_model(run.config)
-    model.load_state_dict(mean)
+    load_model_tensors(model, mean)
     return model.eval()
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The classifier trials behind the README's "what helped / what did not" (MARC dev accuracy).
-#   bash benchmarks/classifier_trials.sh [DATA_DIR] [random|ppmi|sentiment|ensemble|all]
+#   bash experiments/classifier_trials.sh [DATA_DIR] [random|ppmi|sentiment|ensemble|all]
 # "random" (the trials with random embeddings, before PPMI; about 8 minutes on 2 cores): each line
 # prints the run name and its dev accuracy after every epoch, one seed.
 # "ppmi" (with PPMI embeddings; about 12 minutes): each line prints the run name, the final dev
@@ -41,7 +41,7 @@ run3() {  # the same trial with seeds 0, 1, 2 (default `classifier` preset and t
 if [[ $WHICH == ppmi || $WHICH == all ]]; then
   for L in 5 2; do
     run3 "P$L-default" --labels "$L" "${ONE[@]}"
-    run3 "P$L-seed-vocab" --labels "$L" "${ONE[@]}" "${V[@]}"
+    run3 "P$L-post-vocab" --labels "$L" "${ONE[@]}" "${V[@]}"
     run3 "P$L-window5" --labels "$L" "${ONE[@]}" --embedding-window 5
     run3 "P$L-6epochs" --labels "$L" "${ONE[@]}" --epochs 6
     run3 "P$L-d64" --labels "$L" "${ONE[@]}" --set dim=64 --set dim_hidden=256
