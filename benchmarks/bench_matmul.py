@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/bench_matmul.py [--json]
 
-Sizes are the post's: a 100 x 100 product (mul2d), 32 products of 100 x 100 (mul3d), and the attention
-scores of post 000's classifier, batch 32 x 4 heads of (50 x 8) @ (8 x 50) (mul4d). Each figure is the
+Sizes: a 100 x 100 product (mul2d), 32 products of 100 x 100 (mul3d), the attention scores of post
+000's classifier, batch 32 x 4 heads of (50 x 8) @ (8 x 50) (mul4d), and the post's own mul4d time test,
+``randn(50, 50, 12, 32)`` times the same: 32 x 12 products of (50 x 50) @ (50 x 50). Each figure is the
 median of several calls; the Python triple loop is timed on fewer calls (it takes a while).
 """
 
@@ -39,6 +40,9 @@ def main() -> None:
         ("mul2d: (100 x 100) @ (100 x 100)", mul2d, (torch.randn(100, 100), torch.randn(100, 100)), 3),
         ("mul3d: 32 x (100 x 100) @ (100 x 100)", mul3d, (torch.randn(32, 100, 100), torch.randn(32, 100, 100)), 50),
         ("mul4d: 32 x 4 x (50 x 8) @ (8 x 50)", mul4d, (torch.randn(32, 4, 50, 8), torch.randn(32, 4, 8, 50)), 50),
+        # the post's own time test: randn(50, 50, 12, 32) @ the same, column-major (n, m, heads, batch) ->
+        # row-major (batch, heads, n, m) = (32, 12, 50, 50)
+        ("mul4d, post's timing: 32 x 12 x (50 x 50) @ (50 x 50)", mul4d, (torch.randn(32, 12, 50, 50),) * 2, 20),
     ]
     rows = []
     for name, loop, operands, repeats in cases:
@@ -54,7 +58,7 @@ def main() -> None:
             print(json.dumps({**row, **machine}))
         else:
             print(
-                f"{row['case']:<40} loops {row['loops_ms']:9.3f} ms   torch.matmul {row['batched_ms']:8.4f} ms   "
+                f"{row['case']:<56} loops {row['loops_ms']:9.3f} ms   torch.matmul {row['batched_ms']:8.4f} ms   "
                 f"{row['ratio']:8.1f}x"
             )
 

@@ -92,3 +92,19 @@ def test_print_config_without_data_names_the_fields_the_data_will_set():
     printed = json.loads(tlite("train", "classifier", "--print-config").stdout)
     assert set(printed["set_from_data"]["fields"]) == {"n_labels", "pad_id", "vocab_size"}
     assert "--train" in printed["set_from_data"]["note"]
+
+
+@pytest.mark.parametrize(
+    ("preset", "field"),
+    [
+        ("post-gpt", "vocab_size"),
+        ("classifier", "n_labels"),
+        ("classifier", "pad_id"),
+        ("seq2seq-small", "src_vocab_size"),
+    ],
+)
+def test_a_field_the_data_decides_cannot_be_set(preset, field):
+    with pytest.raises(ValueError, match=f"{field} is set from the data when training starts"):
+        get_preset(preset).override([f"{field}=5"])
+    with pytest.raises(ValueError, match=f"{field} is set from the data"):
+        get_preset(preset).override({field: 5})

@@ -2,13 +2,21 @@
 
 A crash (or SIGKILL) in the middle of a save leaves either the old file or the new one, never a
 truncated mix, because ``os.replace`` is atomic on POSIX file systems.
+
+The rename only ever replaces a regular file (or creates a new one): whatever else the path names is
+kept. A symbolic link is followed and its target written atomically (the link stays a link, and what
+it points to gets the new content); a character or block device, FIFO or socket (``/dev/null``,
+``/dev/stdout``, a named pipe) is opened and written in place, as a shell redirection would; a
+directory is an error naming the path.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -16,29 +24,58 @@ from typing import Any
 
 
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
-    """Call ``write(tmp_path)`` then atomically move the temporary file onto ``path``.
+    """Call ``write(tmp_path)`` then atomically move the temporary file onto ``path`` (or onto the file a
+    symbolic link ``path`` points to). ``path`` naming a device, FIFO or socket: ``write(path)`` writes
+    there directly (no temporary file, no rename, no fsync).
 
     A write that fails (a full disk, a quota) leaves ``path`` as it was and raises an ``OSError``
-    naming ``path``. The file gets the permissions any new file would (0666 less the umask), not the
-    private 0600 of a temporary file.
+    naming ``path``. A new file gets the permissions any new file would (0666 less the umask), not the
+    private 0600 of a temporary file; a replaced file keeps its own.
     """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    target, mode = _target(path)
+    if mode is not None and not stat.S_ISREG(mode):
+        _write_in_place(path, target, write)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     try:
         write(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
+        os.chmod(tmp, mode & 0o777 if mode is not None else 0o666 & ~_umask())
+        os.replace(tmp, target)
     except OSError as err:
         _remove(tmp)
         raise OSError(err.errno, f"cannot write {path}: {err.strerror or err}") from None
     except BaseException:
         _remove(tmp)
         raise
-    _fsync_dir(path.parent)
+    _fsync_dir(target.parent)
+
+
+def _target(path: Path) -> tuple[Path, int | None]:
+    """``(the path to write, its st_mode or None when it does not exist yet)``, symbolic links resolved
+    (a dangling link resolves to the file it names, which is then created)."""
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return target, None
+    except OSError as err:  # a loop of links, a parent that is a file, no permission
+        raise OSError(err.errno, f"cannot write {path}: {err.strerror or err}") from None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, f"cannot write {path}: it is a directory; give a file name")
+    return target, mode
+
+
+def _write_in_place(path: Path, target: Path, write: Callable[[str], None]) -> None:
+    """A device, FIFO or socket: written through, never replaced (a FIFO waits for its reader)."""
+    try:
+        write(str(target))
+    except OSError as err:
+        raise OSError(err.errno, f"cannot write {path}: {err.strerror or err}") from None
 
 
 def _remove(tmp: str) -> None:

@@ -88,7 +88,9 @@ FAMILIES: dict[str, Family] = {
             _classifier_scores,
             ("data", "no_plots"),
             lambda r: (
-                f"accuracy {r['accuracy']:.4f} | macro F1 {r['macro_f1']:.4f} | n {r['n']:,}"
+                f"accuracy {r['accuracy']:.4f} | macro F1 {r['macro_f1']:.4f} | n {r['n']:,}\n"
+                f"without a model: chance accuracy {r['chance_accuracy']:.4f} | always the most common "
+                f"label: accuracy {r['majority_accuracy']:.4f}, macro F1 {r['majority_macro_f1']:.4f}"
                 + "".join(f"\nwrote {p}" for p in r.get("plots", []))
             ),
             None,
@@ -103,7 +105,11 @@ FAMILIES: dict[str, Family] = {
             ("generate", "next-token"),
             _generator_scores,
             ("text",),
-            lambda r: f"loss {r['loss']:.4f} | perplexity {r['perplexity']:.3f} | {r['n_tokens']:,} tokens",
+            lambda r: (
+                f"loss {r['loss']:.4f} | perplexity {r['perplexity']:.3f} | {r['n_tokens']:,} tokens\n"
+                f"without a model (uniform over {r['uniform_perplexity']:.0f} tokens): loss "
+                f"{r['uniform_loss']:.4f} | perplexity {r['uniform_perplexity']:.0f}"
+            ),
             write_generator_run_plots,
             "tlite train generator --text input.txt --preset post-gpt --max-minutes 4",
         ),
@@ -152,7 +158,8 @@ def expect(what: str, found: str, wanted: str) -> None:
         raise ConfigError(f"{what} is for a {found}, not a {wanted}")
 
 
-def load(run_dir: str | Path, device: str = "cpu") -> Run:
-    """A run directory's model (eval mode), tokenizer(s) and config, validated against each other."""
-    files = load_files(run_dir, resolve_device(device))
+def load(run_dir: str | Path, device: str = "cpu", trust_edited: bool = False) -> Run:
+    """A run directory's model (eval mode), tokenizer(s) and config, validated against each other and
+    against the sha256 the run recorded of them (``trust_edited=True`` accepts files edited since)."""
+    files = load_files(run_dir, resolve_device(device), trust_edited=trust_edited)
     return Run(files.model, files.config, files.tokenizers, files.run_dir, FAMILIES[files.config.family])

@@ -143,9 +143,10 @@ class Run(LoadedRun):
         """One translation per text (greedy, or beam search with ``beam > 1``; one text: one string)."""
         self._can("translate")
         if isinstance(texts, str):
-            return self.translate([texts], beam=beam, length_penalty=length_penalty, use_cache=use_cache)[0]
-        if beam < 1:
-            raise ConfigError(f"--beam must be >= 1, got {beam}")
+            return self.translate(
+                [texts], beam=beam, length_penalty=length_penalty, use_cache=use_cache, progress=progress
+            )[0]
+        # DecodeSettings checks beam and length_penalty (a NaN penalty would rank no hypothesis), naming them
         settings = DecodeSettings(beam=beam, length_penalty=length_penalty, use_cache=use_cache)
         return translate_texts(self.model, self.src_tokenizer, self.tokenizer, list(texts), settings, progress=progress)
 

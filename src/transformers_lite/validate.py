@@ -1,5 +1,7 @@
-"""Checks for settings where they enter (config, recipe and task dataclasses): each raises a
-``ConfigError`` that names the setting, the rule and the value given."""
+"""Checks for settings where they enter (config, recipe and task dataclasses, the sampling and decoding
+settings of ``generate`` and ``translate``): each raises a ``ConfigError`` that names the setting, the
+rule and the value given. The rule in the message is true of the values it refuses: NaN and the
+infinities are not numbers any setting accepts, so an unbounded side reads "a finite number >= 0"."""
 
 from __future__ import annotations
 
@@ -9,21 +11,31 @@ from typing import Any
 
 from .errors import ConfigError
 
+SEED_MAX = 2**32 - 1  # NumPy's RandomState, used for PPMI and SVD starts, takes seeds below 2**32
 
-def integer(name: str, value: Any, low: int = 1, *, optional: bool = False) -> None:  # noqa: ANN401
-    """``value`` is an int (not a bool) ``>= low``, or ``None`` when ``optional``."""
+
+def integer(name: str, value: Any, low: int = 1, *, high: int | None = None, optional: bool = False) -> None:  # noqa: ANN401
+    """``value`` is an int (not a bool) in ``[low, high]``, or ``None`` when ``optional``."""
     if value is None and optional:
         return
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}")
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
+    if not ok:
+        rule = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ConfigError(f"{name} must be an integer {rule}, got {value!r}")
+
+
+def seed(name: str, value: Any, *, optional: bool = False) -> None:  # noqa: ANN401
+    """A random seed: an integer in ``[0, SEED_MAX]`` (a negative seed would silently act as its
+    absolute value in Python's ``random``, and a larger one overflows the seeds derived from it)."""
+    integer(name, value, 0, high=SEED_MAX, optional=optional)
 
 
 def number(
     name: str,
-    value: Any,
+    value: Any,  # noqa: ANN401
     low: float | None = None,
     high: float | None = None,
-    *,  # noqa: ANN401
+    *,
     low_open: bool = False,
     high_open: bool = False,
     optional: bool = False,
@@ -31,16 +43,31 @@ def number(
     """``value`` is a finite number in the interval ``[low, high]`` (ends open when asked), or ``None``."""
     if value is None and optional:
         return
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and _finite(value)
     if ok and low is not None:
         ok = value > low if low_open else value >= low
     if ok and high is not None:
         ok = value < high if high_open else value <= high
     if not ok:
-        left = "(" if low_open else "["
-        right = ")" if high_open else "]"
-        span = f"in {left}{'-inf' if low is None else f'{low:g}'}, {'inf' if high is None else f'{high:g}'}{right}"
-        raise ConfigError(f"{name} must be a number {span}, got {value!r}")
+        raise ConfigError(f"{name} must be {_span(low, high, low_open, high_open)}, got {value!r}")
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int too large for a float (10**400) is not a usable setting either
+        return False
+
+
+def _span(low: float | None, high: float | None, low_open: bool, high_open: bool) -> str:
+    """The rule in words: ``a number in [0, 1)`` when both ends are given, else ``a finite number > 0``."""
+    if low is not None and high is not None:
+        return f"a number in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    if low is not None:
+        return f"a finite number {'>' if low_open else '>='} {low:g}"
+    if high is not None:
+        return f"a finite number {'<' if high_open else '<='} {high:g}"
+    return "a finite number"
 
 
 def choice(name: str, value: Any, choices: Iterable[Any]) -> None:  # noqa: ANN401

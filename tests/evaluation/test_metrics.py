@@ -1,5 +1,7 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from transformers_lite.evaluation.metrics import accuracy, confusion_matrix, macro_f1, per_class_f1
 
@@ -20,3 +22,16 @@ def test_confusion_matrix_and_f1_by_hand():
 def test_absent_class_scores_zero():
     m = confusion_matrix([0, 0], [0, 0], 2)
     assert per_class_f1(m).tolist() == [1.0, 0.0]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=1, max_size=60), st.integers(5, 7))
+def test_chance_scores_equal_the_metrics_of_a_uniform_guess_and_of_the_majority_label(labels, k):
+    from transformers_lite.evaluation.evaluate import chance_scores
+
+    labels = np.array(labels)
+    scores = chance_scores(labels, k)
+    majority = np.full_like(labels, np.bincount(labels, minlength=k).argmax())
+    assert scores["chance_accuracy"] == pytest.approx(1 / k)
+    assert scores["majority_accuracy"] == pytest.approx(accuracy(labels, majority))
+    assert scores["majority_macro_f1"] == pytest.approx(macro_f1(confusion_matrix(labels, majority, k)))

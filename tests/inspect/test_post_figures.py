@@ -27,6 +27,31 @@ def test_sinusoid_and_position_comparison_figures(tmp_path):
     assert is_png(write_position_comparison(model, tmp_path))
 
 
+def test_sinusoid_dots_lie_on_their_curves_at_the_posts_positions(tmp_path, monkeypatch):
+    """The table holds positions j = 1..L (the post counts from 1): each dot sits on its sine curve and
+    the heatmap's first column is labelled 1."""
+    import numpy as np
+
+    from transformers_lite.inspect import plots
+
+    figures, labels = [], []
+    save = plots._save
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or save(fig, path))
+    heatmap = plots.heatmap
+    monkeypatch.setattr(
+        plots, "heatmap", lambda data, rows, cols, *a, **kw: labels.append(cols) or heatmap(data, rows, cols, *a, **kw)
+    )
+    write_sinusoid(16, 30, tmp_path)
+    assert labels[0][0] == "1" and labels[0][-1] == "30"
+    lines = figures[-1].axes[0].get_lines()
+    curves, dots = lines[0::2], lines[1::2]
+    for curve, dot in zip(curves, dots, strict=True):
+        x, y = np.asarray(dot.get_xdata(), float), np.asarray(dot.get_ydata(), float)
+        assert x[0] == 1 and x[-1] == 30
+        fx, fy = np.asarray(curve.get_xdata(), float), np.asarray(curve.get_ydata(), float)
+        assert np.allclose(np.interp(x, fx, fy), y, atol=0.05)  # on the curve (400 samples, linear interpolation)
+
+
 def test_run_comparison_plots_training_and_validation_curves(tmp_path):
     for name, rows in (("a", [0.5, 0.6]), ("b", [0.4, 0.7])):
         run = tmp_path / name

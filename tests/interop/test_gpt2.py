@@ -4,6 +4,7 @@ a small random GPT-2 is built and saved locally: no download)."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -117,7 +118,7 @@ def test_a_hub_name_is_fetched_with_huggingface_hub_and_never_pickles(hf_dir, tm
         return str(hf_dir)
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_download)
-    assert run_import(argparse.Namespace(source="gpt2", out=str(tmp_path / "run"))) == 0
+    assert run_import(argparse.Namespace(source="gpt2", out=str(tmp_path / "run"), force=False)) == 0
     assert asked["repo_id"] == "gpt2" and not any(p.endswith(".bin") for p in asked["patterns"])
     assert tl.load(tmp_path / "run").config.activation == "gelu_tanh"
 
@@ -126,5 +127,62 @@ def test_a_hub_name_is_fetched_with_huggingface_hub_and_never_pickles(hf_dir, tm
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
     with pytest.raises(tl.DataError, match="could not download 'gpt2'.*couldn't connect") as err:
-        run_import(argparse.Namespace(source="gpt2", out=str(tmp_path / "run2")))
+        run_import(argparse.Namespace(source="gpt2", out=str(tmp_path / "run2"), force=False))
     assert "\n" not in str(err.value)
+
+
+def files_of(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def one_error(capsys, *args):
+    """``tlite ARGS`` fails with one ``tlite: error:`` line, returned."""
+    from transformers_lite.cli.main import main
+
+    assert main([str(a) for a in args]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("tlite: error: ") and len(err.splitlines()) == 1, err
+    return err
+
+
+def test_export_never_writes_over_its_run_or_another_run(hf_dir, tmp_path, capsys):
+    run, other = import_gpt2(hf_dir, tmp_path / "run"), import_gpt2(hf_dir, tmp_path / "other")
+    before = {run: files_of(run), other: files_of(other)}
+    for force in ([], ["--force"]):  # --force does not lift these
+        err = one_error(capsys, "export-hf", run, run, *force)
+        assert f"{run} is {run} itself or inside it" in err
+        err = one_error(capsys, "export-hf", run, run / "hf", *force)
+        assert f"{run / 'hf'} is {run} itself or inside it" in err
+        err = one_error(capsys, "export-hf", run, other, *force)
+        assert f"{other} already holds a run" in err
+    assert not (run / "hf").exists() and {run: files_of(run), other: files_of(other)} == before
+
+
+def test_export_into_a_folder_with_files_needs_force(hf_dir, tmp_path, capsys):
+    from transformers_lite.cli.main import main
+
+    run, out = import_gpt2(hf_dir, tmp_path / "run"), tmp_path / "hf"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    err = one_error(capsys, "export-hf", run, out)
+    assert f"{out} is not empty (notes.txt); pick another output directory or add --force" in err
+    assert files_of(out) == {Path("notes.txt"): b"mine"}
+    assert main(["export-hf", str(run), str(out), "--force"]) == 0
+    assert (out / "notes.txt").read_text() == "mine" and (out / "model.safetensors").is_file()
+    one_error(capsys, "export-hf", run, out)  # a second export: again only with --force
+    assert main(["export-hf", str(run), str(out), "--force"]) == 0  # an export folder is no run
+    ids = torch.randint(0, 200, (1, 8))
+    assert torch.allclose(hf_logits(out, ids), hf_logits(hf_dir, ids), atol=1e-5)
+    (tmp_path / "empty").mkdir()
+    assert main(["export-hf", str(run), str(tmp_path / "empty")]) == 0  # an empty folder is fine
+
+
+def test_import_uses_the_same_check(hf_dir, tmp_path, capsys):
+    run = import_gpt2(hf_dir, tmp_path / "run")
+    assert "already holds a run" in one_error(capsys, "import-hf", hf_dir, run, "--force")
+    assert "itself or inside it" in one_error(capsys, "import-hf", hf_dir, hf_dir / "run")
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "a.txt").write_text("x")
+    assert "is not empty (a.txt)" in one_error(capsys, "import-hf", hf_dir, tmp_path / "busy")
+    with pytest.raises(tl.RunError, match="exists and is not a folder"):
+        import_gpt2(hf_dir, tmp_path / "busy" / "a.txt")

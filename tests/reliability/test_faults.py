@@ -15,7 +15,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from transformers_lite.training.checkpoint import latest_checkpoint
+from transformers_lite.runs import latest_checkpoint
 
 from ..helpers import ONE_THREAD, TINY_GPT
 

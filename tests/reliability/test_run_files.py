@@ -9,7 +9,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from transformers_lite.training.checkpoint import latest_checkpoint
+from transformers_lite.runs import latest_checkpoint
 
 
 @pytest.fixture

@@ -26,4 +26,5 @@ def client(runs_folder):
     from transformers_lite.server.app import create_app
     from transformers_lite.server.registry import RunRegistry
 
-    return TestClient(create_app(RunRegistry(runs_folder)))
+    # TestClient names the host "testserver"; the app answers it only because it is allowed here
+    return TestClient(create_app(RunRegistry(runs_folder), allowed_hosts=["testserver"]))

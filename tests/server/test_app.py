@@ -6,6 +6,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 STATIC = Path(__file__).resolve().parents[2] / "src" / "transformers_lite" / "server" / "static"
 
@@ -201,3 +203,46 @@ def test_serve_refuses_what_is_not_a_run_and_warns_on_a_public_address(runs_fold
     assert started == {"host": "0.0.0.0", "port": 8123, "log_level": "warning"}
     assert main(["serve", str(runs_folder)]) == 0
     assert "no authentication" not in capsys.readouterr().err and started["host"] == "127.0.0.1"
+
+
+POSTS = {  # every POST endpoint: its text field and a number field (if any)
+    "/api/runs/generator/generate": ("prompt", "seed"),
+    "/api/runs/generator/next-token": ("context", None),
+    "/api/runs/classifier/classify": ("text", None),
+    "/api/runs/seq2seq/translate": ("text", "beam"),
+}
+SURROGATE_TEXT = st.tuples(st.text(max_size=5), st.characters(categories=["Cs"]), st.text(max_size=5)).map("".join)
+
+
+def refused_as_json(response):
+    """A 4xx JSON error (never a plain-text 500) that does not carry the request's input back."""
+    assert 400 <= response.status_code < 500, (response.status_code, response.text)
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert all("input" not in d for d in body.get("detail", []))
+    return body["error"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(path=st.sampled_from(sorted(POSTS)), text=SURROGATE_TEXT, other_field=st.booleans())
+def test_a_lone_surrogate_in_any_post_body_is_a_json_4xx_naming_the_field(client, path, text, other_field):
+    field, number = POSTS[path]
+    other_field = other_field and number is not None
+    body = {field: "a", number: text} if other_field else {field: text}
+    raw = json.dumps(body).encode()  # ASCII: the surrogate travels as an escape like \ud800
+    assert b"\\ud" in raw
+    response = client.post(path, content=raw, headers={"Content-Type": "application/json"})
+    message = refused_as_json(response)
+    if other_field:
+        assert message.startswith(f"{number}: ")  # a seed or beam that is no number
+    else:
+        assert message.startswith(f"{field}: not valid Unicode text") and response.status_code == 422
+
+
+@pytest.mark.parametrize("path", sorted(POSTS))
+@pytest.mark.parametrize(
+    "raw", [b'{"x": "\\ud800"}', b'{"x": "\xed\xa0\x80"}', b'{"x": "\xff"}', b"\xff\xfe", b'{"x": "\\ud800'], ids=str
+)
+def test_unencodable_or_undecodable_bodies_are_json_4xx(client, path, raw):
+    raw = raw.replace(b'"x"', f'"{POSTS[path][0]}"'.encode())
+    refused_as_json(client.post(path, content=raw, headers={"Content-Type": "application/json"}))

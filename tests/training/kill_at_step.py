@@ -13,7 +13,7 @@ import sys
 
 from transformers_lite.cli import train
 from transformers_lite.cli.main import build_parser, main
-from transformers_lite.training import checkpoint
+from transformers_lite.runs import files
 from transformers_lite.training.callbacks import Callback
 
 
@@ -28,7 +28,7 @@ class KillAt(Callback):
 
 def fail_on_write(n: int, kill: bool) -> None:
     """Wrap the optimizer-file writer so that its n-th call dies halfway (kill) or fails (disk full)."""
-    real, calls = checkpoint.save_file, [0]
+    real, calls = files.save_file, [0]
 
     def save_file(tensors, path):  # noqa: ANN001
         calls[0] += 1
@@ -41,7 +41,7 @@ def fail_on_write(n: int, kill: bool) -> None:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         return real(tensors, path)
 
-    checkpoint.save_file = save_file
+    files.save_file = save_file
 
 
 if __name__ == "__main__":

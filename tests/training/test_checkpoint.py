@@ -5,7 +5,8 @@ import torch
 
 import transformers_lite
 from transformers_lite import GeneratorConfig, build_model
-from transformers_lite.atomic import atomic_write_text
+from transformers_lite.atomic import atomic_write, atomic_write_text
+from transformers_lite.runs import files, latest_checkpoint
 from transformers_lite.tokenizers import CharTokenizer
 from transformers_lite.training import checkpoint as ckpt
 from transformers_lite.training.optim import make_optimizer
@@ -48,11 +49,11 @@ def test_crash_mid_save_leaves_previous_checkpoint_loadable(tmp_path, monkeypatc
     def crash(*args, **kwargs):
         raise OSError("disk full (simulated crash)")
 
-    monkeypatch.setattr(ckpt, "save_file", crash)
+    monkeypatch.setattr(files, "save_file", crash)
     with pytest.raises(OSError, match="simulated"):
         ckpt.save_checkpoint(tmp_path, model, opt, {"step": 2, "history": []})
     monkeypatch.undo()
-    assert ckpt.latest_checkpoint(tmp_path).name == "step-00000001"
+    assert latest_checkpoint(tmp_path).name == "step-00000001"
     fresh = build_model(CFG)
     assert ckpt.load_checkpoint(tmp_path, fresh, make_optimizer(fresh, 1e-3))["step"] == 1
     assert not list(tmp_path.rglob("*.tmp"))
@@ -62,7 +63,7 @@ def test_atomic_write_keeps_old_content_when_writer_fails(tmp_path):
     path = tmp_path / "f.json"
     atomic_write_text(path, "old")
     with pytest.raises(RuntimeError):
-        ckpt.atomic_write(path, lambda tmp: (open(tmp, "w").write("partial"), (_ for _ in ()).throw(RuntimeError())))
+        atomic_write(path, lambda tmp: (open(tmp, "w").write("partial"), (_ for _ in ()).throw(RuntimeError())))
     assert path.read_text() == "old" and len(list(tmp_path.iterdir())) == 1
 
 
@@ -93,3 +94,20 @@ def test_load_validates_tokenizer_config_and_weights(tmp_path):
         transformers_lite.load(tmp_path)
     with pytest.raises(ValueError, match="not a run directory"):
         transformers_lite.load(tmp_path / "nowhere")
+
+
+def test_a_failed_safetensors_write_names_the_file_and_keeps_the_old_one(tmp_path, monkeypatch):
+    from safetensors import SafetensorError
+
+    model = build_model(CFG)
+    path = tmp_path / "model.safetensors"
+    ckpt.save_weights(model, path)
+    before = path.read_bytes()
+
+    def full_disk(*args, **kw):
+        raise SafetensorError("Error while serializing: IoError(No space left on device)")
+
+    monkeypatch.setattr(files, "save_model", full_disk)
+    with pytest.raises(OSError, match=f"cannot write {path}: safetensors could not write it .*disk full"):
+        files.save_weights(model, path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["model.safetensors"]

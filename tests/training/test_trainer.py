@@ -1,4 +1,5 @@
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -253,3 +254,31 @@ def test_evaluation_at_start_and_on_the_training_split(tmp_path, text_file):
     assert first["train_loss"] is None and first["val_loss"] > 0 and "train_full_loss" in first
     assert all(row["train_full_perplexity"] > 1 for row in history)
     assert history[-1]["train_full_loss"] < history[0]["train_full_loss"]  # it learned, on its training split
+
+
+class SignalAt(GeneratorTask):
+    """Sends this process SIGTERM while reading micro-batch 10 (step 3's second of three)."""
+
+    def batch(self, index):
+        if index == 10 and not getattr(self, "sent", False):
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGTERM)
+        return super().batch(index)
+
+
+def test_a_signal_between_micro_batches_abandons_the_step_and_resumes_exactly(tmp_path, text_file):
+    train(tmp_path / "a", text_file, max_steps=6, accumulate=3, eval_every=3)
+    stopped = train(tmp_path / "b", text_file, task_cls=SignalAt, max_steps=6, accumulate=3, eval_every=3)
+    assert stopped.stop_reason == "interrupted" and stopped.step == 3  # step 4 was not taken
+    assert latest_checkpoint(tmp_path / "b").name == "step-00000003"
+    train(tmp_path / "b", text_file, resume=True, max_steps=6, accumulate=3, eval_every=3)
+    assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))
+
+
+def test_a_spent_budget_stops_between_micro_batches(tmp_path, text_file):
+    ticks = iter(range(10**6))
+    state = train(
+        tmp_path / "run", text_file, max_steps=None, max_minutes=0.5, accumulate=1000, clock=lambda: next(ticks)
+    )
+    assert state.step == 0 and state.stop_reason.startswith("time budget")  # not 1000 micro-batches later
+    assert state.elapsed < 40

@@ -19,6 +19,12 @@ def add_device(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="where to run: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N, mps (default: auto)",
     )
+    parser.add_argument(
+        "--trust-edited",
+        action="store_true",
+        help="load the run even if its config, tokenizer or weights file was edited after training "
+        "(by default such a run is refused, naming the file)",
+    )
 
 
 def add_run_and_texts(parser: argparse.ArgumentParser, texts: str) -> None:
@@ -56,8 +62,10 @@ def inputs(args: argparse.Namespace, fields: tuple[str, ...] = ("text",)) -> tup
 
 
 def write_lines(lines: list[str], output: str | None) -> None:
-    """One line per result to ``output`` (written atomically) or standard output."""
-    text = "".join(line + "\n" for line in lines)
+    """One line per result to ``output`` (written atomically, see ``atomic``) or standard output. A
+    result holding a line break (a translation whose vocabulary has one) gets a space there instead,
+    so output line ``i`` is always the result of input line ``i``."""
+    text = "".join(line.replace("\r\n", " ").replace("\n", " ").replace("\r", " ") + "\n" for line in lines)
     if output:
         atomic_write_text(output, text)
     else:
@@ -70,7 +78,7 @@ def print_json(data: object) -> None:
 
 def load_run(args: argparse.Namespace, action: str | None = None) -> Run:
     """Load ``args.run`` on ``args.device``; with ``action``, insist the run can do it (``generate``, ...)."""
-    loaded = load(args.run, args.device)
+    loaded = load(args.run, args.device, trust_edited=args.trust_edited)
     if action is not None and action not in loaded.family_entry.actions:
         can = ", ".join(loaded.family_entry.actions) or "none of generate, classify, translate"
         raise ConfigError(f"{args.run} holds a {loaded.family} model, which cannot {action} (it can: {can})")

@@ -30,7 +30,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         default=None,
         help="sample among the most likely tokens holding this much probability (default: all)",
     )
-    p.add_argument("--seed", type=int, default=1, help="random seed of the sampling (default: 1)")
+    p.add_argument("--seed", type=int, default=1, help="random seed of the sampling, 0 to 4294967295 (default: 1)")
     p.add_argument("--stream", action="store_true", help="print tokens as they come")
     p.add_argument(
         "--num-samples",

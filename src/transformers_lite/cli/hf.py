@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..interop.folders import check_output_folder
 from ..interop.gpt2 import download_gpt2, export_gpt2, import_gpt2
 
 HELP = {
@@ -30,20 +31,26 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = sub.add_parser(name, help=short, description=description, epilog=example)
     p.add_argument("source", help="Hugging Face directory" if name == "import-hf" else "run directory")
     p.add_argument("out", help="run directory to create" if name == "import-hf" else "directory to write")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="write into OUT even if it holds other files (never into a run, nor into or inside the source)",
+    )
     p.set_defaults(func=run_import if name == "import-hf" else run_export)
 
 
 def run_import(args: argparse.Namespace) -> int:
     source = Path(args.source)
+    check_output_folder(args.out, source if source.exists() else None, args.force)  # before any download
     if not source.exists():
         if args.source.startswith((".", "/", "~")) or args.source.count("/") > 1:
             raise ConfigError(f"{source} does not exist (give a Hugging Face GPT-2 folder or a Hub name like gpt2)")
         print(f"{source} is not a folder here: fetching {args.source!r} from the Hugging Face Hub")
         source = download_gpt2(args.source)
-    print(f"imported {import_gpt2(source, args.out)}")
+    print(f"imported {import_gpt2(source, args.out, force=args.force)}")
     return 0
 
 
 def run_export(args: argparse.Namespace) -> int:
-    print(f"exported {export_gpt2(args.source, args.out)}")
+    print(f"exported {export_gpt2(args.source, args.out, force=args.force)}")
     return 0

@@ -24,6 +24,14 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.add_argument("runs", help="a run directory, or a folder holding run directories")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")
+    p.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests addressed to this host name (repeatable); others are refused, so that no "
+        "web page can reach the inspector through a name of its own (DNS rebinding)",
+    )
     p.set_defaults(func=run)
 
 
@@ -45,9 +53,10 @@ def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")
     registry = RunRegistry(args.runs)
+    app = create_app(registry, host=args.host, allowed_hosts=args.allowed_host)  # a bad --allowed-host: refused here
     if _public(args.host):
         warn(f"--host {args.host} makes the inspector reachable from other machines; it has no authentication")
     names = registry.names()
     print(f"serving {len(names)} run(s) from {args.runs} at http://{args.host}:{args.port}  (Ctrl-C to stop)")
-    uvicorn.run(create_app(registry), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return 0

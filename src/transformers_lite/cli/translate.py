@@ -24,7 +24,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         "--length-penalty",
         type=float,
         default=1.0,
-        help="finished beams are ranked by log p / length**penalty (default: 1.0)",
+        help="finished beams are ranked by log p / length**penalty, a number in [-10, 10] (default: 1.0)",
     )
     p.add_argument("--no-kv-cache", action="store_true", help="re-run the decoder over the whole prefix at each step")
     p.set_defaults(func=run)

@@ -45,7 +45,17 @@ def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[s
     else:
         ids = torch.tensor(run.tokenizer.encode(read_text_file(text)), dtype=torch.long)
     loss, n = language_model_loss(run.model, ids, run.config.max_length)
-    return {"task": "generator", "loss": loss, "perplexity": perplexity(loss), "n_tokens": n}
+    vocab = run.config.vocab_size
+    # the baseline a reader calibrates against (post 004): guessing uniformly over the vocabulary
+    # costs ln V nats per character, perplexity V
+    return {
+        "task": "generator",
+        "loss": loss,
+        "perplexity": perplexity(loss),
+        "n_tokens": n,
+        "uniform_loss": float(np.log(vocab)),
+        "uniform_perplexity": float(vocab),
+    }
 
 
 def recorded_validation_reviews(run: LoadedRun) -> tuple[list[str], np.ndarray]:
@@ -59,6 +69,18 @@ def recorded_validation_reviews(run: LoadedRun) -> tuple[list[str], np.ndarray]:
     labels, kept = task_labels(reviews.stars, run.config.n_labels)
     _, val = split_validation(len(kept), data.get("val_fraction", 0.1), run.hyperparameters.get("seed", 0))
     return [reviews.texts[kept[i]] for i in val], labels[val]
+
+
+def chance_scores(labels: np.ndarray, k: int) -> dict[str, float]:
+    """What needs no model: a uniform guess (accuracy 1/K) and always the most common label (its share
+    of the data; macro-F1 = its F1 / K, the other labels scoring 0)."""
+    counts = np.bincount(labels, minlength=k)
+    share = float(counts.max() / max(len(labels), 1))
+    return {
+        "chance_accuracy": 1.0 / k,
+        "majority_accuracy": share,
+        "majority_macro_f1": (2 * share / (1 + share)) / k,
+    }
 
 
 def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -83,6 +105,7 @@ def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple
         "accuracy": accuracy(labels, preds),
         "macro_f1": macro_f1(matrix),
         "confusion_matrix": matrix.tolist(),
+        **chance_scores(labels, k),
     }
     arrays = {"labels": labels, "probs": probs, "matrix": matrix}
     if k == 2 and reviews is not None:

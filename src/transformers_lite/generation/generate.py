@@ -27,6 +27,7 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor, nn
 
+from .. import validate
 from .sampling import check_sampling, sample_rows
 
 PATHS = ("cache", "no-cache")
@@ -77,13 +78,14 @@ def generate(
     """Yield, ``max_new_tokens`` times, the next token of each of ``num_samples`` continuations of
     ``prompt (T,)``: a list of ``num_samples`` ids per step."""
     check_sampling(temperature, top_k, top_p)
+    validate.seed("seed", seed, optional=True)
+    validate.integer("max_new_tokens", max_new_tokens, 0)
+    validate.integer("num_samples", num_samples, 1)
     path = OLD_PATHS.get(path, path)
     if path not in PATHS:
         raise ValueError(f"path must be one of {PATHS}, got {path!r}")
     if not getattr(model.config, "causal", True):
         path = "no-cache"  # a model trained without the causal mask reads its whole window every step
-    if num_samples < 1:
-        raise ValueError(f"num_samples must be >= 1, got {num_samples}")
     context = model.config.max_length
     stride = max(1, context // 4) if stride is None else stride
     if not 1 <= stride <= context:

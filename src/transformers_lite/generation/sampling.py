@@ -1,5 +1,9 @@
 """Turning next-token logits into a token: temperature, top-k, top-p (nucleus), greedy.
 
+Any finite temperature ``>= 0`` is safe: the logits are shifted so that each row's maximum is 0 before
+they are divided, so a tiny temperature sends the others to ``-inf`` (the draw becomes the argmax)
+instead of overflowing into ``inf - inf`` = NaN probabilities.
+
 Shapes: B batch, V vocabulary. All functions take logits ``(B, V)``.
 """
 
@@ -23,9 +27,13 @@ def filter_logits(logits: Tensor, top_k: int | None = None, top_p: float | None 
         sorted_logits, order = torch.sort(logits, descending=True, dim=-1)  # (B, V)
         cumulative = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
         drop_sorted = cumulative - torch.softmax(sorted_logits, dim=-1) >= top_p  # mass before this token >= p
+        drop_sorted[..., 0] = False  # the most likely token always stays (a top_p below float32's range is 0)
         drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
         logits = logits.masked_fill(drop, float("-inf"))
     return logits
+
+
+_SMALLEST = float(torch.finfo(torch.float32).tiny)  # smallest normal float32: a temperature below acts as it
 
 
 def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -> None:
@@ -33,6 +41,16 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float | None) -
     validate.number("temperature", temperature, 0)
     validate.integer("top_k", top_k, 1, optional=True)
     validate.number("top_p", top_p, 0, 1, low_open=True, optional=True)
+
+
+def scale(logits: Tensor, temperature: float) -> Tensor:
+    """``logits / temperature`` up to a constant per row (softmax and top-k/top-p ignore it): every value
+    ``<= 0`` and each row's maximum exactly 0, so the result holds no NaN and no ``+inf`` whatever the
+    positive temperature. A temperature below float32's smallest normal number acts as that number
+    (it would round to 0 and divide by zero); both give the argmax."""
+    logits = logits.float()
+    shifted = logits - logits.amax(dim=-1, keepdim=True)  # (B, V) <= 0
+    return shifted if temperature == 1 else shifted / max(temperature, _SMALLEST)
 
 
 def sample_rows(
@@ -46,7 +64,7 @@ def sample_rows(
     """
     if temperature == 0:
         return logits.argmax(dim=-1)
-    scaled = logits.float() if temperature == 1 else logits.float() / temperature
+    scaled = scale(logits, temperature)  # (B, V)
     probs = torch.softmax(filter_logits(scaled, top_k, top_p), dim=-1)  # (B, V)
     u = torch.tensor([g.random() for g in generators], dtype=probs.dtype, device=probs.device)  # (B,)
     cdf = probs.cumsum(dim=-1)  # (B, V)
@@ -62,7 +80,6 @@ def sample_next(
     generator: random.Random | None = None,
 ) -> Tensor:
     """Next token ids ``(B,)`` for one batch with one generator (``sample_rows`` with the same stream)."""
-    if temperature < 0:
-        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    check_sampling(temperature, top_k, top_p)
     generator = generator or random.Random(0)
     return sample_rows(logits, temperature, top_k, top_p, [generator] * logits.shape[0])

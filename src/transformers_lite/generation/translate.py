@@ -14,10 +14,13 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from .. import validate
 from ..errors import DataError, warn
 from ..layers.masks import padding_mask_from_ids
 from ..progress import progress_bar
 from ..tokenizers import Tokenizer, pad_batch
+
+LENGTH_PENALTY_MAX = 10.0
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,14 @@ class DecodeSettings:
     max_len_a: float = 1.5  # maximum target length = a * source length + b (capped by the model)
     max_len_b: int = 10
     use_cache: bool = True
+
+    def __post_init__(self) -> None:
+        # a NaN or unbounded penalty makes every finished score NaN or -inf: no hypothesis would win, and
+        # the translation would come out empty; within +-10, length**penalty stays a finite float64
+        validate.integer("beam", self.beam, 1)
+        validate.number("length_penalty", self.length_penalty, -LENGTH_PENALTY_MAX, LENGTH_PENALTY_MAX)
+        validate.number("max_len_a", self.max_len_a, 0)
+        validate.integer("max_len_b", self.max_len_b, 0)
 
 
 class _Decoder:
@@ -55,7 +66,7 @@ class _Decoder:
 
 def _max_new(src_valid: Tensor, settings: DecodeSettings, limit: int) -> int:
     longest = int(src_valid.sum(1).max())
-    return max(1, min(int(settings.max_len_a * longest + settings.max_len_b), limit - 1))
+    return max(1, int(min(settings.max_len_a * longest + settings.max_len_b, limit - 1)))  # min first: no int(inf)
 
 
 @torch.no_grad()

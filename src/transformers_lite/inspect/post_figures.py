@@ -42,7 +42,7 @@ def write_sinusoid(dim: int, length: int, out: Path) -> list[Path]:
     heat = plots.heatmap(
         table.T,
         [str(i) for i in range(dim)],
-        [str(j) for j in range(length)],
+        [str(j) for j in range(1, length + 1)],  # the post's positions j = 1..L (row 0 is j = 1)
         Path(out) / "sinusoid_heatmap.png",
         f"sinusoidal position encoding (d = {dim})",
         xlabel="position",
@@ -53,11 +53,12 @@ def write_sinusoid(dim: int, length: int, out: Path) -> list[Path]:
     )
     plt = plots._pyplot()
     fig, ax = plt.subplots(figsize=(8, 4))
-    fine = np.linspace(0, length - 1, 400)
+    fine = np.linspace(0, length, 400)
+    positions = np.arange(1, length + 1)  # the table's row j - 1 holds position j, as in the post
     for i in range(0, min(dim, 8), 2):
         wavelength = 2 * math.pi * 10000 ** (i / dim)
         ax.plot(fine, np.sin(2 * math.pi * fine / wavelength), label=f"dim {i}: wavelength {wavelength:.1f}")
-        ax.plot(range(length), table[:, i].numpy(), "o", markersize=2, color=ax.lines[-1].get_color())
+        ax.plot(positions, table[:, i].numpy(), "o", markersize=2, color=ax.lines[-1].get_color())
     ax.set_xlabel("position")
     ax.set_ylabel("encoding value")
     ax.set_title("the sine waves of the first even dimensions (dots: the values the table holds)")

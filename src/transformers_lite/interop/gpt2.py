@@ -26,7 +26,9 @@ from ..models import build_model
 from ..optional import need
 from ..runs import load, read_tensors, save_weights
 from ..runs.files import FORMAT, load_model_tensors
+from ..runs.manifest import record
 from ..tokenizers import ByteLevelBPETokenizer
+from .folders import check_output_folder
 
 ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
 EXPORTED = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
@@ -112,9 +114,10 @@ def state_from_gpt2(hf: dict[str, torch.Tensor], config: GeneratorConfig) -> dic
     return out
 
 
-def import_gpt2(hf_dir: str | Path, out: str | Path) -> Path:
-    """Convert a Hugging Face GPT-2 directory into a run directory that every ``tlite`` command reads."""
-    hf_dir, out = Path(hf_dir), Path(out)
+def import_gpt2(hf_dir: str | Path, out: str | Path, force: bool = False) -> Path:
+    """Convert a Hugging Face GPT-2 directory into a run directory that every ``tlite`` command reads
+    (``out`` must not hold a run nor, unless ``force``, other files: ``check_output_folder``)."""
+    hf_dir, out = Path(hf_dir), check_output_folder(out, source=hf_dir, force=force)
     config_path = hf_dir / "config.json"
     if not config_path.is_file():
         raise FileNotFoundError(
@@ -125,15 +128,13 @@ def import_gpt2(hf_dir: str | Path, out: str | Path) -> Path:
     missing, unexpected = load_model_tensors(model, state_from_gpt2(_read_hf_weights(hf_dir), config))
     if missing:
         raise DataError(f"{hf_dir}: tensors missing for {', '.join(missing[:3])}")
-    if (out / "config.json").exists():
-        raise RunError(f"{out} already holds a run; pick another output directory")
+    if not ((hf_dir / "vocab.json").is_file() and (hf_dir / "merges.txt").is_file()):  # before writing anything
+        raise FileNotFoundError(f"{hf_dir}: no vocab.json/merges.txt (GPT-2's byte-level BPE tokenizer)")
     out.mkdir(parents=True, exist_ok=True)
     save_weights(model, out / "model.safetensors")
     config.to_json(out / "config.json")
-    if (hf_dir / "vocab.json").is_file() and (hf_dir / "merges.txt").is_file():
-        ByteLevelBPETokenizer.from_files(hf_dir / "vocab.json", hf_dir / "merges.txt").save(out / "tokenizer.json")
-    else:
-        raise FileNotFoundError(f"{hf_dir}: no vocab.json/merges.txt (GPT-2's byte-level BPE tokenizer)")
+    ByteLevelBPETokenizer.from_files(hf_dir / "vocab.json", hf_dir / "merges.txt").save(out / "tokenizer.json")
+    record(out, ["config.json", "tokenizer.json", "model.safetensors"])  # loading checks them (runs/manifest.py)
     atomic_write_json(
         out / "hyperparameters.json",
         {
@@ -147,8 +148,11 @@ def import_gpt2(hf_dir: str | Path, out: str | Path) -> Path:
     return out
 
 
-def export_gpt2(run_dir: str | Path, out: str | Path) -> Path:
-    """Write a GPT-2-shaped generator run as a Hugging Face GPT-2 directory (``transformers`` loads it)."""
+def export_gpt2(run_dir: str | Path, out: str | Path, force: bool = False) -> Path:
+    """Write a GPT-2-shaped generator run as a Hugging Face GPT-2 directory (``transformers`` loads it).
+    ``out`` may not be the run or inside it, nor hold a run; a folder with other files is refused
+    unless ``force`` (then the export's files replace theirs)."""
+    out = check_output_folder(out, source=run_dir, force=force)  # before loading: a refusal costs nothing
     run = load(run_dir)
     c = run.config
     if not isinstance(c, GeneratorConfig):
@@ -183,7 +187,6 @@ def export_gpt2(run_dir: str | Path, out: str | Path) -> Path:
     tensors = {f"transformer.{k}": v.contiguous() for k, v in tensors.items()}
     if not c.tie_embeddings:
         tensors["lm_head.weight"] = state["head.weight"].contiguous()
-    out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "model.safetensors", lambda tmp: save_file(tensors, tmp, metadata={"format": "pt"}))
     tok = run.tokenizer

@@ -32,12 +32,13 @@ from ..families import family
 from ..models import build_model
 from ..runs import latest_checkpoint, load_tokenizers, read_json
 from ..runs.files import FORMAT
+from ..runs.manifest import record, verify
 from ..summary import count_parameters
 from ..training.callbacks import Callback, Checkpointer
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import SINGLE, DistContext, broadcast
 from ..training.loggers import make_logger
-from ..training.rundir import RunLock, discard_if_empty, new_run_dir
+from ..training.rundir import RunLock, discard_if_empty, discard_unstarted, new_run_dir
 from ..training.settings import LIMITS, TrainConfig
 from ..training.state import TrainState
 from ..training.trainer import NonFiniteLoss, Trainer
@@ -85,6 +86,14 @@ class Recipe:
         if any(k in LIMITS for k in train):
             train = {**{k: None for k in LIMITS}, **train}
         data = {k: v for k, v in settings.items() if k in data_fields}
+        given = [str(m).partition("=")[0].strip() for m in model] if isinstance(model, list | tuple) else list(model)
+        decided = [k for k in given if k in self.model.data_fields]
+        if decided:
+            raise ConfigError(
+                f"{', '.join(decided)} {'is' if len(decided) == 1 else 'are'} set from the data when training "
+                "starts (vocabulary sizes and special ids from the tokenizer, n_labels from --labels), so --set "
+                f"cannot change {'it' if len(decided) == 1 else 'them'}; --print-config shows the values the data gives"
+            )
         try:
             return dataclasses.replace(
                 self,
@@ -169,6 +178,8 @@ class Recipe:
                 resuming = broadcast(resume_dir is not None and latest_checkpoint(run_dir) is not None, dist_ctx)
                 if resume_dir and not resuming:
                     log(f"{run_dir} has no checkpoint yet: training its recorded settings from step 0")
+                if resuming:
+                    verify(run_dir, None)  # the files the weights were trained with are unchanged
                 task, config = self.prepare(load_tokenizers(run_dir, self.family) if resuming else None)
                 if resume_dir:
                     check_data_unchanged(run_dir, task.describe())
@@ -192,9 +203,13 @@ class Recipe:
                     where = f"the last good checkpoint is {last}" if last else "no checkpoint was written yet"
                     raise NonFiniteLoss(f"{err}, {where}") from None
                 log(f"run saved in {run_dir}")
+        except Exception:
+            if created and dist_ctx.is_main:
+                discard_unstarted(run_dir)  # failed before its first checkpoint: leave nothing half-made
+            raise
         except BaseException:
             if created and dist_ctx.is_main:
-                discard_if_empty(run_dir)  # nothing written yet: leave no empty folder behind
+                discard_if_empty(run_dir)  # interrupted: a run with its settings written can be resumed
             raise
         return TrainResult(run_dir, state, trainer.interrupted_by)
 
@@ -246,3 +261,4 @@ def write_run_files(run_dir: Path, recipe: Recipe, task: Any, model: torch.nn.Mo
     recipe.model.to_json(run_dir / "config.json")
     for stem, tokenizer in task.tokenizers().items():
         tokenizer.save(run_dir / f"{stem}.json")
+    record(run_dir, ["config.json", *(f"{stem}.json" for stem in task.tokenizers())])

@@ -10,6 +10,7 @@ Layout of a run directory::
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from typing import Any
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_model
+from safetensors.torch import load_file, save_file, save_model
 from torch import nn
 
 from ..atomic import atomic_write
@@ -36,7 +37,21 @@ def read_json(path: Path, what: str) -> Any:  # noqa: ANN401
 
 def save_weights(model: nn.Module, path: str | Path) -> None:
     """Model weights to safetensors (tied weights stored once), atomically."""
-    atomic_write(path, lambda tmp: save_model(model, tmp))
+    atomic_write(path, lambda tmp: _safetensors(path, lambda: save_model(model, tmp)))
+
+
+def save_tensors(tensors: dict[str, torch.Tensor], path: str | Path) -> None:
+    """Tensors by name to a safetensors file, atomically."""
+    atomic_write(path, lambda tmp: _safetensors(path, lambda: save_file(tensors, tmp)))
+
+
+def _safetensors(path: str | Path, write: Callable[[], None]) -> None:
+    """safetensors reports a failed write (a full disk, a quota) as its own error: an ``OSError``, which
+    ``atomic_write`` names the file ``path`` in, as every other failed write."""
+    try:
+        write()
+    except SafetensorError as err:
+        raise OSError(errno.EIO, f"safetensors could not write it ({err}); is the disk full?") from None
 
 
 def read_tensors(path: str | Path) -> dict[str, torch.Tensor]:
@@ -100,16 +115,26 @@ def complete_checkpoint(folder: Path) -> bool:
     return all((folder / f).is_file() for f in ("state.json", "model.safetensors", "optimizer.safetensors"))
 
 
+def checkpoints(run_dir: str | Path) -> list[Path]:
+    """The run's complete checkpoints, best first: the one ``LATEST`` names (a name inside
+    ``checkpoint/``, never a path elsewhere), then the others from the newest."""
+    root = Path(run_dir) / "checkpoint"
+    complete = sorted((p for p in root.glob("step-*") if p.is_dir() and complete_checkpoint(p)), reverse=True)
+    latest = root / "LATEST"
+    try:
+        named = root / latest.read_text(encoding="utf-8").strip() if latest.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        named = None
+    if named is not None and named in complete:
+        complete.remove(named)
+        complete.insert(0, named)
+    return complete
+
+
 def latest_checkpoint(run_dir: str | Path) -> Path | None:
     """The checkpoint ``LATEST`` names, or, if that one is missing or incomplete, the newest complete one."""
-    root = Path(run_dir) / "checkpoint"
-    latest = root / "LATEST"
-    if latest.is_file():
-        folder = root / latest.read_text().strip()
-        if folder.name.startswith("step-") and folder.parent == root and complete_checkpoint(folder):
-            return folder
-    complete = sorted(p for p in root.glob("step-*") if p.is_dir() and complete_checkpoint(p))
-    return complete[-1] if complete else None
+    found = checkpoints(run_dir)
+    return found[0] if found else None
 
 
 def weights_file(run_dir: Path) -> Path:

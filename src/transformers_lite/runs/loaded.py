@@ -22,6 +22,7 @@ from ..models import build_model
 from ..tokenizers import Tokenizer, load_tokenizer
 from .files import load_weights, read_json, read_tensors, weights_file
 from .legacy import upgrade_config, upgrade_state_dict, upgrade_tokenizer
+from .manifest import verify
 
 
 @dataclass
@@ -93,15 +94,22 @@ def read_weights(run_dir: str | Path) -> dict[str, torch.Tensor]:
     return upgrade_state_dict(read_config(run_dir).family)(read_tensors(weights_file(run_dir)))
 
 
-def load(run_dir: str | Path, device: str | torch.device = "cpu") -> LoadedRun:
-    """Model (in eval mode), tokenizer(s) and config of a run directory, validated against each other."""
+def load(run_dir: str | Path, device: str | torch.device = "cpu", trust_edited: bool = False) -> LoadedRun:
+    """Model (in eval mode), tokenizer(s) and config of a run directory, validated against each other
+    and against the run's manifest (``trust_edited=True`` loads files edited after training)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise RunError(f"{run_dir} is not a run directory (no such folder)")
+    # each file is read first (a damaged one is named as damaged), then checked against the manifest
     config = read_config(run_dir)
+    verify(run_dir, ["config.json"], trust_edited)
     tokenizers = load_tokenizers(run_dir, config.family)
+    verify(run_dir, [f"{name}.json" for name in tokenizers], trust_edited)
     _check_vocabularies(run_dir, config, tokenizers)
     model = build_model(config)
-    load_weights(model, weights_file(run_dir), upgrade=upgrade_state_dict(config.family))
+    weights = weights_file(run_dir)
+    load_weights(model, weights, upgrade=upgrade_state_dict(config.family))
+    if weights.parent == run_dir:
+        verify(run_dir, [weights.name], trust_edited)
     model.to(device).eval()
     return LoadedRun(model, config, tokenizers, run_dir)

@@ -3,7 +3,9 @@ server-sent events for streamed generation, and the static page.
 
 Every error is JSON ``{"error": message}``: 404 for an unknown run, 400 for a request the run cannot
 serve (a classifier asked to generate, a text with nothing to read), 422 naming the field for a
-malformed request. Generation runs in its own thread feeding a queue, at most
+malformed request (never echoing the input: it may be what cannot be encoded, a lone surrogate), 421
+for a request naming another host (``hosts``: the DNS-rebinding guard, checked before any route).
+Generation runs in its own thread feeding a queue, at most
 ``Limits.concurrent_generations`` at a time (others wait their turn): a slow reader only slows itself.
 """
 
@@ -12,19 +14,21 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ..validate import SEED_MAX
 from ..version import __version__
 from . import views
+from .hosts import HostCheck, allowed_host_names
 from .registry import Entry, RunRegistry
 
 STATIC = Path(__file__).with_name("static")
@@ -37,7 +41,7 @@ class GenerateRequest(BaseModel):
     temperature: float = Field(1.0, gt=0, le=10)
     top_k: int | None = Field(None, ge=1)
     top_p: float | None = Field(None, gt=0, le=1)
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=SEED_MAX)
 
 
 class ContextRequest(BaseModel):
@@ -57,23 +61,50 @@ def _sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
 
-def create_app(registry: RunRegistry) -> FastAPI:
+def _encodable(value: Any) -> Any:  # noqa: ANN401 - any JSON value
+    """``value`` with every string made UTF-8-encodable (a lone surrogate becomes the text ``\\ud800``)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, (list, tuple)):
+        return [_encodable(v) for v in value]
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    return value
+
+
+def _error(status: int, message: str, **extra: Any) -> JSONResponse:  # noqa: ANN401
+    return JSONResponse(status_code=status, content=_encodable({"error": message, **extra}))
+
+
+def _problem(error: dict[str, Any]) -> str:
+    if error["type"] == "string_unicode":  # pydantic's words for a lone surrogate (U+D800..U+DFFF)
+        return "not valid Unicode text (a lone surrogate such as \\ud800 is no character); send UTF-8 text"
+    return error["msg"]
+
+
+def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = ()) -> FastAPI:
+    """The inspector over ``registry``'s runs, answering requests whose ``Host`` names ``host`` (the
+    address it listens on; loopback names too when that is loopback or every interface) or one of
+    ``allowed_hosts``."""
     app = FastAPI(title="transformers-lite inspector", version=__version__)
+    app.add_middleware(HostCheck, allowed=allowed_host_names(host, allowed_hosts))
     gate = threading.BoundedSemaphore(L.concurrent_generations)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        errors = exc.errors()
-        field = ".".join(str(x) for x in errors[0]["loc"] if x != "body") if errors else "body"
-        message = errors[0]["msg"] if errors else "invalid request"
-        return JSONResponse(
-            status_code=422,
-            content={"error": f"{field}: {message}", "field": field, "detail": jsonable_encoder(errors)},
-        )
+        # location, message and kind only: never the input back (the caller has it; it may not encode)
+        detail = [{"loc": list(e["loc"]), "msg": _problem(e), "type": e["type"]} for e in exc.errors()]
+        field = ".".join(str(x) for x in detail[0]["loc"] if x != "body") if detail else "body"
+        message = detail[0]["msg"] if detail else "invalid request"
+        return _error(422, f"{field}: {message}", field=field, detail=detail)
 
-    @app.exception_handler(HTTPException)
-    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
-        return JSONResponse(status_code=exc.status_code, content={"error": exc.detail})
+    @app.exception_handler(StarletteHTTPException)  # FastAPI's own too (a body that is not UTF-8, a bad route)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, exc.detail)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:  # a bug: still JSON
+        return _error(500, f"internal error: {type(exc).__name__} (the server's log has the traceback)")
 
     def entry(name: str, action: str | None = None) -> Entry:
         try:

@@ -9,6 +9,7 @@ Shapes: L blocks, H heads, T tokens (targets), S source tokens, V vocabulary.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from ..inspect.scores import (
     tsne_2d,
 )
 from ..pipeline import Run
+from ..runs.history import HistoryFileError
 from ..summary import summary_rows
 
 
@@ -68,8 +70,10 @@ def public_hyperparameters(hyper: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_info(name: str, run: Run) -> dict[str, Any]:
+    """Everything the run panel shows: parameter table, settings, config and training curves."""
     rows = summary_rows(run.model)
     hyper = run.hyperparameters
+    curves, notices = training_curves(run)
     return {
         "name": name,
         "family": run.config.family,
@@ -80,9 +84,32 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
         "parameters": [{"layer": r[0], "kind": r[1], "trainable": r[2], "fixed": r[3]} for r in rows],
         "total_trainable": sum(r[2] for r in rows),
         "total_fixed": sum(r[3] for r in rows),
-        "curves": {k: {"step": s, "value": v} for k, (s, v) in curve_series(run.run_dir).items()},
+        "curves": curves,
         "limits": LIMITS.__dict__,
+        "notices": notices,
     }
+
+
+def training_curves(run: Run) -> tuple[dict[str, dict[str, list[float]]], list[str]]:
+    """The run's curves as ``name -> {"step", "value"}``, and notices for the page. A damaged
+    ``metrics.csv`` or ``history.json`` leaves the curves out with a notice saying why (the rest of the
+    run panel still shows); points that are not finite numbers are left out (JSON has no NaN)."""
+    try:
+        series = curve_series(run.run_dir)
+    except HistoryFileError as err:  # the reason only: the page never shows a path
+        return {}, [f"training curves not shown: {err.path.name} {err.reason}"]
+    curves, dropped = {}, 0
+    for key, (steps, values) in series.items():
+        kept = [(s, v) for s, v in zip(steps, values) if _finite(s) and _finite(v)]
+        dropped += len(steps) - len(kept)
+        if kept:
+            curves[key] = {"step": [s for s, _ in kept], "value": [v for _, v in kept]}
+    notices = [f"{dropped} recorded values that are not finite numbers are left out of the curves"] if dropped else []
+    return curves, notices
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def embedding_view(run: Run, method: str) -> dict[str, Any]:

@@ -4,7 +4,9 @@
 with post 000's split (a test checks this on every real review), but 100,000 reviews take a fraction of
 a second:
 
-1. Texts become one byte buffer, reviews separated by NUL. ASCII reviews are lowercased and
+1. Texts become one byte buffer, reviews separated by NUL; a NUL inside a review becomes a space first
+   (NUL is not a word character, so its words are the same), else the words after it would be counted
+   in the next review. ASCII reviews are lowercased and
    stripped of ' and ` by one ``bytes.translate``; the others go through ``simplify`` (NFD, marks
    removed) and have their non-word runs replaced by a space first.
 2. Words are the maximal runs of word bytes, found with NumPy; ``\\w\\w+\\b`` is exactly "runs of
@@ -23,6 +25,7 @@ import numpy as np
 
 from .text import char_class, simplify
 
+_SEP = "\x00"  # between reviews in the joined buffer; _TABLE keeps it, _encode_buffer counts it
 _P = 1099511628211  # odd, so invertible modulo 2**64
 _P_INV = pow(_P, -1, 1 << 64)
 
@@ -158,15 +161,16 @@ def encode_corpus(
 ):  # noqa: ANN201
     """``(ids (N, T) int64 padded with ``pad_id``, lengths (N,))`` for ``texts``; words missing from
     ``lookup`` become ``unk_id``, and each text keeps its first ``max_length`` words."""
+    texts = [t.replace(_SEP, " ") for t in texts]  # the separator below must not occur inside a text
     ascii_idx = [i for i, t in enumerate(texts) if t.isascii()]
     other_idx = [i for i, t in enumerate(texts) if not t.isascii()]
     vocab = _vocab_index(lookup)
     parts = []
     if ascii_idx:
-        buf = "\x00".join(texts[i] for i in ascii_idx).encode("ascii").translate(_TABLE, b"'`")
+        buf = _SEP.join(texts[i] for i in ascii_idx).encode("ascii").translate(_TABLE, b"'`")
         parts.append((np.array(ascii_idx), _encode_buffer(buf, len(ascii_idx), vocab, unk_id, max_length)))
     if other_idx:
-        joined = simplify("\x00".join(texts[i] for i in other_idx))
+        joined = simplify(_SEP.join(texts[i] for i in other_idx))
         # non-ASCII characters that are not word characters (\w = isalnum or "_") become spaces, so
         # every byte >= 128 left belongs to a word; ASCII non-word bytes are handled by _TABLE
         spaces = [c for c in set(joined) if not c.isascii() and not c.isalnum()]

@@ -27,6 +27,7 @@ from torch import nn
 from ..atomic import atomic_write_json
 from ..progress import interactive, progress_bar
 from ..runs.files import latest_checkpoint, save_weights
+from ..runs.manifest import record
 from .checkpoint import save_checkpoint
 from .distributed import DistContext, broadcast, gather_rng
 from .metrics_log import write_metrics_csv
@@ -122,6 +123,7 @@ class Checkpointer(Callback):
             self.checkpoint(trainer, state)
         if trainer.dist.is_main:
             save_weights(trainer.model, self.run_dir / "model.safetensors")
+            record(self.run_dir, ["model.safetensors"])
 
     def has_checkpoint(self, state: TrainState) -> bool:
         last = latest_checkpoint(self.run_dir)

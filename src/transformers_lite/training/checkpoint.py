@@ -9,7 +9,6 @@ built. Loading never unpickles anything.
 
 from __future__ import annotations
 
-import json
 import random
 import shutil
 from pathlib import Path
@@ -17,12 +16,11 @@ from typing import Any
 
 import numpy as np
 import torch
-from safetensors.torch import save_file
 from torch import nn
 
-from ..atomic import atomic_write, atomic_write_json, atomic_write_text
-from ..errors import RunError
-from ..runs.files import FORMAT, latest_checkpoint, load_weights, read_tensors, save_weights
+from ..atomic import atomic_write_json, atomic_write_text
+from ..errors import RunError, warn
+from ..runs.files import FORMAT, checkpoints, load_weights, read_json, read_tensors, save_tensors, save_weights
 from ..runs.legacy import rename, rename_state
 
 KEEP_CHECKPOINTS = 2
@@ -142,7 +140,7 @@ def save_checkpoint(
     rng_tensors, rng_meta = rng_state()
     for r, s in enumerate(rank_rng or []):  # data-parallel ranks each have their own dropout stream
         rng_tensors[f"rng.torch.rank{r}"] = s
-    atomic_write(folder / "optimizer.safetensors", lambda tmp: save_file({**opt_tensors, **rng_tensors}, tmp))
+    save_tensors({**opt_tensors, **rng_tensors}, folder / "optimizer.safetensors")
     atomic_write_json(folder / "state.json", {**state, "format": FORMAT, "optimizer": opt_meta, "rng": rng_meta})
     atomic_write_text(root / "LATEST", name + "\n")
     for old in sorted(p for p in root.glob("step-*") if p.is_dir() and p.name != name)[
@@ -155,14 +153,29 @@ def save_checkpoint(
 def load_checkpoint(
     run_dir: str | Path, model: nn.Module, optimizer: torch.optim.Optimizer | None, rank: int = 0, family: str = ""
 ) -> dict[str, Any]:
-    """Restore weights, optimizer and RNG states from the latest checkpoint; return its ``state``."""
-    folder = latest_checkpoint(run_dir)
-    if folder is None:
+    """Restore weights, optimizer and RNG states from the latest checkpoint; return its ``state``.
+
+    A damaged checkpoint (unreadable state, weights or optimizer file) is skipped with a warning for
+    the one before it, so one bad write costs the steps since that one, not the run."""
+    found = checkpoints(run_dir)
+    if not found:
         raise RunError(f"{run_dir} has no complete checkpoint to resume from")
-    try:
-        state = json.loads((folder / "state.json").read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RunError(f"{folder / 'state.json'}: damaged checkpoint state ({err})") from None
+    for i, folder in enumerate(found):
+        try:
+            return _load_from(folder, model, optimizer, rank, family)
+        except RunError as err:
+            if i + 1 == len(found):
+                raise
+            warn(f"{err}; resuming from the checkpoint before it, {found[i + 1].name}")
+    raise AssertionError("unreachable")
+
+
+def _load_from(
+    folder: Path, model: nn.Module, optimizer: torch.optim.Optimizer | None, rank: int, family: str
+) -> dict[str, Any]:
+    state = read_json(folder / "state.json", "checkpoint state")
+    if not isinstance(state, dict) or not {"step", "optimizer", "rng"} <= state.keys():
+        raise RunError(f"{folder / 'state.json'}: damaged checkpoint state (fields missing)")
     if state.get("format", 0) < FORMAT:
         raise RunError(
             f"{folder} was written by transformers-lite 0.1 (optimizer states by position); it still "

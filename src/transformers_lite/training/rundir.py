@@ -67,6 +67,33 @@ def discard_if_empty(path: Path) -> bool:
     return False
 
 
+def discard_unstarted(path: Path) -> bool:
+    """Remove a new run directory whose training failed before its first checkpoint: it holds only the
+    files the run wrote at its start (settings, config, tokenizers), which the same command corrected
+    writes again, so the failed attempt neither blocks that command's ``--out`` nor leaves a run that
+    cannot be used. Anything else in the folder keeps it."""
+    ours = {".lock", "hyperparameters.json", "config.json", "manifest.json", "history.json", "metrics.csv"}
+    try:
+        names = {p.name for p in path.iterdir()} if path.is_dir() else None
+    except OSError:
+        return False
+    if names is None or not all(
+        n in ours or (n.startswith("tokenizer") or n.endswith("_tokenizer.json")) for n in names
+    ):
+        return False
+    for name in names:
+        (path / name).unlink(missing_ok=True)
+    return discard_if_empty(path) or _rmdir(path)
+
+
+def _rmdir(path: Path) -> bool:
+    try:
+        path.rmdir()
+        return True
+    except OSError:
+        return False
+
+
 def _make(path: Path, exist_ok: bool) -> None:
     if path.exists() and not path.is_dir():
         raise RunError(f"cannot create the output directory {path}: a file of that name is in the way")

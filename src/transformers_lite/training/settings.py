@@ -81,8 +81,9 @@ class TrainConfig:
         validate.number("beta2", self.beta2, 0, 1, high_open=True)
         validate.number("min_lr_ratio", self.min_lr_ratio, 0, 1)
         validate.choice("logger", self.logger, (None, "tensorboard", "wandb"))
-        for name, low in (("warmup_steps", 0), ("eval_every", 0), ("log_every", 0), ("accumulate", 1), ("seed", 0)):
+        for name, low in (("warmup_steps", 0), ("eval_every", 0), ("log_every", 0), ("accumulate", 1)):
             validate.integer(name, getattr(self, name), low)
+        validate.seed("seed", self.seed)
         for name in ("max_steps", "stop_at", "checkpoint_every", "patience"):
             validate.integer(name, getattr(self, name), 1, optional=True)
         for name in ("epochs", "max_minutes"):

@@ -107,6 +107,11 @@ class Trainer:
             state.stop_reason = self.limit_reason(state)
             while state.stop_reason is None:
                 loss = self.train_step(state)
+                if loss is None:  # stopped between micro-batches: the step was not taken
+                    state.stop_reason = self.limit_reason(state)
+                    if not state.history or state.history[-1].get("step") != state.step:
+                        self.evaluate(state)
+                    break
                 self.after_step(state, loss)
         if self.dist.active:
             same = same_weights_everywhere(self.model, self.dist)
@@ -126,13 +131,23 @@ class Trainer:
         torch.manual_seed(self.config.seed + 7919 * self.dist.rank)  # dropout stream of this run (and rank)
         return TrainState(warmup_end_s=0.0 if self.config.warmup_steps == 0 else None)
 
-    def train_step(self, state: TrainState) -> float:
-        """One optimizer step over ``accumulate`` micro-batches; returns the mean loss (over ranks)."""
+    def train_step(self, state: TrainState) -> float | None:
+        """One optimizer step over ``accumulate`` micro-batches; returns the mean loss (over ranks).
+
+        Between micro-batches a stop signal or a spent time budget abandons the step (``None``): its
+        gradients are dropped and the dropout stream rewound, so the checkpoint written next is the one
+        an uninterrupted run had before this step, and resuming stays exact (one process only)."""
         cfg, step, world = self.config, state.step, self.dist.world
         self.last_lr = self.schedule(step, self.schedule.progress(step, state.elapsed, state.warmup_end_s))
         set_lr(self.optimizer, self.last_lr, step)
         batch_loss = 0.0
+        rewind = self._random_state() if cfg.accumulate > 1 and not self.dist.active else None
         for micro in range(cfg.accumulate):
+            if micro and rewind is not None and self._must_stop_now():
+                self.optimizer.zero_grad(set_to_none=True)
+                self._random_state(rewind)
+                state.elapsed = self.clock() - self._start_clock
+                return None
             # rank r of W takes micro-batches g*W + r: together the ranks cover what one process
             # with accumulate x W would see
             batch = _to(self.task.batch((step * cfg.accumulate + micro) * world + self.dist.rank), self.device)
@@ -166,13 +181,7 @@ class Trainer:
         """Check the limits, log and evaluate when due, then let the callbacks act (checkpoint, stop, ...)."""
         state.stop_reason = self.limit_reason(state)
         if self.config.log_every and state.step % self.config.log_every == 0:
-            row = {
-                "step": state.step,
-                "epoch": round(state.step / self.steps_per_epoch, 4),
-                "wall_s": round(state.elapsed, 2),
-                "lr": self.last_lr,
-                "train_loss": state.mean_loss("log"),
-            }
+            row = self._row(state, "log")
             state.log.append(row)
             self._call("on_log", state, row)
         every = self.config.eval_every
@@ -202,6 +211,30 @@ class Trainer:
             return "interrupted"
         return None
 
+    def _row(self, state: TrainState, window: str) -> dict[str, Any]:
+        """Where training stands: a ``metrics.csv`` log row, or the start of a ``history.json`` record
+        (the mean training loss since the last row of that kind)."""
+        return {
+            "step": state.step,
+            "epoch": round(state.step / self.steps_per_epoch, 4),
+            "wall_s": round(state.elapsed, 2),
+            "lr": self.last_lr,
+            "train_loss": state.mean_loss(window),
+        }
+
+    def _must_stop_now(self) -> bool:
+        return self._signal is not None or self._over_budget(self.clock() - self._start_clock)
+
+    def _random_state(self, restore: list[torch.Tensor] | None = None) -> list[torch.Tensor] | None:
+        """The dropout stream's state (CPU, and the CUDA device's when training there), or restore it."""
+        cuda = self.device.type == "cuda"
+        if restore is None:
+            return [torch.get_rng_state(), *([torch.cuda.get_rng_state(self.device)] if cuda else [])]
+        torch.set_rng_state(restore[0])
+        if cuda:
+            torch.cuda.set_rng_state(restore[1], self.device)
+        return None
+
     def _over_budget(self, elapsed: float) -> bool:
         return self.config.max_minutes is not None and elapsed >= self.config.max_minutes * 60
 
@@ -217,14 +250,7 @@ class Trainer:
                     metrics.update(self.task.evaluate(model, split="train"))
             self.model.train()
         metrics = broadcast(metrics, self.dist)
-        record = {
-            "step": state.step,
-            "epoch": round(state.step / self.steps_per_epoch, 4),
-            "wall_s": round(state.elapsed, 2),
-            "lr": self.last_lr,
-            "train_loss": state.mean_loss("eval"),
-            **metrics,
-        }
+        record = {**self._row(state, "eval"), **metrics}
         state.history.append(record)
         self.log(
             " | ".join(

@@ -131,7 +131,8 @@ function renderRunPanel(info) {
   const losses = Object.entries(info.curves).filter(([k]) => k.endsWith("loss"));
   const others = Object.entries(info.curves).filter(([k]) => !k.endsWith("loss"));
   const charts = [losses, ...others.map((o) => [o])].filter((group) => group.length).map(lineChart);
-  $("curves").replaceChildren(...(charts.length ? charts : [el("p", { className: "muted" }, "no training history recorded")]));
+  const notes = (info.notices || []).map((text) => el("p", { className: "notice" }, text)); // e.g. a damaged metrics.csv
+  $("curves").replaceChildren(...notes, ...(charts.length ? charts : [el("p", { className: "muted" }, "no training history recorded")]));
 }
 
 const COLORS = ["#2f6fb3", "#e08a00", "#2e9d5b", "#b03a8e", "#6b7785"];

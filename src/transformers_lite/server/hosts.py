@@ -1,0 +1,92 @@
+"""The inspector answers only requests addressed to itself: a check of the HTTP ``Host`` header.
+
+Any web page can make a browser send requests to ``127.0.0.1``. With DNS rebinding (a name of the
+page's own that first resolves to its server, then to ``127.0.0.1``) it can even read the answers,
+since to the browser they come from the page's own origin. The ``Host`` header still carries that
+name, so refusing every name but the server's own closes the door.
+
+Allowed: the address the server listens on; ``127.0.0.1``, ``localhost`` and ``[::1]`` when that
+address is loopback or every interface (``0.0.0.0``, ``::``); and the names given with
+``--allowed-host``. Any port is accepted (an SSH tunnel or a proxy changes the port, not the name).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+from ..errors import ConfigError
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+_NAME = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)$")  # a host name, IPv4 or bracketed IPv6 address
+
+Scope = dict[str, Any]
+ASGIApp = Callable[[Scope, Callable, Callable], Awaitable[None]]
+
+
+def host_name(value: str) -> str:
+    """The name of a ``Host`` header or ``--host`` value, lowercased, without its port, IPv6 in
+    brackets: ``"LocalHost:8000"`` -> ``"localhost"``, ``"[::1]:80"`` and ``"::1"`` -> ``"[::1]"``."""
+    value = value.strip().lower()
+    if value.count(":") > 1 and not value.startswith("["):  # a bare IPv6 address: no port without brackets
+        return f"[{value}]"
+    end = value.find("]") + 1 if value.startswith("[") else len(value.split(":", 1)[0])
+    name, port = value[:end], value[end:]
+    return name if port == "" or (port[0] == ":" and port[1:].isdigit()) else value  # an odd port: kept whole
+
+
+def _is(address: str, kind: str) -> bool:
+    try:
+        return getattr(ipaddress.ip_address(address.strip("[]")), kind)
+    except ValueError:
+        return address == "localhost" and kind == "is_loopback"
+
+
+def allowed_host_names(bound: str, extra: Iterable[str] = ()) -> frozenset[str]:
+    """The ``Host`` names a server listening on ``bound`` answers (see the module docstring); an
+    ``extra`` name that is not a host name is a ``ConfigError`` naming it."""
+    names = {host_name(bound)}
+    if _is(host_name(bound), "is_loopback") or _is(host_name(bound), "is_unspecified"):
+        names.update(LOOPBACK_NAMES)
+    for value in extra:
+        name = host_name(value)
+        if not _NAME.match(name):
+            raise ConfigError(f"--allowed-host {value!r} is not a host name (give a name or address, like example.org)")
+        names.add(name)
+    return frozenset(names)
+
+
+def refusal(host: str) -> dict[str, str]:
+    """The JSON body of a refused request, naming the host and the option that allows it."""
+    shown = host_name(host) or "(none)"
+    message = f"host {shown!r} is not allowed; tlite serve --allowed-host {shown} allows it"
+    if not host:
+        message = "the request has no Host header; this server answers only requests naming its own host"
+    return {"error": message, "detail": message}
+
+
+class HostCheck:
+    """ASGI middleware: a request whose ``Host`` is not in ``allowed`` gets 421 (Misdirected Request)
+    with ``refusal``'s JSON body, before any route sees it."""
+
+    def __init__(self, app: ASGIApp, allowed: frozenset[str]) -> None:
+        self.app, self.allowed = app, allowed
+
+    async def __call__(self, scope: Scope, receive: Callable, send: Callable) -> None:
+        if scope["type"] not in ("http", "websocket"):  # lifespan events name no host
+            await self.app(scope, receive, send)
+            return
+        host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
+        if host and host_name(host) in self.allowed:
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # policy violation
+            return
+        body = json.dumps(refusal(host)).encode()  # ASCII: any odd byte in the header comes back escaped
+        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+        await send({"type": "http.response.start", "status": 421, "headers": headers})
+        await send({"type": "http.response.body", "body": body})

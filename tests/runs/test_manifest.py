@@ -1,0 +1,116 @@
+"""A run's files must match its weights: the manifest names any file edited after training; a damaged
+checkpoint falls back to the one before it; a new run that fails before its first checkpoint leaves
+nothing behind."""
+
+import json
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import transformers_lite as tl
+from transformers_lite import GeneratorConfig, Recipe
+from transformers_lite.recipes.resume import recorded_recipe
+from transformers_lite.runs.manifest import MANIFEST, sha256
+from transformers_lite.tasks.generator import GeneratorSettings
+from transformers_lite.training.settings import TrainConfig
+
+from ..helpers import ONE_THREAD, TINY_GPT, tlite
+
+TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n" * 20
+TINY = GeneratorConfig(vocab_size=1, max_length=16, dim=16, n_heads=2, dim_hidden=32, n_blocks=1)
+FILES = ("config.json", "tokenizer.json", "model.safetensors")
+
+
+def _train(tmp_path, out, **train):
+    text = tmp_path / "text.txt"
+    text.write_text(TEXT)
+    settings_ = dict(max_steps=6, eval_every=3, lr=1e-3, **train)
+    return Recipe("generator", TINY, TrainConfig(**settings_), GeneratorSettings(text=str(text), batch_size=4)).run(
+        out, log=lambda *_: None
+    )
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("manifest")
+    return _train(tmp, tmp / "run").run_dir
+
+
+def test_a_run_records_the_sha256_of_its_config_tokenizer_and_weights(run_dir):
+    recorded = json.loads((run_dir / MANIFEST).read_text())["sha256"]
+    assert sorted(recorded) == sorted(FILES)
+    assert all(recorded[name] == sha256(run_dir / name) for name in FILES)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from(FILES), where=st.floats(0, 1), byte=st.integers(1, 255))
+def test_any_edit_of_a_recorded_file_is_named_unless_trusted(run_dir, tmp_path_factory, name, where, byte):
+    copy = tmp_path_factory.mktemp("edited") / "run"
+    shutil.copytree(run_dir, copy)
+    data = bytearray((copy / name).read_bytes())
+    i = min(int(where * len(data)), len(data) - 1)
+    data[i] ^= byte  # one byte changed, anywhere in the file
+    (copy / name).write_bytes(bytes(data))
+    with pytest.raises(ValueError, match=name) as err:  # never silent: damaged, mismatched or changed
+        tl.load(copy)
+    try:  # trusted: the edited file is read as it is (it may still fail its own checks, naming itself)
+        tl.load(copy, trust_edited=True)
+    except ValueError as trusted:
+        assert "changed after the run wrote it" not in str(trusted) and name in str(trusted)
+    else:
+        assert "changed after the run wrote it" in str(err.value)  # it read fine: only the manifest saw it
+
+
+def test_an_edited_config_is_refused_on_the_command_line_and_trusted_on_request(run_dir, tmp_path):
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    config = json.loads((copy / "config.json").read_text())
+    config["norm_first"] = not config["norm_first"]  # loads fine, computes something else
+    (copy / "config.json").write_text(json.dumps(config))
+    refused = tlite("generate", copy, "--max-new-tokens", "3", env=ONE_THREAD)
+    assert refused.returncode == 1 and "config.json was changed after the run wrote it" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    trusted = tlite("generate", copy, "--max-new-tokens", "3", "--trust-edited", env=ONE_THREAD)
+    assert trusted.returncode == 0, trusted.stderr
+
+
+def test_runs_without_a_manifest_load_as_before(run_dir, tmp_path):
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / MANIFEST).unlink()
+    assert tl.load(copy).config.dim == 16
+
+
+def test_a_damaged_checkpoint_resumes_from_the_one_before_it(tmp_path):
+    run = _train(tmp_path, tmp_path / "run", checkpoint_every=2).run_dir
+    folders = sorted((run / "checkpoint").glob("step-*"))
+    assert [f.name for f in folders] == ["step-00000004", "step-00000006"]
+    (folders[-1] / "state.json").write_text("{ not json")
+    with pytest.warns(UserWarning, match="step-00000006/state.json: damaged checkpoint state.*step-00000004"):
+        result = recorded_recipe(run).run(resume_dir=run, log=lambda *_: None)
+    assert result.state.step == 6
+
+
+def test_a_new_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path, monkeypatch):
+    from transformers_lite.training import trainer
+
+    def broken(*args, **kw):
+        raise RuntimeError("a failure inside the first step")
+
+    monkeypatch.setattr(trainer.Trainer, "fit", broken)
+    with pytest.raises(RuntimeError, match="first step"):
+        _train(tmp_path, tmp_path / "run")
+    assert not (tmp_path / "run").exists()
+    monkeypatch.undo()
+    assert _train(tmp_path, tmp_path / "run").state.step == 6  # the same command, corrected, reuses --out
+
+
+def test_a_tiny_cli_run_writes_a_manifest(tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text(TEXT)
+    out = tmp_path / "gen"
+    done = tlite("train", "generator", "--text", text, *TINY_GPT, "--max-steps", "2", "--out", out, env=ONE_THREAD)
+    assert done.returncode == 0, done.stderr
+    assert set(json.loads((out / MANIFEST).read_text())["sha256"]) == set(FILES)
