@@ -90,7 +90,7 @@ def test_a_negative_seed_is_refused_not_taken_as_its_absolute_value():
     model = _model(GEN)
     with pytest.raises(ValueError, match="seed must be an integer in \\[0, 4294967295\\], got -5"):
         list(generate_tokens(model, torch.tensor([1]), 3, seed=-5))
-    with pytest.raises(ValueError, match="max_new_tokens must be an integer >= 0, got -1"):
+    with pytest.raises(ValueError, match="max_new_tokens must be an integer in \\[0, 1000000\\], got -1"):
         list(generate_tokens(model, torch.tensor([1]), -1))
 
 

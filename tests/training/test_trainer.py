@@ -277,8 +277,16 @@ def test_a_signal_between_micro_batches_abandons_the_step_and_resumes_exactly(tm
 
 def test_a_spent_budget_stops_between_micro_batches(tmp_path, text_file):
     ticks = iter(range(10**6))
-    state = train(
-        tmp_path / "run", text_file, max_steps=None, max_minutes=0.5, accumulate=1000, clock=lambda: next(ticks)
-    )
+    with pytest.warns(UserWarning, match="one optimizer step took"):  # the abandoned step outlasted the budget
+        state = train(
+            tmp_path / "run", text_file, max_steps=None, max_minutes=0.5, accumulate=1000, clock=lambda: next(ticks)
+        )
     assert state.step == 0 and state.stop_reason.startswith("time budget")  # not 1000 micro-batches later
     assert state.elapsed < 40
+
+
+def test_a_step_longer_than_the_whole_budget_is_named_once(tmp_path, text_file):
+    ticks = iter(range(0, 10**9, 100))  # every reading of the clock 100 s later: one step outlasts 30 s
+    with pytest.warns(UserWarning, match="one optimizer step took .* longer than the whole --max-minutes 0.5 budget"):
+        state = train(tmp_path / "run", text_file, max_steps=None, max_minutes=0.5, clock=lambda: next(ticks))
+    assert state.step == 1 and state.stop_reason.startswith("time budget")

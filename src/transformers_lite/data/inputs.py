@@ -55,17 +55,19 @@ def _record_text(line: str, fields: tuple[str, ...], where: str) -> str:
     except json.JSONDecodeError as err:
         raise DataError(f"{where}: invalid JSON ({err.msg}); give one JSON object per line") from None
     if not isinstance(record, dict):
-        raise DataError(f"{where}: {_kind(record)}, not a JSON object; give one object per line")
+        raise DataError(f"{where}: {json_kind(record)}, not a JSON object; give one object per line")
     field = next((f for f in fields if f in record), None)
     if field is None:
         raise DataError(f"{where}: no {' or '.join(repr(f) for f in fields)} field")
     value = record[field]
     if not isinstance(value, str):
-        raise DataError(f"{where}: the {field!r} field holds {_kind(value)} ({json.dumps(value)[:40]}), not a string")
+        shown = json.dumps(value)[:40]
+        raise DataError(f"{where}: the {field!r} field holds {json_kind(value)} ({shown}), not a string")
     return value
 
 
-def _kind(value: object) -> str:
+def json_kind(value: object) -> str:
+    """What a JSON value is, for error messages: ``"a number"``, ``"an object"``, ``"null"``, ..."""
     return "null" if value is None else _JSON_KINDS.get(type(value), type(value).__name__)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
+from .inputs import json_kind
 from .sources import read_text_file
 
 
@@ -110,10 +111,7 @@ def _read_csv(
 
 def _append(texts: list[str], stars: list[int], text: object, label: object, where: str) -> None:
     if not isinstance(text, str):
-        kind = {bool: "a boolean", int: "a number", float: "a number", dict: "an object", list: "a list"}.get(
-            type(text), "null" if text is None else type(text).__name__
-        )
-        raise DataError(f"{where}: the review text is {kind} ({str(text)[:40]}), not a string")
+        raise DataError(f"{where}: the review text is {json_kind(text)} ({json.dumps(text)[:40]}), not a string")
     if not text.strip():
         raise DataError(f"{where}: empty review text; remove the record or give it a text")
     texts.append(text)

@@ -61,6 +61,13 @@ class _CachedDecoder:
         self.cache.reset()
 
 
+# bounds that keep the token buffer (num_samples x (prompt + new tokens) ids) allocatable: a larger
+# request is refused by name instead of failing inside torch or running for days
+MAX_NEW_TOKENS = 1_000_000
+MAX_SAMPLES = 10_000
+MAX_IDS = 100_000_000
+
+
 @torch.inference_mode()
 def generate(
     model: nn.Module,
@@ -79,8 +86,8 @@ def generate(
     ``prompt (T,)``: a list of ``num_samples`` ids per step."""
     check_sampling(temperature, top_k, top_p)
     validate.seed("seed", seed, optional=True)
-    validate.integer("max_new_tokens", max_new_tokens, 0)
-    validate.integer("num_samples", num_samples, 1)
+    validate.integer("max_new_tokens", max_new_tokens, 0, high=MAX_NEW_TOKENS)
+    validate.integer("num_samples", num_samples, 1, high=MAX_SAMPLES)
     path = OLD_PATHS.get(path, path)
     if path not in PATHS:
         raise ValueError(f"path must be one of {PATHS}, got {path!r}")
@@ -92,6 +99,11 @@ def generate(
         raise ValueError(f"stride must be in 1..{context}, got {stride}")
     if prompt.dim() != 1 or len(prompt) == 0:
         raise ValueError("the prompt must be a non-empty 1-D tensor of token ids")
+    if num_samples * (len(prompt) + max_new_tokens) > MAX_IDS:
+        raise ValueError(
+            f"num_samples x (prompt + max_new_tokens) = {num_samples:,} x {len(prompt) + max_new_tokens:,} token "
+            f"ids is more than {MAX_IDS:,}; ask for fewer samples or tokens"
+        )
     device = next(model.parameters()).device
     base = 0 if seed is None else seed
     generators = [random.Random(base + i) for i in range(num_samples)]

@@ -28,6 +28,7 @@ from torch import Tensor, nn
 from torch.nn.parallel import DistributedDataParallel
 
 from ..devices import compiled, resolve_device
+from ..errors import warn
 from .callbacks import Callback, EarlyStopping, ProgressBar
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, same_weights_everywhere
 from .optim import Schedule, make_optimizer, set_lr
@@ -106,7 +107,9 @@ class Trainer:
                 self.evaluate(state)  # the untrained model's scores: the curves start at step 0
             state.stop_reason = self.limit_reason(state)
             while state.stop_reason is None:
+                before = state.elapsed
                 loss = self.train_step(state)
+                self._warn_if_one_step_spends_the_budget(state.elapsed - before)
                 if loss is None:  # stopped between micro-batches: the step was not taken
                     state.stop_reason = self.limit_reason(state)
                     if not state.history or state.history[-1].get("step") != state.step:
@@ -221,6 +224,17 @@ class Trainer:
             "lr": self.last_lr,
             "train_loss": state.mean_loss(window),
         }
+
+    def _warn_if_one_step_spends_the_budget(self, seconds: float) -> None:
+        """A budget is checked between steps and micro-batches, never inside one: say so when a single
+        step outlasts the whole budget (a huge context or batch), once."""
+        budget = self.config.max_minutes
+        if budget is not None and seconds > budget * 60 and not getattr(self, "_warned_step", False):
+            self._warned_step = True
+            warn(
+                f"one optimizer step took {seconds:.0f} s, longer than the whole --max-minutes {budget:g} budget "
+                "(it is checked between steps and micro-batches); lower --batch-size, the context or --accumulate"
+            )
 
     def _must_stop_now(self) -> bool:
         return self._signal is not None or self._over_budget(self.clock() - self._start_clock)

@@ -1,0 +1,65 @@
+"""Zero internal errors as a property: every option of the commands that use a run, given generated
+values (numbers of every kind, words, empty and control characters), ends in a result (exit 0) or one
+``tlite: error:`` line (exit 1, or 2 for what argparse refuses) — never an internal error or a
+traceback (``cli`` fails the test on any exception escaping ``main``)."""
+
+import argparse
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from transformers_lite.cli.main import build_parser
+
+VALUES = st.sampled_from(
+    ["-1", "0", "1", "2", "3", "0.5", "nan", "inf", "-inf", "1e300", "-1e300", "1e-300", "9" * 30]
+    + ["abc", "", " ", "\x00", "\u2028", "ROMEO:", "cpu", "cache", "no-cache", "mps", "cuda:9"]
+)
+# options that name files to read or write: the file readers have their own property tests
+FILES = {"--input", "--output", "--text", "--data", "--src", "--ref", "--tgt", "--out"}
+COMMANDS = {"generate": ("gen", []), "classify": ("cls", ["great box"]), "translate": ("s2s", ["alpha beta"])}
+COMMANDS["evaluate"] = ("cls", [])
+
+
+def _options(command: str) -> list[tuple[str, bool]]:
+    """``(option, takes_a_value)`` for every option of ``tlite COMMAND`` except the file options."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    found = []
+    for action in sub.choices[command]._actions:
+        if action.option_strings and not isinstance(action, argparse._HelpAction):
+            name = action.option_strings[-1]
+            if name not in FILES:
+                found.append((name, action.nargs != 0))
+    return found
+
+
+@pytest.fixture(scope="module")
+def places(runs):
+    return {"gen": runs / "generator", "cls": runs / "classifier", "s2s": runs / "seq2seq"}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_option_with_any_value_gives_a_result_or_one_error_line(cli, capsys, places, command, data):
+    run, texts = COMMANDS[command]
+    options = _options(command)
+    chosen = data.draw(st.lists(st.sampled_from(options), min_size=1, max_size=4, unique=True))
+    args = []
+    for name, takes_value in chosen:
+        args += [name, data.draw(VALUES)] if takes_value else [name]
+    if command == "generate" and "--max-new-tokens" not in args:
+        args += ["--max-new-tokens", "5"]
+    try:
+        result = cli(command, places[run], *texts, *args)
+    except SystemExit as stop:  # argparse's own refusal (a value it cannot parse): usage + one error line
+        assert stop.code == 2, args
+        assert "error: argument" in capsys.readouterr().err  # (and the buffer emptied for the next example)
+        return
+    assert "internal error" not in result.err and "Traceback" not in result.err, (args, result.err)
+    if result.code == 1:  # one error line (after any warnings about input that was used as it came)
+        errors = [line for line in result.lines if not line.startswith("tlite: warning: ")]
+        assert len(errors) == 1 and errors[0].startswith("tlite: error: "), (args, result.err)
+    else:
+        assert result.code in (0, 2), (args, result.code, result.err)
