@@ -14,13 +14,19 @@ from .errors import ConfigError
 SEED_MAX = 2**32 - 1  # NumPy's RandomState, used for PPMI and SVD starts, takes seeds below 2**32
 
 
+INT_MAX = 2**31 - 1  # every count (steps, batch sizes, tokens) fits a 32-bit int: torch sizes and ranges take it
+
+
 def integer(name: str, value: Any, low: int = 1, *, high: int | None = None, optional: bool = False) -> None:  # noqa: ANN401
-    """``value`` is an int (not a bool) in ``[low, high]``, or ``None`` when ``optional``."""
+    """``value`` is an int (not a bool) in ``[low, high]`` (``high`` defaults to ``INT_MAX``), or ``None``
+    when ``optional``."""
     if value is None and optional:
         return
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
+    limit = INT_MAX if high is None else high
+    ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= limit
     if not ok:
-        rule = f">= {low}" if high is None else f"in [{low}, {high}]"
+        too_big = isinstance(value, int) and value > limit
+        rule = f"in [{low}, {limit}]" if high is not None or too_big else f">= {low}"
         raise ConfigError(f"{name} must be an integer {rule}, got {value!r}")
 
 

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 
 from transformers_lite.cli.main import build_parser
 
+from ..helpers import TINY_GPT
+
 VALUES = st.sampled_from(
     ["-1", "0", "1", "2", "3", "0.5", "nan", "inf", "-inf", "1e300", "-1e300", "1e-300", "9" * 30]
     + ["abc", "", " ", "\x00", "\u2028", "ROMEO:", "cpu", "cache", "no-cache", "mps", "cuda:9"]
@@ -63,3 +65,65 @@ def test_every_option_with_any_value_gives_a_result_or_one_error_line(cli, capsy
         assert len(errors) == 1 and errors[0].startswith("tlite: error: "), (args, result.err)
     else:
         assert result.code in (0, 2), (args, result.code, result.err)
+
+
+TRAIN_SKIP = FILES | {"--config", "--run-config", "--resume", "--corpus", "--dist-timeout", "--max-steps", "--help"}
+
+
+def _train_options() -> list[tuple[str, bool]]:
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    train = next(a for a in sub.choices["train"]._actions if isinstance(a, argparse._SubParsersAction))
+    return [
+        (action.option_strings[-1], action.nargs != 0)
+        for action in train.choices["generator"]._actions
+        if action.option_strings and action.option_strings[-1] not in TRAIN_SKIP
+    ]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_training_with_any_option_values_gives_a_run_or_one_error_line(cli, capsys, files, tmp_path_factory, data):
+    """``tlite train generator`` (a tiny model, two steps at most) with generated training settings."""
+    chosen = data.draw(st.lists(st.sampled_from(_train_options()), min_size=1, max_size=3, unique=True))
+    args = []
+    for name, takes_value in chosen:
+        args += [name, data.draw(VALUES)] if takes_value else [name]
+    out = tmp_path_factory.mktemp("fuzz") / "run"
+    base = ["train", "generator", "--text", files / "text.txt", *TINY_GPT, "--out", out]
+    try:
+        result = cli(*base, *args, "--max-steps", "2")
+    except SystemExit as stop:
+        assert stop.code == 2, args
+        assert "error: argument" in capsys.readouterr().err
+        return
+    assert "internal error" not in result.err and "Traceback" not in result.err, (args, result.err)
+    if result.code == 1:
+        errors = [line for line in result.lines if not line.startswith("tlite: warning: ")]
+        assert len(errors) == 1 and errors[0].startswith("tlite: error: "), (args, result.err)
+    else:
+        assert result.code in (0, 130, 143), (args, result.code, result.err)
+
+
+@pytest.mark.parametrize("option", ["--batch-size", "--accumulate", "--eval-every", "--warmup-steps"])
+def test_a_count_beyond_32_bits_is_refused_by_name(cli, files, tmp_path, option):
+    result = cli(
+        "train", "generator", "--text", files / "text.txt", *TINY_GPT, option, "9" * 30, "--out", tmp_path / "r"
+    )
+    name = option[2:].replace("-", "_")
+    low = 1 if name in ("batch_size", "accumulate") else 0
+    assert result.code == 1
+    assert result.lines == [f"tlite: error: {name} must be an integer in [{low}, 2147483647], got {'9' * 30}"]
+    assert not (tmp_path / "r").exists()
+
+
+def test_running_out_of_memory_is_an_error_naming_what_to_lower(cli, places, monkeypatch):
+    from transformers_lite import pipeline
+
+    def too_big(*args, **kw):
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:127] DefaultCPUAllocator: can't allocate memory: 52 GB")
+
+    monkeypatch.setattr(pipeline.Run, "classify", too_big)
+    result = cli("classify", places["cls"], "great box")
+    assert result.code == 1 and len(result.lines) == 1
+    assert result.lines[0].startswith("tlite: error: out of memory (") and "lower --batch-size" in result.lines[0]

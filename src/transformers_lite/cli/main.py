@@ -67,12 +67,33 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"tlite: error: {err}", file=sys.stderr)
         return 1
+    except (RuntimeError, MemoryError) as err:
+        if _out_of_memory(err) and not args.debug:  # a size the machine cannot hold: the user's to lower
+            first = (str(err).splitlines() or [""])[0][:160]
+            print(
+                f"tlite: error: out of memory ({first}); lower --batch-size, the context (--set max_length=...), "
+                "--num-samples or --max-new-tokens",
+                file=sys.stderr,
+            )
+            return 1
+        if args.debug:
+            raise
+        return _internal_error(err)
     except Exception as err:  # a bug: still one line, the traceback on request
         if args.debug:
             raise
-        print(
-            f"tlite: internal error: {type(err).__name__}: {err} (run again with --debug for the traceback, "
-            "and please report it)",
-            file=sys.stderr,
-        )
-        return 1
+        return _internal_error(err)
+
+
+def _out_of_memory(err: BaseException) -> bool:
+    text = str(err)
+    return isinstance(err, MemoryError) or "can't allocate memory" in text or "out of memory" in text.lower()
+
+
+def _internal_error(err: BaseException) -> int:
+    print(
+        f"tlite: internal error: {type(err).__name__}: {err} (run again with --debug for the traceback, "
+        "and please report it)",
+        file=sys.stderr,
+    )
+    return 1
