@@ -108,3 +108,7 @@ def test_a_field_the_data_decides_cannot_be_set(preset, field):
         get_preset(preset).override([f"{field}=5"])
     with pytest.raises(ValueError, match=f"{field} is set from the data"):
         get_preset(preset).override({field: 5})
+
+
+def test_the_translators_share_embeddings_switch_stays_a_setting():
+    assert get_preset("seq2seq-small").override(["share_embeddings=false"]).model.share_embeddings is False

@@ -33,14 +33,18 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     private 0600 of a temporary file; a replaced file keeps its own.
     """
     path = Path(path)
+    if _system_stream(path):  # /dev/stdout, /proc/self/fd/1, ...: a stream of this process, written through
+        _write_in_place(path, path, write)
+        return
     target, mode = _target(path)
     if mode is not None and not stat.S_ISREG(mode):
         _write_in_place(path, target, write)
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
+    tmp = ""
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        os.close(fd)
         write(tmp)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
@@ -53,6 +57,13 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
         _remove(tmp)
         raise
     _fsync_dir(target.parent)
+
+
+def _system_stream(path: Path) -> bool:
+    """A path under ``/dev`` or ``/proc`` (``/dev/stdout`` may resolve to a pipe's ``/proc`` name that
+    cannot be stat'ed, or to the file the shell redirected into, which a rename would orphan)."""
+    parts = Path(os.path.abspath(path)).parts
+    return len(parts) > 2 and parts[1] in ("dev", "proc")
 
 
 def _target(path: Path) -> tuple[Path, int | None]:
@@ -79,6 +90,8 @@ def _write_in_place(path: Path, target: Path, write: Callable[[str], None]) -> N
 
 
 def _remove(tmp: str) -> None:
+    if not tmp:
+        return
     try:
         os.unlink(tmp)
     except OSError:

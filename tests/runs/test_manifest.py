@@ -91,6 +91,8 @@ def test_a_damaged_checkpoint_resumes_from_the_one_before_it(tmp_path):
     with pytest.warns(UserWarning, match="step-00000006/state.json: damaged checkpoint state.*step-00000004"):
         result = recorded_recipe(run).run(resume_dir=run, log=lambda *_: None)
     assert result.state.step == 6
+    names = sorted(p.name for p in (run / "checkpoint").iterdir())
+    assert "damaged-step-00000006" in names and (run / "checkpoint" / "LATEST").read_text().strip() == "step-00000006"
 
 
 def test_a_new_run_that_fails_before_its_first_checkpoint_leaves_no_folder(tmp_path, monkeypatch):

@@ -63,14 +63,16 @@ def test_allowed_hosts_are_answered_and_only_they(runs_folder):
 
     app = create_app(RunRegistry(runs_folder), host="0.0.0.0", allowed_hosts=["Box.Lan", "10.1.2.3:8000"])
     client = TestClient(app, base_url="http://box.lan:8000")
-    for host in ("box.lan", "BOX.LAN:80", "10.1.2.3", "0.0.0.0:8000", "localhost:9000"):
+    # bound to every interface, any IP address is this machine's (a rebinding page names a domain)
+    for host in ("box.lan", "BOX.LAN:80", "10.1.2.3", "0.0.0.0:8000", "localhost:9000", "10.1.2.4", "[fe80::1]"):
         assert client.get("/api/runs", headers={"Host": host}).status_code == 200, host
-    for host in ("other.lan", "box.lan.evil", "10.1.2.4", "box.lan:port", ""):
+    for host in ("other.lan", "box.lan.evil", "box.lan:port", ""):
         assert client.get("/api/runs", headers={"Host": host}).status_code == 421, host
     # bound to one outside address, loopback names are not that server's names
     public = TestClient(create_app(RunRegistry(runs_folder), host="192.168.1.5"))
     assert public.get("/api/runs", headers={"Host": "192.168.1.5:8000"}).status_code == 200
     assert public.get("/api/runs", headers={"Host": "localhost:8000"}).status_code == 421
+    assert public.get("/api/runs", headers={"Host": "192.168.1.6:8000"}).status_code == 421
 
 
 @pytest.mark.parametrize(

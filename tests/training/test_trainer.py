@@ -276,13 +276,12 @@ def test_a_signal_between_micro_batches_abandons_the_step_and_resumes_exactly(tm
 
 
 def test_a_spent_budget_stops_between_micro_batches(tmp_path, text_file):
-    ticks = iter(range(10**6))
-    with pytest.warns(UserWarning, match="one optimizer step took"):  # the abandoned step outlasted the budget
-        state = train(
-            tmp_path / "run", text_file, max_steps=None, max_minutes=0.5, accumulate=1000, clock=lambda: next(ticks)
-        )
-    assert state.step == 0 and state.stop_reason.startswith("time budget")  # not 1000 micro-batches later
-    assert state.elapsed < 40
+    ticks = (0.1 * i for i in range(10**6))  # ~12 s a step at 200 micro-batches, budget 24 s
+    state = train(
+        tmp_path / "run", text_file, max_steps=None, max_minutes=0.4, accumulate=200, clock=lambda: next(ticks)
+    )
+    assert state.step >= 1 and state.stop_reason.startswith("time budget")
+    assert state.elapsed < 25  # when the budget ran out, not at the end of the step in progress (~12 s later)
 
 
 def test_a_step_longer_than_the_whole_budget_is_named_once(tmp_path, text_file):

@@ -55,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
     registry = RunRegistry(args.runs)
     app = create_app(registry, host=args.host, allowed_hosts=args.allowed_host)  # a bad --allowed-host: refused here
     if _public(args.host):
-        warn(f"--host {args.host} makes the inspector reachable from other machines; it has no authentication")
+        warn(
+            f"--host {args.host} makes the inspector reachable from other machines (by IP address; a host name "
+            "needs --allowed-host NAME); it has no authentication"
+        )
     names = registry.names()
     print(f"serving {len(names)} run(s) from {args.runs} at http://{args.host}:{args.port}  (Ctrl-C to stop)")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

@@ -26,7 +26,13 @@ _JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", dict: "an 
 def read_inputs(source: str, fields: tuple[str, ...] = ("text",)) -> tuple[list[str], bool]:
     """``(texts, is_jsonl)`` from ``source`` (a path, or ``-`` for standard input): one text per line."""
     name = "<stdin>" if source == "-" else source
-    lines = split_lines(_decode(_stdin_bytes() if source == "-" else _file_bytes(source), name))
+    text = _decode(_stdin_bytes() if source == "-" else _file_bytes(source), name)
+    if "\r" in text.rstrip("\r") and "\n" not in text:
+        raise DataError(
+            f"{name}: lines end with a carriage return only (old Mac line endings), which would make the "
+            "whole file one input; convert them to \\n first (e.g. tr '\\r' '\\n')"
+        )
+    lines = split_lines(text)
     if not lines:
         raise DataError(f"{name}: no input lines")
     jsonl = name.endswith(".jsonl") or lines[0].lstrip().startswith("{")

@@ -32,7 +32,7 @@ from ..families import family
 from ..models import build_model
 from ..runs import latest_checkpoint, load_tokenizers, read_json
 from ..runs.files import FORMAT
-from ..runs.manifest import record, verify
+from ..runs.manifest import RESUMING, record, verify
 from ..summary import count_parameters
 from ..training.callbacks import Callback, Checkpointer
 from ..training.checkpoint import load_checkpoint
@@ -87,7 +87,8 @@ class Recipe:
             train = {**{k: None for k in LIMITS}, **train}
         data = {k: v for k, v in settings.items() if k in data_fields}
         given = [str(m).partition("=")[0].strip() for m in model] if isinstance(model, list | tuple) else list(model)
-        decided = [k for k in given if k in self.model.data_fields]
+        # share_embeddings is the user's switch, which the data can only turn off (separate vocabularies)
+        decided = [k for k in given if k in self.model.data_fields and k != "share_embeddings"]
         if decided:
             raise ConfigError(
                 f"{', '.join(decided)} {'is' if len(decided) == 1 else 'are'} set from the data when training "
@@ -179,7 +180,7 @@ class Recipe:
                 if resume_dir and not resuming:
                     log(f"{run_dir} has no checkpoint yet: training its recorded settings from step 0")
                 if resuming:
-                    verify(run_dir, None)  # the files the weights were trained with are unchanged
+                    verify(run_dir, None, what_to_do=RESUMING)  # the files the weights were trained with
                 task, config = self.prepare(load_tokenizers(run_dir, self.family) if resuming else None)
                 if resume_dir:
                     check_data_unchanged(run_dir, task.describe())

@@ -47,8 +47,18 @@ def record(run_dir: str | Path, names: Iterable[str]) -> None:
     atomic_write_json(run_dir / MANIFEST, {"sha256": dict(sorted(known.items()))})
 
 
-def verify(run_dir: str | Path, names: Iterable[str] | None = None, trust_edited: bool = False) -> None:
-    """A ``RunError`` naming the first recorded file (of ``names``, default all) whose contents changed."""
+LOADING = (
+    "restore it (generate, evaluate, classify, translate and inspect take --trust-edited, and load() "
+    "trust_edited=True, to use the edited file anyway)"
+)
+RESUMING = "restore it to resume this run, or start a new run with the edited settings"
+
+
+def verify(
+    run_dir: str | Path, names: Iterable[str] | None = None, trust_edited: bool = False, what_to_do: str = LOADING
+) -> None:
+    """A ``RunError`` naming the first recorded file (of ``names``, default all) whose contents changed,
+    and ``what_to_do`` about it."""
     if trust_edited:
         return
     run_dir = Path(run_dir)
@@ -60,6 +70,5 @@ def verify(run_dir: str | Path, names: Iterable[str] | None = None, trust_edited
         if sha256(path) != known[name]:
             raise RunError(
                 f"{path} was changed after the run wrote it (its sha256 differs from {MANIFEST}); the weights "
-                "were trained with the recorded file: restore it (generate, evaluate, classify, translate and "
-                "inspect take --trust-edited, and load() trust_edited=True, to use the edited file anyway)"
+                f"were trained with the recorded file: {what_to_do}"
             )

@@ -6,7 +6,8 @@ since to the browser they come from the page's own origin. The ``Host`` header s
 name, so refusing every name but the server's own closes the door.
 
 Allowed: the address the server listens on; ``127.0.0.1``, ``localhost`` and ``[::1]`` when that
-address is loopback or every interface (``0.0.0.0``, ``::``); and the names given with
+address is loopback or every interface (``0.0.0.0``, ``::``); any IP address when it is every
+interface (a rebinding page always names a domain, never an address); and the names given with
 ``--allowed-host``. Any port is accepted (an SSH tunnel or a proxy changes the port, not the name).
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 from ..errors import ConfigError
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+ANY_ADDRESS = "<any IP address>"  # in an allowed set: every IP literal is answered
 _NAME = re.compile(r"^(\[[0-9a-f:.]+\]|[a-z0-9_.-]+)$")  # a host name, IPv4 or bracketed IPv6 address
 
 Scope = dict[str, Any]
@@ -45,12 +47,23 @@ def _is(address: str, kind: str) -> bool:
         return address == "localhost" and kind == "is_loopback"
 
 
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name.strip("[]"))
+        return True
+    except ValueError:
+        return False
+
+
 def allowed_host_names(bound: str, extra: Iterable[str] = ()) -> frozenset[str]:
     """The ``Host`` names a server listening on ``bound`` answers (see the module docstring); an
     ``extra`` name that is not a host name is a ``ConfigError`` naming it."""
     names = {host_name(bound)}
     if _is(host_name(bound), "is_loopback") or _is(host_name(bound), "is_unspecified"):
         names.update(LOOPBACK_NAMES)
+    if _is(host_name(bound), "is_unspecified"):
+        # every interface: any address of this machine (an IP literal); DNS rebinding needs a name
+        names.add(ANY_ADDRESS)
     for value in extra:
         name = host_name(value)
         if not _NAME.match(name):
@@ -80,7 +93,8 @@ class HostCheck:
             await self.app(scope, receive, send)
             return
         host = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"host"), "")
-        if host and host_name(host) in self.allowed:
+        name = host_name(host)
+        if host and (name in self.allowed or (ANY_ADDRESS in self.allowed and _is_address(name))):
             await self.app(scope, receive, send)
             return
         if scope["type"] == "websocket":

@@ -162,11 +162,20 @@ def load_checkpoint(
         raise RunError(f"{run_dir} has no complete checkpoint to resume from")
     for i, folder in enumerate(found):
         try:
-            return _load_from(folder, model, optimizer, rank, family)
+            state = _load_from(folder, model, optimizer, rank, family)
         except RunError as err:
             if i + 1 == len(found):
                 raise
             warn(f"{err}; resuming from the checkpoint before it, {found[i + 1].name}")
+            continue
+        if i and rank == 0:  # set the damaged ones aside, so neither LATEST nor pruning picks them again
+            for damaged in found[:i]:
+                aside = damaged.with_name(f"damaged-{damaged.name}")
+                while aside.exists():
+                    aside = aside.with_name(aside.name + "+")
+                damaged.rename(aside)
+            atomic_write_text(Path(run_dir) / "checkpoint" / "LATEST", folder.name + "\n")
+        return state
     raise AssertionError("unreachable")
 
 

@@ -100,6 +100,7 @@ class Trainer:
         """Train until a limit is reached; return the final state (step, history, stop reason). ``state``
         continues a resumed run (its weights, optimizer and random streams restored by the caller)."""
         state = self.start(state)
+        self._first_step = state.step
         with self._signal_handlers():
             self._call("on_train_start", state)
             self._start_clock = self.clock() - state.elapsed
@@ -146,7 +147,7 @@ class Trainer:
         batch_loss = 0.0
         rewind = self._random_state() if cfg.accumulate > 1 and not self.dist.active else None
         for micro in range(cfg.accumulate):
-            if micro and rewind is not None and self._must_stop_now():
+            if micro and rewind is not None and self._must_stop_now(state.step > self._first_step):
                 self.optimizer.zero_grad(set_to_none=True)
                 self._random_state(rewind)
                 state.elapsed = self.clock() - self._start_clock
@@ -236,8 +237,10 @@ class Trainer:
                 "(it is checked between steps and micro-batches); lower --batch-size, the context or --accumulate"
             )
 
-    def _must_stop_now(self) -> bool:
-        return self._signal is not None or self._over_budget(self.clock() - self._start_clock)
+    def _must_stop_now(self, stepped: bool) -> bool:
+        """A signal, or a spent budget once this session has taken a step (a budget shorter than one
+        step still trains one)."""
+        return self._signal is not None or (stepped and self._over_budget(self.clock() - self._start_clock))
 
     def _random_state(self, restore: list[torch.Tensor] | None = None) -> list[torch.Tensor] | None:
         """The dropout stream's state (CPU, and the CUDA device's when training there), or restore it."""
