@@ -69,8 +69,6 @@ def transformer(name: str, out: Path, seed: int) -> dict:
         *args,
         "--seed",
         str(seed),
-        "--eval-every",
-        "0",
         "--out",
         str(run),
     ]

@@ -92,6 +92,8 @@ class Trainer:
         self.forward_model = compiled(wrapped, str(self.device)) if config.compile else wrapped
         self.last_lr = 0.0
         self._signal: int | None = None  # SIGINT/SIGTERM received: stop after this step
+        self._warned_step = False  # "one step outlasts the whole budget" said once
+        self._first_step = 0  # the step this session started from (fit sets it)
         self._stop_vote = False  # under DDP: some rank asked to stop (all ranks stop together)
         self._start_clock = 0.0
 
@@ -230,7 +232,7 @@ class Trainer:
         """A budget is checked between steps and micro-batches, never inside one: say so when a single
         step outlasts the whole budget (a huge context or batch), once."""
         budget = self.config.max_minutes
-        if budget is not None and seconds > budget * 60 and not getattr(self, "_warned_step", False):
+        if budget is not None and seconds > budget * 60 and not self._warned_step:
             self._warned_step = True
             warn(
                 f"one optimizer step took {seconds:.0f} s, longer than the whole --max-minutes {budget:g} budget "
