@@ -4,6 +4,7 @@
     .venv/bin/python benchmarks/bench_vs_reference.py sample       # sampling tokens/s at context 256
     .venv/bin/python benchmarks/bench_vs_reference.py memory       # peak resident memory, one process each
     .venv/bin/python benchmarks/bench_vs_reference.py train --nanogpt /tmp/nanoGPT   # the real nanoGPT
+    python benchmarks/bench_vs_reference.py train --device cuda --bf16 --only d384 --batch 64   # on a GPU
 
 The reference is ``reference_gpt.py`` (written for this benchmark in the style of the minimal GPTs),
 or with ``--nanogpt DIR`` the ``model.py`` of a nanoGPT checkout in a scratch folder (never copied into
@@ -45,19 +46,19 @@ SIZES = {  # three sizes: layers, heads, dim, context, batch, dropout
 VOCAB = 65
 
 
-def reference(size: dict, nanogpt: str | None):  # noqa: ANN201
+def reference(size: dict, nanogpt: str | None, device: str = "cpu"):  # noqa: ANN201
     cfg = {k: v for k, v in size.items() if k != "batch"}
     if nanogpt:
         spec = importlib.util.spec_from_file_location("nanogpt_model", Path(nanogpt) / "model.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        model = module.GPT(module.GPTConfig(vocab_size=VOCAB, bias=True, **cfg))
-        return model, model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), "cpu")
-    model = ReferenceGPT(RefConfig(vocab_size=VOCAB, bias=True, **cfg))
+        model = module.GPT(module.GPTConfig(vocab_size=VOCAB, bias=True, **cfg)).to(device)
+        return model, model.configure_optimizers(0.1, 1e-3, (0.9, 0.99), torch.device(device).type)
+    model = ReferenceGPT(RefConfig(vocab_size=VOCAB, bias=True, **cfg)).to(device)
     return model, model.configure_optimizers(0.1, 1e-3, (0.9, 0.99))
 
 
-def project(size: dict, **overrides):  # noqa: ANN003, ANN201
+def project(size: dict, device: str = "cpu", **overrides):  # noqa: ANN003, ANN201
     config = GeneratorConfig(
         vocab_size=VOCAB,
         max_length=size["block_size"],
@@ -73,49 +74,80 @@ def project(size: dict, **overrides):  # noqa: ANN003, ANN201
         qkv_bias=True,
         **overrides,
     )
-    model = build_model(config)
+    model = build_model(config).to(device)
     return model, make_optimizer(model, 1e-3, 0.1, (0.9, 0.99))
 
 
-def train_block(model, optimizer, batches, is_reference: bool) -> float:  # noqa: ANN001
-    """Seconds for one optimizer step per batch."""
+def train_block(model, optimizer, batches, is_reference: bool, bf16: bool = False) -> float:  # noqa: ANN001
+    """Seconds for one optimizer step per batch (forward under bfloat16 autocast with ``bf16``)."""
     model.train()
+    device = batches[0][0].device
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16, enabled=bf16)
+    _synchronize(device)
     start = time.perf_counter()
     for x, y in batches:
-        if is_reference:
-            _, loss = model(x, y)
-        else:
-            loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
+        with autocast:
+            if is_reference:
+                _, loss = model(x, y)
+            else:
+                loss = F.cross_entropy(model(x).flatten(0, 1), y.flatten())
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         loss.item()
+    _synchronize(device)
     return time.perf_counter() - start
 
 
-def train(nanogpt: str | None, steps: int, repeats: int, only: list[str] | None, compiled: bool = False) -> None:
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def _device_name(device: str) -> str:
+    return torch.cuda.get_device_name(device) if device.startswith("cuda") else "cpu"
+
+
+def train(  # noqa: PLR0913
+    nanogpt: str | None,
+    steps: int,
+    repeats: int,
+    only: list[str] | None,
+    compiled: bool = False,
+    *,
+    device: str = "cpu",
+    bf16: bool = False,
+    batch: int | None = None,
+    compile_reference: bool = False,
+) -> None:
     for name, size in SIZES.items():
         if only and name not in only:
             continue
+        size = dict(size, batch=batch or size["batch"])
         torch.manual_seed(0)
         g = torch.Generator().manual_seed(1)
-        data = torch.randint(0, VOCAB, (steps, size["batch"], size["block_size"] + 1), generator=g)
+        data = torch.randint(0, VOCAB, (steps, size["batch"], size["block_size"] + 1), generator=g).to(device)
         batches = [(d[:, :-1].contiguous(), d[:, 1:].contiguous()) for d in data]
-        ref, ref_opt = reference(size, nanogpt)
-        ours, our_opt = project(size)
-        compile_s = None
-        if compiled:
-            start = time.perf_counter()
-            ours = torch.compile(ours)
-            train_block(ours, our_opt, batches[:1], False)
-            compile_s = round(time.perf_counter() - start, 1)
-        train_block(ref, ref_opt, batches[:3], True)  # warm-up
-        train_block(ours, our_opt, batches[:3], False)
+        ref, ref_opt = reference(size, nanogpt, device)
+        ours, our_opt = project(size, device)
+        compile_s = {}
+        for side, on in (("project", compiled), ("reference", compile_reference)):
+            if on:
+                start = time.perf_counter()
+                if side == "project":
+                    ours = torch.compile(ours)
+                    train_block(ours, our_opt, batches[:1], False, bf16)
+                else:
+                    ref = torch.compile(ref)
+                    train_block(ref, ref_opt, batches[:1], True, bf16)
+                compile_s[side] = round(time.perf_counter() - start, 1)
+        train_block(ref, ref_opt, batches[:3], True, bf16)  # warm-up
+        train_block(ours, our_opt, batches[:3], False, bf16)
         times: dict[str, list[float]] = {"reference": [], "project": []}
         for _ in range(repeats):
-            times["reference"].append(train_block(ref, ref_opt, batches, True))
-            times["project"].append(train_block(ours, our_opt, batches, False))
+            times["reference"].append(train_block(ref, ref_opt, batches, True, bf16))
+            times["project"].append(train_block(ours, our_opt, batches, False, bf16))
         tokens = steps * size["batch"] * size["block_size"]
         ref_rate, our_rate = (tokens / statistics.median(times[k]) for k in ("reference", "project"))
         emit(
@@ -124,7 +156,10 @@ def train(nanogpt: str | None, steps: int, repeats: int, only: list[str] | None,
             **size,
             reference="nanoGPT" if nanogpt else "reference_gpt.py",
             project_path="torch.compile" if compiled else "eager",
-            compile_s=compile_s,
+            reference_path="torch.compile" if compile_reference else "eager",
+            compile_s=compile_s or None,
+            device=_device_name(device),
+            precision="bf16 autocast" if bf16 else "float32",
             reference_tokens_per_s=round(ref_rate),
             project_tokens_per_s=round(our_rate),
             ratio=round(our_rate / ref_rate, 2),
@@ -237,10 +272,24 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", action="append", choices=tuple(SIZES))
     parser.add_argument("--compile", action="store_true", help="train: torch.compile the project's model")
+    parser.add_argument("--compile-reference", action="store_true", help="train: torch.compile the reference too")
+    parser.add_argument("--device", default="cpu", help="train: cpu, cuda, cuda:N")
+    parser.add_argument("--bf16", action="store_true", help="train: both sides under bfloat16 autocast")
+    parser.add_argument("--batch", type=int, help="train: rows per batch instead of the size's own")
     args = parser.parse_args()
     torch.set_num_threads(min(2, os.cpu_count() or 1))
     if args.what == "train":
-        train(args.nanogpt, args.steps, args.repeats, args.only, args.compile)
+        train(
+            args.nanogpt,
+            args.steps,
+            args.repeats,
+            args.only,
+            args.compile,
+            device=args.device,
+            bf16=args.bf16,
+            batch=args.batch,
+            compile_reference=args.compile_reference,
+        )
     elif args.what == "sample":
         sample(args.nanogpt, args.repeats)
     elif args.what == "memory":

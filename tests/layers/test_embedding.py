@@ -84,3 +84,15 @@ def test_bigram_embedding_gives_each_word_pair_its_own_row():
 def test_bigram_embedding_rejects_an_empty_table():
     with pytest.raises(ValueError, match="buckets"):
         BigramEmbedding(0, 4, 10)
+
+
+def test_id_range_is_checked_eagerly_and_left_to_the_tokenizer_inside_compile(monkeypatch) -> None:
+    """Eager calls name an id outside the vocabulary; inside ``torch.compile`` (training on the run's own
+    tokenizer's ids) the check would read the ids back to the host at every step, so it is skipped."""
+    from transformers_lite.layers.embedding import check_ids
+
+    bad = torch.tensor([[0, 3, 7]])
+    with pytest.raises(ValueError, match="token id 7 is out of range for a vocabulary of 5"):
+        check_ids(bad, 5)
+    monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
+    check_ids(bad, 5)  # no host read-back: nothing raised

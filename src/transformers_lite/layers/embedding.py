@@ -36,8 +36,11 @@ class TokenEmbedding(nn.Module):
 
 
 def check_ids(ids: Tensor, vocab_size: int) -> None:
-    """A ``ValueError`` naming the first id outside ``0 .. vocab_size - 1``."""
-    if ids.numel():
+    """A ``ValueError`` naming the first id outside ``0 .. vocab_size - 1``.
+
+    Skipped inside ``torch.compile`` (training, whose ids come from the run's own tokenizer): reading
+    the range back is a graph break there, and on a GPU a wait for the device at every step."""
+    if ids.numel() and not torch.compiler.is_compiling():
         lo, hi = int(ids.min()), int(ids.max())
         if lo < 0 or hi >= vocab_size:
             raise ValueError(f"token id {lo if lo < 0 else hi} is out of range for a vocabulary of {vocab_size}")
