@@ -24,6 +24,7 @@ from .evaluation.prediction import check_texts, class_names, classify_texts
 from .generation.generate import generate
 from .generation.prompt import read_prompt
 from .generation.translate import DecodeSettings, translate_texts
+from .inspect.forward import ForwardTrace, switch_off, trace_forward
 from .runs import LoadedRun
 
 
@@ -151,6 +152,16 @@ class Run(LoadedRun):
         return translate_texts(self.model, self.src_tokenizer, self.tokenizer, list(texts), settings, progress=progress)
 
     # ---------------------------------------------------------------- every family
+    def trace(
+        self, text: str, *, target: str | None = None, switch_off_steps: list[str] | tuple[str, ...] = ()
+    ) -> ForwardTrace:
+        """Every step of one forward pass over ``text`` (a prompt, a review, a translator's source with its
+        ``target``, by default the greedy translation): Q, K, V, scores, softmax weights, ... down to the
+        probabilities, from the model's own forward. ``switch_off_steps`` runs the same forward with heads,
+        units or the positions switched off (``blocks.0.attention.head.2``, ``blocks.1.feed_forward.hidden.unit.7``,
+        ``position``; ``inspect.forward.switch_off``)."""
+        return trace_forward(self, text, target=target, edits=switch_off(switch_off_steps, self.config.n_heads))
+
     def evaluate(self, data: Any = None, **options: Any) -> dict[str, Any]:  # noqa: ANN401
         """Metrics on a file (``data``; a translator takes ``src=``/``ref=`` and ``beam=``), or on the run's
         own validation data when none is given."""

@@ -140,6 +140,9 @@ def test_inspection_endpoints(client):
             "beam: Input should be greater than or equal to 1",
         ),
         ("get", "/api/runs/generator/embeddings?method=umap", None, 422, "method: Input should be 'pca' or 'tsne'"),
+        ("post", "/api/runs/generator/trace", {"text": "a", "switch_off": ["all"]}, 400, "'all': switch off"),
+        ("post", "/api/runs/generator/trace", {"text": "a", "switch_off": ["x"] * 65}, 422, "switch_off: List should"),
+        ("post", "/api/runs/classifier/trace", {"text": "   "}, 400, "text: no word the model knows"),
     ],
     ids=lambda v: v if isinstance(v, str) and v.startswith("/") else None,
 )
@@ -147,6 +150,26 @@ def test_bad_requests_are_json_errors_naming_the_problem(client, method, path, b
     response = client.get(path) if method == "get" else client.post(path, json=body)
     assert response.status_code == status
     assert message in response.json()["error"]
+
+
+def test_the_trace_endpoint_gives_every_step_of_each_family_and_what_a_switched_off_head_changes(client):
+    body = client.post("/api/runs/generator/trace", json={"text": "First Citizen", "prefix": "blocks.0."}).json()
+    names = [s["name"] for s in body["steps"]]
+    assert names[0].startswith("blocks.0.") and "blocks.0.attention.weights" in names
+    weights = next(s for s in body["steps"] if s["name"] == "blocks.0.attention.weights")
+    assert weights["axes"] == "(H, T, S)" and weights["post_axes"] == "(S, T, H)"
+    assert all(abs(sum(row) - 1) < 1e-3 for head in weights["values"] for row in head)
+    assert body["tokens"] == list("First Citizen")
+    off = client.post(
+        "/api/runs/generator/trace", json={"text": "First Citizen", "switch_off": ["blocks.0.attention.head.0"]}
+    ).json()
+    heads = next(s for s in off["steps"] if s["name"] == "blocks.0.attention.heads")["values"]
+    assert all(x == 0 for row in heads[0] for x in row)
+    assert off["switched_off"]["largest_probability_change"] >= 0
+    body = client.post("/api/runs/classifier/trace", json={"text": "the box was good"}).json()
+    assert body["classes"] and body["steps"][-1]["name"] == "probabilities"
+    body = client.post("/api/runs/seq2seq/trace", json={"text": "alpha beta", "target": "beta alpha"}).json()
+    assert body["source_tokens"][:2] == ["alpha", "beta"] and body["tokens"][1:] == ["beta", "alpha"]
 
 
 def test_malformed_json_is_a_422_not_a_crash(client):
@@ -210,6 +233,7 @@ POSTS = {  # every POST endpoint: its text field and a number field (if any)
     "/api/runs/generator/next-token": ("context", None),
     "/api/runs/classifier/classify": ("text", None),
     "/api/runs/seq2seq/translate": ("text", "beam"),
+    "/api/runs/generator/trace": ("text", None),
 }
 SURROGATE_TEXT = st.tuples(st.text(max_size=5), st.characters(categories=["Cs"]), st.text(max_size=5)).map("".join)
 

@@ -9,6 +9,8 @@ from ..errors import ConfigError
 from ..inspect.curves import write_training_curves
 from ..inspect.generator_plots import KINDS
 from ..inspect.post_figures import write_run_comparison, write_sinusoid
+from ..inspect.readout import attention_distance, logit_lens
+from ..inspect.trace_plots import write_trace
 from .common import add_device, load_run
 
 NO_RUN = ("sinusoid",)
@@ -25,16 +27,18 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         "  tlite inspect next-token RUN --prompt ROMEO: --all-tokens\n"
         '  tlite inspect attention SEQ2SEQ_RUN --src "Ein Hund." --tgt "A dog."\n'
         "  tlite inspect compare RUN_NO_DROPOUT RUN_DROPOUT --metric accuracy --out figures\n"
-        "  tlite inspect sinusoid --dim 32 --length 50 --out figures",
+        "  tlite inspect sinusoid --dim 32 --length 50 --out figures\n"
+        '  tlite inspect trace RUN --text "ROMEO:" --head 1 --switch-off blocks.0.attention.head.2',
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
         "kind",
-        choices=(*KINDS, "curves", "compare", "sinusoid", "all"),
-        help="curves (any run: training loss and validation metrics); compare (several runs' training and "
-        "validation --metric on one plot, e.g. post 000's dropout figure); sinusoid (the sinusoidal encoding, "
-        "no run needed); for generators attention, next-token, positions (learned beside sinusoidal), "
-        "embeddings, all; for translators attention",
+        choices=(*KINDS, "trace", "curves", "compare", "sinusoid", "all"),
+        help="trace (any run: every step of one forward pass over --text, or --src/--tgt, as trace.json and a "
+        "PNG per block for --head); curves (any run: training loss and validation metrics); compare (several "
+        "runs' training and validation --metric on one plot, e.g. post 000's dropout figure); sinusoid (the "
+        "sinusoidal encoding, no run needed); for generators attention, next-token, positions (learned beside "
+        "sinusoidal), embeddings, all; for translators attention",
     )
     p.add_argument("run", nargs="*", help="run directory (compare: several)")
     p.add_argument(
@@ -54,6 +58,13 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.add_argument("--tgt", help="seq2seq: target sentence (default: the model's greedy translation)")
     p.add_argument("--block", type=int, default=0, help="which block (default: 0)")
     p.add_argument("--head", type=int, default=0, help="which head (default: 0)")
+    p.add_argument(
+        "--switch-off",
+        action="append",
+        default=[],
+        metavar="STEP",
+        help="trace: run the forward with blocks.I.attention.head.N, NAME.unit.N or position switched off (repeatable)",
+    )
     p.add_argument("--metric", default="accuracy", help="compare: the metric to plot (default: accuracy)")
     p.add_argument("--dim", type=int, default=32, help="sinusoid: encoding dimension (default: 32)")
     p.add_argument("--length", type=int, default=50, help="sinusoid: positions (default: 50)")
@@ -76,6 +87,22 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigError(f"inspect {args.kind} takes one run; compare takes several")
     elif args.kind == "compare":
         written = [write_run_comparison(runs, args.metric, args.out or runs[0] / "plots")]
+    elif args.kind == "trace":
+        args.run = str(runs[0])
+        loaded = load_run(args)
+        text = args.src if loaded.family == "seq2seq" else args.text
+        if not text:
+            raise ConfigError("inspect trace of a translator needs --src SENTENCE (and optionally --tgt)")
+        trace = loaded.trace(text, target=args.tgt, switch_off_steps=args.switch_off)
+        if not 0 <= args.head < loaded.config.n_heads:
+            raise ConfigError(f"--head {args.head} is out of range: the model has {loaded.config.n_heads} heads")
+        lens, distance = logit_lens(loaded, trace), attention_distance(trace)
+        for row in lens:
+            print(f"{row['at']:>14}: " + "  ".join(f"{t['token']!r} {t['p']:.3f}" for t in row["top"]))
+        for name, heads in distance.items():
+            print(f"{name}: mean attention distance per head " + " ".join(f"{d:.2f}" for d in heads))
+        extra = {"lens": lens, "attention_distance": distance}
+        written = write_trace(trace, args.out or runs[0] / "plots", args.head, extra=extra)
     elif args.kind == "curves":
         written = [write_training_curves(r, args.out or r / "plots") for r in runs]
     else:

@@ -57,6 +57,13 @@ class TranslateRequest(BaseModel):
     beam: int = Field(1, ge=1, le=8)
 
 
+class TraceRequest(BaseModel):
+    text: str = Field(min_length=1, description="a prompt, a review, or a translator's source")
+    target: str | None = Field(None, min_length=1, description="a translator's target (default: its translation)")
+    switch_off: list[str] = Field([], max_length=64, description="heads, units or 'position' to switch off")
+    prefix: str = Field("", max_length=200, description="only the steps whose name starts with this")
+
+
 def _sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
@@ -170,6 +177,11 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
     def translate(name: str, request: TranslateRequest) -> dict[str, Any]:
         """The translation and the cross-attention of every decoder block and head."""
         return answer(entry(name, "translate"), views.translate_view, request.text, request.beam)
+
+    @app.post("/api/runs/{name:path}/trace")
+    def trace(name: str, request: TraceRequest) -> dict[str, Any]:
+        """Every step of one forward pass (name, shape ours and the posts', equation, meaning, values)."""
+        return answer(entry(name), views.trace_view, request.text, request.target, request.switch_off, request.prefix)
 
     @app.get("/api/runs/{name:path}")
     def run(name: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from ..evaluation.prediction import class_names, encode_for_classifier, probabil
 from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
+from ..inspect.readout import attention_distance, logit_lens
 from ..inspect.scores import (
     all_cross_attention,
     all_generator_attention,
@@ -228,6 +229,24 @@ def translate_view(run: Run, text: str, beam: int) -> dict[str, Any]:
         "attention": _rounded(attention),
         "notices": notices,
     }
+
+
+# ---------------------------------------------------------------- every family
+def trace_view(run: Run, text: str, target: str | None, switch_off: list[str], prefix: str) -> dict[str, Any]:
+    """The forward trace of ``text`` (``inspect.forward``), steps starting with ``prefix``, the prediction
+    read out at each block boundary (``lens``) and each head's mean attention distance; with steps
+    switched off, also how far the output moved (largest change of a probability)."""
+    notices = []
+    if len(text) > LIMITS.text_chars:
+        notices.append(f"the text was cut to its first {LIMITS.text_chars:,} characters")
+        text = text[: LIMITS.text_chars]
+    traced = run.trace(text, target=target, switch_off_steps=switch_off)
+    out = traced.to_json(prefix) | {"lens": logit_lens(run, traced), "attention_distance": attention_distance(traced)}
+    if switch_off:
+        plain = run.trace(text, target=target)
+        moved = (traced["probabilities"] - plain["probabilities"]).abs().max()
+        out["switched_off"] = {"steps": switch_off, "largest_probability_change": round(float(moved), 5)}
+    return out | {"notices": notices}
 
 
 def _rounded(t: Tensor) -> list:

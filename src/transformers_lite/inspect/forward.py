@@ -1,0 +1,298 @@
+"""One forward pass of a run, step by step: every intermediate tensor of the posts' equations, with its
+shape, its equation (ours and the posts') and what it means.
+
+The tensors come from the model's own forward through a ``Trace`` (``layers.trace``): nothing is
+computed twice, and the traced logits are the logits (a test checks them bit for bit). ``edits`` change
+a step on its way (switch off a head, scale a neuron, drop the positions) through the same forward.
+
+Shapes drop the batch of one: T tokens (a translator's targets), S keys (source tokens for
+cross-attention, else T), C channels, H heads, D = C / H, F feed-forward width, V vocabulary,
+K classes. We are row-major ``(T, C)``; the posts are column-major, so each of their shapes is ours
+read backwards (``(C, T)``, and ``Kᵀ Q`` of shape ``(S, T)`` where we compute ``Q Kᵀ`` ``(T, S)``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ..evaluation.prediction import class_names, encode_for_classifier
+from ..generation.prompt import read_prompt
+from ..generation.translate import DecodeSettings, decode_batch, encode_source
+from ..layers import padding_mask_from_ids
+from ..layers.trace import Edit, Trace
+
+MAX_TOKENS = 512  # the longest input a trace reads (each block keeps several (H, T, T) tensors)
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    axes: str  # our axes without the batch, one letter each
+    ours: str  # the equation as computed here (row-major)
+    post: str  # the same step as the posts write it (column-major)
+    meaning: str
+
+
+_FF = "the feed-forward"
+STEPS: dict[str, StepInfo] = {  # by the step's own name (the last part of the trace name)
+    "tokens": StepInfo("T", "ids = tokenizer(text)", "ids = tokenizer(text)", "the ids the model reads"),
+    "embedding": StepInfo("TC", "E[ids]", "E[:, ids]", "one learned row of the table E per token"),
+    "position": StepInfo(
+        "TC", "P[t]", "PE(:, t)", "where each token is: a sinusoidal or learned vector per position, added"
+    ),
+    "pairs": StepInfo("TC", "B[hash(previous, id)]", "—", "a vector per two-word phrase, added (not in the posts)"),
+    "input": StepInfo("TC", "X = E[ids] + P[t]", "X = E[:, ids] .+ PE", "what the first block reads"),
+    "q": StepInfo("HTD", "Q = X W_Qᵀ, split into H heads", "Q = W_Q X", "what each position looks for"),
+    "k": StepInfo("HSD", "K = X W_Kᵀ, split into H heads", "K = W_K X", "what each position offers to be found by"),
+    "v": StepInfo("HSD", "V = X W_Vᵀ, split into H heads", "V = W_V X", "what each position passes on when read"),
+    "scores": StepInfo("HTS", "Q Kᵀ", "Kᵀ Q", "row i: how well query i matches each key"),
+    "scaled": StepInfo("HTS", "Q Kᵀ / √D", "Kᵀ Q / √D", "the scores divided by √D, so softmax does not saturate"),
+    "mask": StepInfo(
+        "HTS", "True = may read", "−∞ where masked", "which keys each query may read (padding, the future)"
+    ),
+    "weights": StepInfo(
+        "HTS",
+        "A = softmax(Q Kᵀ / √D + mask) over keys",
+        "softmax(Kᵀ Q / √D) over the first dimension",
+        "row i: how much position i reads from each position (each row sums to 1)",
+    ),
+    "heads": StepInfo("HTD", "A V", "V A", "per head, the weighted sum of the values"),
+    "merged": StepInfo("TC", "concat(heads)", "vcat(heads...)", "the heads side by side again"),
+    "out": StepInfo("TC", "merged W_Oᵀ + b_O", "W_O merged .+ b_O", "what attention adds to the residual stream"),
+    "hidden": StepInfo("TF", "act(x W₁ᵀ + b₁)", "act.(W₁ x .+ b₁)", f"{_FF}'s hidden units after the nonlinearity"),
+    "sum": StepInfo("TC", "x + sublayer(x)", "x + sublayer(x)", "the residual stream after this sub-layer"),
+    "norm": StepInfo(
+        "TC", "LayerNorm(x)", "LayerNorm(x)", "each position's vector scaled to mean 0, variance 1 (then γ, β)"
+    ),
+    "final_norm": StepInfo("TC", "LayerNorm(x)", "LayerNorm(x)", "the last normalisation before the output layer"),
+    "logits": StepInfo("TV", "x W_outᵀ + b", "W_out x .+ b", "one score per vocabulary entry"),
+    "probabilities": StepInfo("TV", "softmax(logits)", "softmax(logits)", "the model's prediction"),
+    "pooled": StepInfo("C", "mean over the words", "mean(x, dims=2)", "the review as one vector"),
+}
+_FEED_FORWARD_OUT = StepInfo("TC", "hidden W₂ᵀ + b₂", "W₂ hidden .+ b₂", f"what {_FF} adds to the residual stream")
+
+
+def step_info(name: str, ndim: int) -> StepInfo:
+    """What the step ``name`` (a full trace name) is; its axes fitted to the tensor's ``ndim``."""
+    parts = name.split(".")
+    own = parts[-1]
+    if own == "out" and len(parts) > 1 and parts[-2] == "feed_forward":
+        info = _FEED_FORWARD_OUT
+    elif own == "logits" and ndim == 1:
+        info = StepInfo("K", "pooled W_outᵀ + b", "W_out pooled .+ b", "one score per class")
+    elif own == "probabilities" and ndim == 1:
+        info = StepInfo("K", "softmax(logits)", "softmax(logits)", "the probability of each class")
+    elif own == "scores" and ndim == 1:
+        info = StepInfo("T", "x w", "w' x", "one score per word, then the flattened Dense")
+    else:
+        info = STEPS.get(own, StepInfo("?" * ndim, own, own, own.replace("_", " ")))
+    if len(info.axes) != ndim:  # a mask broadcast over heads or queries
+        info = StepInfo(info.axes[-ndim:] if ndim else "", info.ours, info.post, info.meaning)
+    return info
+
+
+@dataclass
+class ForwardTrace:
+    """Every step of one forward pass. ``tensors`` maps each step's full name (``blocks.0.attention.q``)
+    to its tensor without the batch dimension; ``tokens`` are the tokens the steps' T axis runs over
+    (a translator's target tokens, its source tokens in ``source_tokens``)."""
+
+    family: str
+    tokens: list[str]
+    tensors: dict[str, Tensor]
+    source_tokens: list[str] = field(default_factory=list)
+    classes: list[str] = field(default_factory=list)
+
+    def __getitem__(self, name: str) -> Tensor:
+        return self.tensors[name]
+
+    def names(self) -> list[str]:
+        """Every step, in the order the forward computed them."""
+        return list(self.tensors)
+
+    def steps(self, prefix: str = "") -> list[dict[str, Any]]:
+        """Name, shape (ours and the posts'), equation and meaning of each step starting with ``prefix``."""
+        out = []
+        for name, t in self.tensors.items():
+            if not name.startswith(prefix):
+                continue
+            info = step_info(name, t.dim())
+            out.append(
+                {
+                    "name": name,
+                    "shape": list(t.shape),
+                    "axes": f"({', '.join(info.axes)})",
+                    "post_axes": f"({', '.join(reversed(info.axes))})",
+                    "equation": info.ours,
+                    "post_equation": info.post,
+                    "meaning": info.meaning,
+                }
+            )
+        return out
+
+    def to_json(self, prefix: str = "", digits: int = 5, top: int = 10, full_vocabulary: int = 128) -> dict[str, Any]:
+        """The trace as JSON-ready data: tokens and every step (starting with ``prefix``) with its values
+        rounded to ``digits``. A step over a vocabulary larger than ``full_vocabulary`` (a translator's
+        logits) keeps, per position, its ``top`` entries as ``{"id", "value"}`` instead of every value."""
+        steps = self.steps(prefix)
+        for step in steps:
+            t = self.tensors[step["name"]]
+            if not t.is_floating_point():
+                step["values"] = t.int().tolist()
+            elif step["axes"].endswith("V)") and t.shape[-1] > full_vocabulary:
+                best = torch.topk(t.float(), min(top, t.shape[-1]), dim=-1)
+                step["top"] = [
+                    [{"id": i, "value": round(v, digits)} for i, v in zip(ids, values)]
+                    for ids, values in zip(best.indices.tolist(), best.values.tolist())
+                ]
+            else:
+                scale = 10.0**digits
+                step["values"] = (t.double() * scale).round().div(scale).nan_to_num(0.0).tolist()
+        return {
+            "family": self.family,
+            "tokens": self.tokens,
+            "source_tokens": self.source_tokens,
+            "classes": self.classes,
+            "steps": steps,
+        }
+
+
+def _show(tokenizer: Any, i: int) -> str:  # noqa: ANN401 - any Tokenizer
+    text = tokenizer.decode([i], skip_special=False)
+    return text if text else tokenizer.token(i)
+
+
+def _unbatched(name: str, t: Tensor) -> Tensor:
+    """``t`` without its batch of one (position tables have none; a mask has one only with 4 dims)."""
+    own = name.rsplit(".", 1)[-1]
+    if own == "position" or (own == "mask" and t.dim() < 4) or not t.dim():
+        return t
+    return t[0]
+
+
+def _collect(trace: Trace, logits: Tensor, before: str = "", **extra: Tensor) -> dict[str, Tensor]:
+    """The trace's tensors without the batch, the probabilities added, ``extra`` placed before step ``before``."""
+    tensors: dict[str, Tensor] = {}
+    for name, t in trace.tensors.items():
+        if name == before:
+            tensors.update(extra)
+        tensors[name] = _unbatched(name, t)
+    tensors["logits"] = logits[0].detach()
+    tensors["probabilities"] = torch.softmax(logits[0].detach().float(), dim=-1)
+    return tensors | extra
+
+
+@torch.no_grad()
+def trace_forward(
+    run: Any,  # noqa: ANN401 - a pipeline.Run
+    text: str,
+    *,
+    target: str | None = None,
+    edits: dict[str, Edit] | None = None,
+) -> ForwardTrace:
+    """The forward pass of ``run``'s model over ``text`` (a generator's prompt, a review, a translator's
+    source; ``target`` is a translator's target, by default its greedy translation), every step recorded.
+    ``edits`` maps step names to functions applied to that step on the way; a name the forward never
+    computes is an error."""
+    trace = Trace(edits)
+    result = _traced(run, text, target, trace)
+    _check_edits(trace, edits)
+    return result
+
+
+def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTrace:  # noqa: ANN401
+    if not isinstance(text, str) or not text:
+        raise ValueError("text: give a non-empty string to trace")
+    model, cfg, family = run.model, run.config, run.config.family
+    model.eval()
+    if family == "generator":
+        ids = torch.tensor(read_prompt(run.tokenizer, text).ids[-min(cfg.max_length, MAX_TOKENS) :])  # (T,)
+        logits = model(ids[None], trace=trace)  # (1, T, V)
+        tokens = [_show(run.tokenizer, i) for i in ids.tolist()]
+        return ForwardTrace(family, tokens, _collect(trace, logits))
+    if family in ("classifier", "mlm"):
+        limit = min(cfg.max_length, MAX_TOKENS)
+        pads = getattr(cfg, "pads_to_length", False)
+        ids, valid = encode_for_classifier(run.tokenizer, [text], limit, pads)  # (1, T)
+        if not valid.any():
+            raise ValueError("text: no word the model knows; it reads as empty")
+        logits = model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
+        tokens = [_show(run.tokenizer, i) for i in ids[0].tolist()]
+        classes = class_names(cfg.n_labels) if family == "classifier" else []
+        return ForwardTrace(family, tokens, _collect(trace, logits), classes=classes)
+    if family == "seq2seq":
+        src_tok, tgt_tok = run.src_tokenizer, run.tokenizer
+        src = torch.tensor(encode_source(src_tok, text, cfg.max_length))  # (S,)
+        if target is None:
+            out = decode_batch(model, src[None], tgt_tok.bos_id, tgt_tok.eos_id, DecodeSettings())[0]
+        else:
+            out = tgt_tok.encode(target)[: cfg.max_length - 1]
+        tgt = torch.tensor([tgt_tok.bos_id, *out])  # (T,): the decoder's input, shifted right
+        src_valid = padding_mask_from_ids(src, cfg.pad_id)
+        logits = model(src[None], tgt[None], src_valid[None], trace=trace)  # (1, T, V)
+        return ForwardTrace(
+            family,
+            [_show(tgt_tok, i) for i in tgt.tolist()],
+            _collect(trace, logits, before="decoder.embedding", **{"decoder.tokens": tgt}),
+            source_tokens=[_show(src_tok, i) for i in src.tolist()],
+        )
+    raise ValueError(f"no forward trace is known for a {family} run")
+
+
+def _check_edits(trace: Trace, edits: dict[str, Edit] | None) -> None:
+    missing = sorted(set(edits or ()) - set(trace.tensors))
+    if missing:
+        some = ", ".join(n for n in trace.names() if n.endswith(".heads"))[:300]
+        raise ValueError(f"no step named {', '.join(missing)} in this model's forward (its heads: {some})")
+
+
+_HEAD = re.compile(r"^(?P<scope>.+\.(?:cross_)?attention)\.head\.(?P<head>\d+)$")
+
+
+def switch_off(specs: list[str] | tuple[str, ...], n_heads: int) -> dict[str, Edit]:
+    """The trace edits that switch off each of ``specs`` (several edits of one step apply in turn)."""
+    edits: dict[str, Edit] = {}
+    for spec in specs:
+        name, edit = _switch_off_one(spec, n_heads)
+        before = edits.get(name)
+        edits[name] = edit if before is None else (lambda t, first=before, then=edit: then(first(t)))
+    return edits
+
+
+def _switch_off_one(spec: str, n_heads: int) -> tuple[str, Edit]:
+    """An edit from a short spec: ``BLOCK_SCOPE.attention.head.N`` zeroes head N's output (``heads``),
+    ``NAME.unit.N`` zeroes channel N of step NAME (e.g. ``blocks.0.feed_forward.hidden.unit.7``), and
+    ``position`` drops the position encoding."""
+    match = _HEAD.match(spec)
+    if match:
+        head = int(match["head"])
+        if not 0 <= head < n_heads:
+            raise ValueError(f"{spec}: head {head} is out of range: the model has {n_heads} heads")
+
+        def zero_head(t: Tensor) -> Tensor:  # (B, H, T, D)
+            t = t.clone()
+            t[:, head] = 0
+            return t
+
+        return f"{match['scope']}.heads", zero_head
+    name, _, unit = spec.rpartition(".unit.")
+    if name and unit.isdigit():
+        index = int(unit)
+
+        def zero_unit(t: Tensor) -> Tensor:  # (..., F)
+            if index >= t.shape[-1]:
+                raise ValueError(f"{spec}: unit {index} is out of range: the step has {t.shape[-1]}")
+            t = t.clone()
+            t[..., index] = 0
+            return t
+
+        return name, zero_unit
+    if spec.split(".")[-1] == "position":
+        return spec, torch.zeros_like
+    raise ValueError(
+        f"{spec!r}: switch off 'blocks.I.attention.head.N', 'NAME.unit.N' (a channel of step NAME) or 'position'"
+    )

@@ -1,0 +1,101 @@
+"""What a forward trace says when read out: the prediction forming block by block (the "logit lens")
+and how far each head looks (post 004: "heads look back only about four characters").
+
+Both read a ``ForwardTrace`` (``inspect.forward``); the lens also applies the model's own output layer
+(its final norm and head) to the residual stream at each block boundary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ..layers import padding_mask_from_ids
+from ..models.ensemble import classifier_members
+from .forward import ForwardTrace
+
+
+def block_outputs(trace: ForwardTrace, scope: str = "") -> list[tuple[str, Tensor]]:
+    """The residual stream at each block boundary, ``(T, C)`` each: the blocks' input, then the last
+    ``(T, C)`` step of each block (``scope``: ``""``, ``encoder.``, ``decoder.``, ``members.0.encoder.``)."""
+    out = [("input", trace[f"{scope}input"])]
+    i = 0
+    while any(n.startswith(f"{scope}blocks.{i}.") for n in trace.names()):
+        block = [n for n in trace.names() if n.startswith(f"{scope}blocks.{i}.") and "residual" in n]
+        out.append((f"after block {i}", trace[block[-1]]))
+        i += 1
+    return out
+
+
+@torch.no_grad()
+def logit_lens(run: Any, trace: ForwardTrace, position: int = -1, top: int = 5) -> list[dict[str, Any]]:  # noqa: ANN401
+    """At each block boundary, the ``top`` predictions the model would make at ``position`` (a
+    generator's or translator's next token) or for the whole input (a classifier's classes) if its
+    residual stream went straight to the output layer from there. The last row is the model's own
+    prediction."""
+    model, family = run.model, run.config.family
+    names = trace.classes
+    if family == "generator":
+        rows = [(label, _lm_head(model.final_norm, model.head, x[position])) for label, x in block_outputs(trace)]
+    elif family == "seq2seq":
+        rows = [
+            (label, _lm_head(model.decoder_norm, model.head, x[position]))
+            for label, x in block_outputs(trace, "decoder.")
+        ]
+    elif family == "classifier":
+        ids = trace[next(n for n in trace.names() if n.endswith("encoder.tokens"))]
+        valid = padding_mask_from_ids(ids, run.config.pad_id)[None]  # (1, T)
+        members = classifier_members(model)
+        per_member = [
+            [
+                m.head(m.encoder.final_norm(x)[None], valid)[0]  # the final norm: Identity after post-norm blocks
+                for _, x in block_outputs(trace, f"{_member_scope(model, i)}encoder.")
+            ]
+            for i, m in enumerate(members)
+        ]  # members x boundaries, each (K,)
+        labels = [label for label, _ in block_outputs(trace, f"{_member_scope(model, 0)}encoder.")]
+        rows = [
+            (label, torch.stack([torch.softmax(p[b], -1) for p in per_member]).mean(0))
+            for b, label in enumerate(labels)
+        ]
+        return [_row(label, probs, names, top) for label, probs in rows]
+    else:
+        raise ValueError(f"no logit lens is known for a {family} run")
+    return [_row(label, torch.softmax(logits.float(), -1), None, top, run.tokenizer) for label, logits in rows]
+
+
+def _member_scope(model: nn.Module, i: int) -> str:
+    return f"members.{i}." if hasattr(model, "members") else ""
+
+
+def _lm_head(norm: nn.Module, head: nn.Module, x: Tensor) -> Tensor:
+    return head(norm(x))  # (C,) -> (V,)
+
+
+def _row(label: str, probs: Tensor, names: list[str] | None, top: int, tokenizer: Any = None) -> dict[str, Any]:  # noqa: ANN401
+    best = torch.topk(probs, min(top, probs.shape[-1]))
+    shown = []
+    for i, p in zip(best.indices.tolist(), best.values.tolist()):
+        text = names[i] if names else (tokenizer.decode([i], skip_special=False) or tokenizer.token(i))
+        shown.append({"id": i, "token": text, "p": round(p, 5)})
+    return {"at": label, "top": shown}
+
+
+def attention_distance(trace: ForwardTrace) -> dict[str, list[float]]:
+    """Per self-attention block, each head's mean distance in tokens between a query and the keys it
+    reads: sum_j w_ij |i - j|, averaged over the queries (padding queries left out)."""
+    out = {}
+    for name in trace.names():
+        if not name.endswith(".attention.weights") or name.endswith("cross_attention.weights"):
+            continue
+        w = trace[name].float()  # (H, T, S), self-attention: S == T
+        t = w.shape[-1]
+        pos = torch.arange(t, dtype=torch.float32)
+        distance = (pos[:, None] - pos[None, :]).abs()  # (T, S)
+        per_query = (w * distance).sum(-1)  # (H, T)
+        valid = w.sum(-1) > 0.5  # queries that read something (not padding)
+        mean = (per_query * valid).sum(-1) / valid.sum(-1).clamp(min=1)
+        out[name.removesuffix(".weights")] = [round(float(d), 3) for d in mean]
+    return out

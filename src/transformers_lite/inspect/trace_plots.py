@@ -1,0 +1,74 @@
+"""``tlite inspect trace``: the forward trace of one input as JSON and one PNG per block (its steps as
+heatmaps, one head's Q, K, V, scores, softmax weights and output beside the block's residual stream)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from ..atomic import atomic_write_text
+from ..optional import installed
+from .forward import ForwardTrace
+from .plots import _label, _pyplot, _save
+
+_PER_HEAD = ("q", "k", "v", "scores", "scaled", "weights", "heads")
+
+
+def block_scopes(trace: ForwardTrace) -> list[str]:
+    """The blocks of the trace in forward order (``blocks.0``, ``encoder.blocks.1``, ``decoder.blocks.0``, ...)."""
+    scopes: list[str] = []
+    for name in trace.names():
+        parts = name.split(".")
+        if "blocks" in parts:
+            i = parts.index("blocks")
+            scope = ".".join(parts[: i + 2])
+            if scope not in scopes:
+                scopes.append(scope)
+    return scopes
+
+
+def write_trace(
+    trace: ForwardTrace, out: Path, head: int = 0, plots: bool = True, extra: dict[str, Any] | None = None
+) -> list[Path]:
+    """``trace.json`` (every step with its values, and ``extra``) and, with matplotlib,
+    ``trace_<block>.png`` per block for ``head``; returns the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "trace.json", json.dumps(trace.to_json() | (extra or {})))
+    written = [out / "trace.json"]
+    if plots and installed("matplotlib"):
+        written += [_block_figure(trace, scope, head, out) for scope in block_scopes(trace)]
+    return written
+
+
+def _block_figure(trace: ForwardTrace, scope: str, head: int, out: Path) -> Path:
+    names = [n for n in trace.names() if n.startswith(scope + ".") and trace[n].dim() >= 2 and not n.endswith("mask")]
+    plt = _pyplot()
+    cols = 4
+    rows = math.ceil(len(names) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.4 * rows), squeeze=False)
+    tokens = [_label(t) for t in trace.tokens]
+    for ax, name in zip(axes.flat, names):
+        t = trace[name].float()
+        step = name[len(scope) + 1 :]
+        if step.split(".")[-1] in _PER_HEAD:
+            t = t[head]
+            step = f"{step} (head {head})"
+        if t.min() < 0:  # signed values: white at zero, red positive, blue negative
+            bound = float(t.abs().max()) or 1.0
+            colors = dict(cmap="RdBu_r", vmin=-bound, vmax=bound)
+        else:
+            colors = dict(cmap="viridis")
+        ax.imshow(t.numpy(), aspect="auto", interpolation="nearest", **colors)
+        ax.set_title(f"{step} {tuple(t.shape)}", fontsize=9)
+        if len(tokens) == t.shape[0] and len(tokens) <= 40:
+            ax.set_yticks(range(len(tokens)), tokens, fontsize=6)
+        else:
+            ax.set_yticks([])
+        ax.set_xticks([])
+    for ax in list(axes.flat)[len(names) :]:
+        ax.axis("off")
+    fig.suptitle(f"{scope}: rows are positions (T), columns channels or keys", fontsize=11)
+    fig.tight_layout()
+    return _save(fig, out / f"trace_{scope.replace('.', '_')}.png")

@@ -1,0 +1,213 @@
+"""The forward trace: its tensors are the model's own forward, and each step is the posts' equation."""
+
+import json
+import math
+from types import SimpleNamespace
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import transformers_lite as tl
+from transformers_lite import GeneratorConfig, build_model
+from transformers_lite.inspect.forward import ForwardTrace, step_info, switch_off, trace_forward
+from transformers_lite.inspect.readout import attention_distance, logit_lens
+from transformers_lite.layers.trace import Trace
+from transformers_lite.optional import installed
+from transformers_lite.tokenizers.char import CharTokenizer
+
+from ..reliability.conftest import cli, files, runs  # noqa: F401 - fixtures reused here
+
+TEXT = "To be, or not to be, that is the question."
+TOKENIZER = CharTokenizer(sorted(set(TEXT)))
+
+
+def _generator_run(**fields) -> SimpleNamespace:
+    config = GeneratorConfig(vocab_size=len(TOKENIZER), max_length=64, **fields)
+    return SimpleNamespace(model=build_model(config).eval(), config=config, tokenizer=TOKENIZER)
+
+
+class _Explicit(Trace):
+    """An active trace that keeps nothing: the forward takes the traced (explicit) path unrecorded."""
+
+    def __call__(self, step, x):
+        return x
+
+    def at(self, name):
+        return self
+
+
+def _check_equations(trace: ForwardTrace, scope: str, n_heads: int, causal: bool) -> None:
+    q, k, v = (trace[f"{scope}.attention.{s}"] for s in "qkv")  # (H, T, D)
+    h, t, d = q.shape
+    assert h == n_heads
+    scores = trace[f"{scope}.attention.scores"]
+    assert torch.allclose(scores, q @ k.transpose(-1, -2), atol=1e-5)  # (H, T, D) @ (H, D, S) -> (H, T, S)
+    scaled = trace[f"{scope}.attention.scaled"]
+    assert torch.allclose(scaled, scores / math.sqrt(d), atol=1e-6)
+    weights = trace[f"{scope}.attention.weights"]
+    assert torch.allclose(weights.sum(-1), torch.ones(h, t), atol=1e-5)
+    if causal:
+        assert (weights.triu(1) == 0).all()  # no position reads a later one
+    assert torch.allclose(trace[f"{scope}.attention.heads"], weights @ v, atol=1e-5)  # (H, T, S) @ (H, S, D)
+    merged = trace[f"{scope}.attention.merged"]
+    assert torch.equal(merged, trace[f"{scope}.attention.heads"].transpose(0, 1).reshape(t, h * d))  # (T, H*D)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    norm_first=st.booleans(),
+    position=st.sampled_from(["learned", "rope"]),
+    n_heads=st.sampled_from([1, 2, 4]),
+    n_blocks=st.integers(1, 3),
+    length=st.integers(1, 40),
+    seed=st.integers(0, 100),
+)
+def test_each_step_is_its_equation_and_the_traced_logits_are_the_forwards(
+    norm_first, position, n_heads, n_blocks, length, seed
+):
+    torch.manual_seed(seed)
+    run = _generator_run(
+        dim=16, n_heads=n_heads, dim_hidden=32, n_blocks=n_blocks, norm_first=norm_first, position=position
+    )
+    text = (TEXT * 2)[:length]
+    trace = trace_forward(run, text)
+    ids = torch.tensor(TOKENIZER.encode(text))
+    assert torch.equal(trace["tokens"], ids) and trace.tokens == list(text)
+    with torch.no_grad():
+        explicit = run.model(ids[None], trace=_Explicit())[0]  # the same code path, nothing recorded
+        fused = run.model(ids[None])[0]  # the fused attention kernel
+    assert torch.equal(trace["logits"], explicit)
+    assert torch.allclose(trace["logits"], fused, atol=1e-5)
+    assert torch.allclose(trace["probabilities"], torch.softmax(explicit, -1))
+    for i in range(n_blocks):
+        _check_equations(trace, f"blocks.{i}", n_heads, causal=True)
+    if position == "learned":
+        assert torch.allclose(trace["input"], trace["embedding"] + trace["position"])
+    for step in trace.steps():  # every step says its shape, ours and the posts' (read backwards)
+        assert len(step["shape"]) == len(step["axes"].strip("()").split(", ")) or step["shape"] == []
+        assert step["post_axes"] == "(" + ", ".join(reversed(step["axes"].strip("()").split(", "))) + ")"
+
+
+def test_the_residual_stream_adds_each_sublayer():
+    run = _generator_run(dim=16, n_heads=2, dim_hidden=32, n_blocks=2, norm_first=False)
+    trace = trace_forward(run, TEXT)
+    assert torch.allclose(trace["blocks.0.attention_residual.sum"], trace["input"] + trace["blocks.0.attention.out"])
+    hidden = trace["blocks.1.feed_forward.hidden"]
+    assert hidden.shape == (len(TEXT), 32) and (hidden >= 0).all()  # after the ReLU
+    norm = run.model.blocks[1].feed_forward_residual.norm  # post-norm: LayerNorm(x + sublayer(x))
+    expected = F.layer_norm(trace["blocks.1.feed_forward_residual.sum"], (16,), norm.weight, norm.bias, norm.eps)
+    assert torch.allclose(trace["blocks.1.feed_forward_residual.norm"], expected, atol=1e-6)
+    ff = run.model.blocks[1].feed_forward
+    assert torch.allclose(trace["blocks.1.feed_forward.out"], ff.dense2(hidden), atol=1e-6)
+
+
+def test_switching_off_a_head_zeroes_it_and_changes_only_what_follows():
+    torch.manual_seed(0)
+    run = _generator_run(dim=16, n_heads=4, dim_hidden=32, n_blocks=2)
+    plain = trace_forward(run, TEXT)
+    off = trace_forward(run, TEXT, edits=switch_off(["blocks.1.attention.head.2", "blocks.1.attention.head.3"], 4))
+    assert (off["blocks.1.attention.heads"][2:] == 0).all()
+    assert (off["blocks.1.attention.merged"][:, 8:] == 0).all()  # heads 2 and 3 are channels 8..15
+    assert torch.equal(off["blocks.0.attention_residual.sum"], plain["blocks.0.attention_residual.sum"])
+    assert not torch.equal(off["logits"], plain["logits"])
+    unit = trace_forward(run, TEXT, edits=switch_off(["blocks.0.feed_forward.hidden.unit.5"], 4))
+    assert (unit["blocks.0.feed_forward.hidden"][:, 5] == 0).all()
+    no_position = trace_forward(run, TEXT, edits=switch_off(["position"], 4))
+    assert torch.equal(no_position["input"], no_position["embedding"])
+    with pytest.raises(ValueError, match="head 4 is out of range"):
+        switch_off(["blocks.0.attention.head.4"], 4)
+    with pytest.raises(ValueError, match="no step named blocks.7.attention.heads"):
+        trace_forward(run, TEXT, edits=switch_off(["blocks.7.attention.head.0"], 4))
+    with pytest.raises(ValueError, match="switch off"):
+        switch_off(["everything"], 4)
+
+
+def test_axes_follow_the_tensor_and_the_posts_read_them_backwards():
+    assert step_info("blocks.0.attention.scores", 3).axes == "HTS"
+    assert step_info("decoder.blocks.0.cross_attention.k", 3).axes == "HSD"
+    assert step_info("blocks.0.feed_forward.out", 2).ours.startswith("hidden")
+    assert step_info("members.0.encoder.blocks.0.attention.mask", 3).axes == "HTS"
+    assert step_info("logits", 1).axes == "K"
+
+
+def test_every_family_traces_through_run_trace(runs):  # noqa: F811
+    gen = tl.load(runs / "generator")
+    trace = gen.trace("First Citizen")
+    with torch.no_grad():
+        fused = gen.model(trace["tokens"][None])[0]
+    assert torch.allclose(trace["logits"], fused, atol=1e-5)
+
+    cls = tl.load(runs / "classifier")
+    review = "the box was superb for my family"
+    trace = cls.trace(review)
+    assert trace.classes and trace["probabilities"].shape == (len(trace.classes),)
+    classified = torch.tensor(list(cls.classify(review)["probabilities"].values()))
+    assert torch.allclose(trace["probabilities"], classified, atol=1e-4)  # classify rounds to 4 digits
+
+    s2s = tl.load(runs / "seq2seq")
+    trace = s2s.trace("alpha beta", target="beta alpha")
+    assert trace.source_tokens[:2] == ["alpha", "beta"] and trace.tokens[1:] == ["beta", "alpha"]
+    cross = trace["decoder.blocks.0.cross_attention.weights"]  # (H, T, S): targets over the source
+    assert cross.shape[1:] == (len(trace.tokens), len(trace.source_tokens))
+    data = json.loads(json.dumps(trace.to_json("decoder.blocks.0.cross")))
+    assert data["steps"] and all(s["name"].startswith("decoder.blocks.0.cross") for s in data["steps"])
+
+
+def test_inspect_trace_writes_the_json_and_a_figure_per_block(cli, runs, tmp_path):  # noqa: F811
+    out = tmp_path / "trace"
+    result = cli(
+        "inspect",
+        "trace",
+        runs / "generator",
+        "--text",
+        "Speak",
+        "--head",
+        "1",
+        "--out",
+        out,
+        "--switch-off",
+        "blocks.0.attention.head.0",
+    )
+    assert result.code == 0, result.err
+    data = json.loads((out / "trace.json").read_text())
+    assert data["tokens"] == list("Speak")
+    heads = next(s for s in data["steps"] if s["name"] == "blocks.0.attention.heads")["values"]
+    assert all(x == 0 for row in heads[0] for x in row)
+    if installed("matplotlib"):
+        assert (out / "trace_blocks_0.png").stat().st_size > 1000
+    bad = cli("inspect", "trace", runs / "seq2seq", "--out", out)
+    assert bad.code != 0 and "needs --src" in bad.err
+    bad = cli("inspect", "trace", runs / "generator", "--head", "99", "--out", out)
+    assert bad.code != 0 and "--head 99 is out of range" in bad.err
+
+
+def test_attention_distance_of_known_patterns():
+    t = 9
+    self_only = torch.eye(t).expand(2, t, t)  # (H, T, T): each position reads itself
+    uniform = torch.ones(t, t).tril()
+    uniform = (uniform / uniform.sum(-1, keepdim=True)).expand(2, t, t)  # position i reads 0..i alike
+    trace = ForwardTrace(
+        "generator", list("abcdefghi"), {"blocks.0.attention.weights": self_only, "blocks.1.attention.weights": uniform}
+    )
+    distance = attention_distance(trace)
+    assert distance["blocks.0.attention"] == [0.0, 0.0]
+    assert distance["blocks.1.attention"] == [pytest.approx((t - 1) / 4, abs=1e-3)] * 2  # mean over i of i/2
+
+
+def test_the_last_row_of_the_logit_lens_is_the_models_prediction(runs):  # noqa: F811
+    for name, text, target in (
+        ("generator", "First Citizen", None),
+        ("classifier", "the box was superb", None),
+        ("seq2seq", "alpha beta", "beta alpha"),
+    ):
+        run = tl.load(runs / name)
+        trace = run.trace(text, target=target)
+        lens = logit_lens(run, trace, top=3)
+        assert lens[0]["at"] == "input" and len(lens) >= 2
+        final = trace["probabilities"] if name == "classifier" else trace["probabilities"][-1]
+        best = torch.topk(final, 3)
+        assert [t["id"] for t in lens[-1]["top"]] == best.indices.tolist(), name
+        assert [t["p"] for t in lens[-1]["top"]] == pytest.approx(best.values.tolist(), abs=1e-4), name
