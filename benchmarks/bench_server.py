@@ -8,7 +8,10 @@ the app on a free local port, then measures:
   to receiving its first ``token`` event, with an HTTP client in this process (median of ``--repeats``,
   after one warm-up request);
 - page ready: headless Chromium (Debian's chromium + chromium-driver) opening ``/`` until the page
-  marks itself ready (run list fetched, views drawn), median of 5 fresh loads.
+  marks itself ready (run list fetched, views drawn), median of 5 fresh loads;
+- the forward trace of a 64-character input (``POST /api/runs/NAME/trace``) for a post-gpt and a
+  baby-gpt run: the steps of one block with the outer steps (what the page asks for) and every step,
+  and the head sweep (``POST .../sweep``) over the same input, each the median of ``--repeats``.
 One JSON line per measurement, with the machine.
 """
 
@@ -68,17 +71,30 @@ def page_ready_ms(base: str, loads: int = 5) -> list[float]:
         driver.quit()
 
 
+TRACE_TEXT = "ROMEO:\nBut soft, what light through yonder window breaks? It is the east"[:64]
+
+
+def post_ms(url: str, body: dict, repeats: int) -> list[float]:
+    httpx.post(url, json=body, timeout=60).raise_for_status()  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        httpx.post(url, json=body, timeout=60).raise_for_status()
+        times.append(1000 * (time.perf_counter() - start))
+    return times
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--text", default=str(TEXT))
     parser.add_argument("--repeats", type=int, default=10)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp) / "baby-gpt"
-        experiment = tl.get_preset("baby-gpt").override(text=args.text, max_steps=1, eval_every=1000)
-        experiment.run(run_dir, log=lambda *_: None)
-        registry = RunRegistry(run_dir)
-        name = next(iter(registry.entries))
+        for preset in ("baby-gpt", "post-gpt"):
+            experiment = tl.get_preset(preset).override(text=args.text, max_steps=1, eval_every=1000)
+            experiment.run(Path(tmp) / preset, log=lambda *_: None)
+        registry = RunRegistry(tmp)
+        name = "baby-gpt"
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -107,6 +123,23 @@ def main() -> None:
             )
         else:
             emit(benchmark="server-page-ready", skipped="chromium + chromium-driver not installed")
+        for preset in ("post-gpt", "baby-gpt"):
+            for what, body in (
+                ("trace, one block", {"text": TRACE_TEXT, "block": "blocks.0"}),
+                ("trace, every step", {"text": TRACE_TEXT}),
+                ("head sweep", {"text": TRACE_TEXT}),
+            ):
+                path = "sweep" if what == "head sweep" else "trace"
+                times = post_ms(f"{base}/api/runs/{preset}/{path}", body, args.repeats)
+                emit(
+                    benchmark=f"server-{path}",
+                    model=preset,
+                    what=what,
+                    input_chars=len(TRACE_TEXT),
+                    median_ms=round(statistics.median(times), 1),
+                    max_ms=round(max(times), 1),
+                    target_ms=1000 if path == "sweep" else 200,
+                )
         server.should_exit = True
 
 

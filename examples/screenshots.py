@@ -91,6 +91,15 @@ def main(argv: list[str]) -> None:
         driver.save_screenshot(str(OUT / f"{name}.png"))
         print(f"wrote {OUT / name}.png")
 
+    def trace(name: str, block: str, step: str) -> None:
+        """The forward view: trace the default input, open ``block`` and its ``step``."""
+        driver.find_element(By.ID, "trace").click()
+        wait(lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+        Select(driver.find_element(By.ID, "trace-block")).select_by_value(block)
+        wait(lambda d: any(c.text == step for c in d.find_elements(By.CSS_SELECTOR, "#trace-steps .step")))
+        next(c for c in driver.find_elements(By.CSS_SELECTOR, "#trace-steps .step") if c.text == step).click()
+        shot(name, "view-forward", height=1500)
+
     driver.get(f"http://127.0.0.1:{port}/")
     wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
     for entry in registry.entries.values():
@@ -111,14 +120,17 @@ def main(argv: list[str]) -> None:
             driver.find_element(By.CSS_SELECTOR, "#attention-grid canvas.heatmap").click()
             shot("generator_attention", "attention-grid", height=1250)
             shot("run", "run-panel", height=1400)
+            trace("forward_generator", "blocks.1", "attention.weights")
         elif entry.family == "classifier":
             driver.find_element(By.ID, "classify").click()
             wait(lambda d: d.find_element(By.ID, "cls-result").is_displayed())
             shot("classifier", height=800)
+            trace("forward_classifier", "members.0.encoder.blocks.0", "attention.weights")
         else:
             driver.find_element(By.ID, "translate").click()
             wait(lambda d: d.find_element(By.ID, "mt-result").is_displayed())
             shot("translator", height=900)
+            trace("forward_translator", "decoder.blocks.1", "cross_attention.weights")
     driver.quit()
     server.should_exit = True
 

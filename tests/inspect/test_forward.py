@@ -152,8 +152,11 @@ def test_every_family_traces_through_run_trace(runs):  # noqa: F811
     assert trace.source_tokens[:2] == ["alpha", "beta"] and trace.tokens[1:] == ["beta", "alpha"]
     cross = trace["decoder.blocks.0.cross_attention.weights"]  # (H, T, S): targets over the source
     assert cross.shape[1:] == (len(trace.tokens), len(trace.source_tokens))
-    data = json.loads(json.dumps(trace.to_json("decoder.blocks.0.cross")))
-    assert data["steps"] and all(s["name"].startswith("decoder.blocks.0.cross") for s in data["steps"])
+    data = json.loads(json.dumps(trace.to_json("decoder.blocks.0")))
+    names = [s["name"] for s in data["steps"]]
+    assert "decoder.blocks.0.cross_attention.weights" in names and "encoder.embedding" in names
+    assert not any(n.startswith(("encoder.blocks.", "decoder.blocks.1")) for n in names)
+    assert data["blocks"][0] == "encoder.blocks.0" and "decoder.blocks.0" in data["blocks"]
 
 
 def test_inspect_trace_writes_the_json_and_a_figure_per_block(cli, runs, tmp_path):  # noqa: F811

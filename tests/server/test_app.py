@@ -143,6 +143,8 @@ def test_inspection_endpoints(client):
         ("post", "/api/runs/generator/trace", {"text": "a", "switch_off": ["all"]}, 400, "'all': switch off"),
         ("post", "/api/runs/generator/trace", {"text": "a", "switch_off": ["x"] * 65}, 422, "switch_off: List should"),
         ("post", "/api/runs/classifier/trace", {"text": "   "}, 400, "text: no word the model knows"),
+        ("post", "/api/runs/generator/trace", {"text": "a", "block": "blocks.9"}, 400, "model's blocks are"),
+        ("post", "/api/runs/generator/sweep", {"text": "a"}, 400, "a sweep needs at least two tokens"),
     ],
     ids=lambda v: v if isinstance(v, str) and v.startswith("/") else None,
 )
@@ -153,9 +155,10 @@ def test_bad_requests_are_json_errors_naming_the_problem(client, method, path, b
 
 
 def test_the_trace_endpoint_gives_every_step_of_each_family_and_what_a_switched_off_head_changes(client):
-    body = client.post("/api/runs/generator/trace", json={"text": "First Citizen", "prefix": "blocks.0."}).json()
+    body = client.post("/api/runs/generator/trace", json={"text": "First Citizen", "block": "blocks.0"}).json()
     names = [s["name"] for s in body["steps"]]
-    assert names[0].startswith("blocks.0.") and "blocks.0.attention.weights" in names
+    assert body["blocks"] == ["blocks.0"]  # TINY_GPT: one block of two heads
+    assert names[0] == "tokens" and "blocks.0.attention.weights" in names and names[-1] == "probabilities"
     weights = next(s for s in body["steps"] if s["name"] == "blocks.0.attention.weights")
     assert weights["axes"] == "(H, T, S)" and weights["post_axes"] == "(S, T, H)"
     assert all(abs(sum(row) - 1) < 1e-3 for head in weights["values"] for row in head)
@@ -170,6 +173,11 @@ def test_the_trace_endpoint_gives_every_step_of_each_family_and_what_a_switched_
     assert body["classes"] and body["steps"][-1]["name"] == "probabilities"
     body = client.post("/api/runs/seq2seq/trace", json={"text": "alpha beta", "target": "beta alpha"}).json()
     assert body["source_tokens"][:2] == ["alpha", "beta"] and body["tokens"][1:] == ["beta", "alpha"]
+    sweep = client.post("/api/runs/generator/sweep", json={"text": "First Citizen"}).json()
+    assert len(sweep["heads"]) == 2 and sweep["loss"] > 0
+    rises = [h["rise"] for h in sweep["heads"]]
+    assert rises == sorted(rises, reverse=True)
+    assert all(abs(h["loss"] - sweep["loss"] - h["rise"]) < 1e-4 for h in sweep["heads"])
 
 
 def test_malformed_json_is_a_422_not_a_crash(client):

@@ -152,3 +152,101 @@ def test_the_inspector_in_a_real_browser(base_url, browser):
     assert "temperature" in browser.find_element(By.ID, "errors").text
     errors = [e for e in console_errors(browser) if "422" not in e["message"]]  # the refused request itself
     assert errors == []
+
+
+def _numbers(driver):
+    from selenium.webdriver.common.by import By
+
+    return [float(s.text) for s in driver.find_elements(By.CSS_SELECTOR, "#trace-row .num")]
+
+
+def _go_to_step(driver, name):
+    from selenium.webdriver.common.by import By
+
+    chips = driver.find_elements(By.CSS_SELECTOR, "#trace-steps .step")
+    next(c for c in chips if c.text == name).click()
+    wait(driver, lambda d: d.find_element(By.ID, "trace-step-name").text.endswith(name))
+
+
+def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(base_url + "/")
+    wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    pick(browser, "generator")
+    text = browser.find_element(By.ID, "trace-text")
+    text.clear()
+    text.send_keys("First Citizen")
+    browser.find_element(By.ID, "trace").click()
+    wait(browser, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#trace-tokens .chip")) == len("First Citizen")
+
+    # walk three steps: each names its equation and its shape
+    seen = []
+    for _ in range(3):
+        browser.find_element(By.ID, "trace-next").click()
+        seen.append(browser.find_element(By.ID, "trace-step-name").text)
+    assert seen == [
+        f"{i} / {seen[0].split(' / ')[1].split(':')[0]}: {n}"
+        for i, n in ((2, "embedding"), (3, "position"), (4, "input"))
+    ]
+    info = browser.find_element(By.ID, "trace-step-info").text
+    assert "E[ids] + P[t]" in info and "(T, C) = (13, 16)" in info and "(C, T)" in info
+
+    # the softmax weights of the last position: a row that sums to 1; head 1 reads differently
+    _go_to_step(browser, "attention.weights")
+    row = _numbers(browser)
+    assert len(row) == 13 and abs(sum(row) - 1) < 1e-3
+    Select(browser.find_element(By.ID, "trace-head")).select_by_value("1")
+    wait(browser, lambda d: _numbers(d) != row)
+    assert abs(sum(_numbers(browser)) - 1) < 1e-3
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#trace-view canvas.heatmap")) == 2  # chosen + the other head
+
+    # follow position 3: the causal mask leaves it nothing after itself
+    browser.find_elements(By.CSS_SELECTOR, "#trace-tokens .chip")[3].click()
+    wait(browser, lambda d: d.find_element(By.ID, "trace-pos").text.startswith("3 "))
+    row = _numbers(browser)
+    assert all(x == 0 for x in row[4:]) and abs(sum(row[:4]) - 1) < 1e-3
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#trace-strips canvas")) >= 5
+
+    # switch head 0 off: its output is zero and the page says how far the output moved
+    browser.find_element(By.CSS_SELECTOR, "#trace-switches input[value='blocks.0.attention.head.0']").click()
+    wait(browser, lambda d: "switched off" in d.find_element(By.ID, "trace-change").text)
+    assert "largest change of a probability" in browser.find_element(By.ID, "trace-change").text
+    Select(browser.find_element(By.ID, "trace-head")).select_by_value("0")
+    _go_to_step(browser, "attention.heads")
+    assert _numbers(browser) and all(x == 0 for x in _numbers(browser))
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#trace-lens tr")) == 2  # the input, after block 0
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#trace-output .bar-fill")) == 10
+
+    browser.find_element(By.ID, "sweep").click()
+    wait(browser, lambda d: d.find_element(By.ID, "sweep-result").is_displayed())
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#sweep-table tbody tr")) == 2
+
+    # a classifier: the class probabilities; a translator: cross-attention over the source
+    pick(browser, "classifier")
+    text = browser.find_element(By.ID, "trace-text")
+    text.clear()
+    text.send_keys("the box was superb")
+    browser.find_element(By.ID, "trace").click()
+    wait(browser, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#trace-output .bar-fill")) == 5
+    pick(browser, "seq2seq")
+    text = browser.find_element(By.ID, "trace-text")
+    text.clear()
+    text.send_keys("alpha beta")
+    browser.find_element(By.ID, "trace-target").send_keys("beta alpha")
+    browser.find_element(By.ID, "trace").click()
+    wait(browser, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+    Select(browser.find_element(By.ID, "trace-block")).select_by_value("decoder.blocks.0")
+    wait(
+        browser,
+        lambda d: any(
+            c.text == "cross_attention.weights" for c in d.find_elements(By.CSS_SELECTOR, "#trace-steps .step")
+        ),
+    )
+    _go_to_step(browser, "cross_attention.weights")
+    row = _numbers(browser)
+    assert len(row) == 3 and abs(sum(row) - 1) < 1e-3  # alpha beta <eos>
+    assert console_errors(browser) == []

@@ -114,12 +114,30 @@ class ForwardTrace:
         """Every step, in the order the forward computed them."""
         return list(self.tensors)
 
-    def steps(self, prefix: str = "") -> list[dict[str, Any]]:
-        """Name, shape (ours and the posts'), equation and meaning of each step starting with ``prefix``."""
+    def blocks(self) -> list[str]:
+        """The blocks in forward order: ``blocks.0``, ``encoder.blocks.1``, ``decoder.blocks.0``, ..."""
+        scopes: list[str] = []
+        for name in self.tensors:
+            parts = name.split(".")
+            if "blocks" in parts:
+                scope = ".".join(parts[: parts.index("blocks") + 2])
+                if scope not in scopes:
+                    scopes.append(scope)
+        return scopes
+
+    def select(self, block: str | None = None) -> list[str]:
+        """The steps outside every block, and those of ``block`` (every step when ``None``)."""
+        if block is None:
+            return self.names()
+        if block and block not in self.blocks():
+            raise ValueError(f"block {block!r}: this model's blocks are {', '.join(self.blocks())}")
+        return [n for n in self.tensors if ".blocks." not in f".{n}" or n.startswith(f"{block}.")]
+
+    def steps(self, block: str | None = None) -> list[dict[str, Any]]:
+        """Name, shape (ours and the posts'), equation and meaning of each step (``select(block)``)."""
         out = []
-        for name, t in self.tensors.items():
-            if not name.startswith(prefix):
-                continue
+        for name in self.select(block):
+            t = self.tensors[name]
             info = step_info(name, t.dim())
             out.append(
                 {
@@ -134,11 +152,13 @@ class ForwardTrace:
             )
         return out
 
-    def to_json(self, prefix: str = "", digits: int = 5, top: int = 10, full_vocabulary: int = 128) -> dict[str, Any]:
-        """The trace as JSON-ready data: tokens and every step (starting with ``prefix``) with its values
-        rounded to ``digits``. A step over a vocabulary larger than ``full_vocabulary`` (a translator's
+    def to_json(
+        self, block: str | None = None, digits: int = 5, top: int = 10, full_vocabulary: int = 128
+    ) -> dict[str, Any]:
+        """The trace as JSON-ready data: tokens, the blocks, and each step (``select(block)``) with its
+        values rounded to ``digits``. A step over a vocabulary larger than ``full_vocabulary`` (a translator's
         logits) keeps, per position, its ``top`` entries as ``{"id", "value"}`` instead of every value."""
-        steps = self.steps(prefix)
+        steps = self.steps(block)
         for step in steps:
             t = self.tensors[step["name"]]
             if not t.is_floating_point():
@@ -157,6 +177,7 @@ class ForwardTrace:
             "tokens": self.tokens,
             "source_tokens": self.source_tokens,
             "classes": self.classes,
+            "blocks": self.blocks(),
             "steps": steps,
         }
 

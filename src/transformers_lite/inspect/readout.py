@@ -37,6 +37,9 @@ def logit_lens(run: Any, trace: ForwardTrace, position: int = -1, top: int = 5) 
     prediction."""
     model, family = run.model, run.config.family
     names = trace.classes
+    length = len(trace.tokens)
+    if not -length <= position < length:
+        raise ValueError(f"position {position} is outside the {length} tokens read")
     if family == "generator":
         rows = [(label, _lm_head(model.final_norm, model.head, x[position])) for label, x in block_outputs(trace)]
     elif family == "seq2seq":
@@ -99,3 +102,44 @@ def attention_distance(trace: ForwardTrace) -> dict[str, list[float]]:
         mean = (per_query * valid).sum(-1) / valid.sum(-1).clamp(min=1)
         out[name.removesuffix(".weights")] = [round(float(d), 3) for d in mean]
     return out
+
+
+MAX_SWEEP_HEADS = 256  # forwards one sweep may run
+
+
+def _loss(run: Any, trace: ForwardTrace, label: int | None) -> float:  # noqa: ANN401
+    """The loss of one traced forward on its own input: a generator's next-token cross-entropy over the
+    text, a translator's over its target, a classifier's -log p of ``label``."""
+    p = trace["probabilities"].double().clamp_min(1e-30)
+    if run.config.family == "classifier":
+        return float(-p[label].log())
+    ids = trace["decoder.tokens"] if run.config.family == "seq2seq" else trace["tokens"]
+    if run.config.family == "seq2seq":  # targets: the tokens after BOS, then EOS
+        ids = torch.cat([ids[1:], torch.tensor([run.tokenizer.eos_id])])
+        return float(-p[torch.arange(len(ids)), ids].log().mean())
+    if len(ids) < 2:
+        raise ValueError("a sweep needs at least two tokens: the loss is that of predicting each next one")
+    return float(-p[torch.arange(len(ids) - 1), ids[1:]].log().mean())
+
+
+def head_sweep(run: Any, text: str, target: str | None = None) -> dict[str, Any]:  # noqa: ANN401
+    """Each head switched off in turn (through the same forward): how much the loss on ``text`` rises,
+    heads ranked from the one the prediction needs most. A classifier's loss is that of the class the
+    whole model predicts."""
+    base = run.trace(text, target=target)
+    heads = [n.removesuffix(".weights") for n in base.names() if n.endswith("attention.weights")]
+    n_heads = run.config.n_heads
+    if len(heads) * n_heads > MAX_SWEEP_HEADS:
+        raise ValueError(
+            f"a sweep runs at most {MAX_SWEEP_HEADS} forwards; this model has {len(heads) * n_heads} heads"
+        )
+    label = int(base["probabilities"].argmax()) if run.config.family == "classifier" else None
+    base_loss = _loss(run, base, label)
+    rows = []
+    for scope in heads:
+        for h in range(n_heads):
+            spec = f"{scope}.head.{h}"
+            loss = _loss(run, run.trace(text, target=target, switch_off_steps=[spec]), label)
+            rows.append({"head": spec, "loss": round(loss, 5), "rise": round(loss - base_loss, 5)})
+    rows.sort(key=lambda r: -r["rise"])
+    return {"loss": round(base_loss, 5), "heads": rows}

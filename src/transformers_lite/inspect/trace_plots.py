@@ -16,19 +16,6 @@ from .plots import _label, _pyplot, _save
 _PER_HEAD = ("q", "k", "v", "scores", "scaled", "weights", "heads")
 
 
-def block_scopes(trace: ForwardTrace) -> list[str]:
-    """The blocks of the trace in forward order (``blocks.0``, ``encoder.blocks.1``, ``decoder.blocks.0``, ...)."""
-    scopes: list[str] = []
-    for name in trace.names():
-        parts = name.split(".")
-        if "blocks" in parts:
-            i = parts.index("blocks")
-            scope = ".".join(parts[: i + 2])
-            if scope not in scopes:
-                scopes.append(scope)
-    return scopes
-
-
 def write_trace(
     trace: ForwardTrace, out: Path, head: int = 0, plots: bool = True, extra: dict[str, Any] | None = None
 ) -> list[Path]:
@@ -38,7 +25,7 @@ def write_trace(
     atomic_write_text(out / "trace.json", json.dumps(trace.to_json() | (extra or {})))
     written = [out / "trace.json"]
     if plots and installed("matplotlib"):
-        written += [_block_figure(trace, scope, head, out) for scope in block_scopes(trace)]
+        written += [_block_figure(trace, scope, head, out) for scope in trace.blocks()]
     return written
 
 

@@ -61,7 +61,8 @@ class TraceRequest(BaseModel):
     text: str = Field(min_length=1, description="a prompt, a review, or a translator's source")
     target: str | None = Field(None, min_length=1, description="a translator's target (default: its translation)")
     switch_off: list[str] = Field([], max_length=64, description="heads, units or 'position' to switch off")
-    prefix: str = Field("", max_length=200, description="only the steps whose name starts with this")
+    block: str | None = Field(None, max_length=200, description="the steps outside blocks and this block's only")
+    position: int = Field(-1, ge=-100_000, le=100_000, description="where the logit lens reads (-1: the last token)")
 
 
 def _sse(event: str, data: dict[str, Any]) -> str:
@@ -181,7 +182,12 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
     @app.post("/api/runs/{name:path}/trace")
     def trace(name: str, request: TraceRequest) -> dict[str, Any]:
         """Every step of one forward pass (name, shape ours and the posts', equation, meaning, values)."""
-        return answer(entry(name), views.trace_view, request.text, request.target, request.switch_off, request.prefix)
+        return answer(entry(name), views.trace_view, request)
+
+    @app.post("/api/runs/{name:path}/sweep")
+    def sweep(name: str, request: TraceRequest) -> dict[str, Any]:
+        """Each head switched off in turn: how much the loss on the input rises, heads ranked."""
+        return answer(entry(name), views.sweep_view, request.text, request.target)
 
     @app.get("/api/runs/{name:path}")
     def run(name: str) -> dict[str, Any]:

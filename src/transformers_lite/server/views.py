@@ -22,7 +22,7 @@ from ..evaluation.prediction import class_names, encode_for_classifier, probabil
 from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
-from ..inspect.readout import attention_distance, logit_lens
+from ..inspect.readout import attention_distance, head_sweep, logit_lens
 from ..inspect.scores import (
     all_cross_attention,
     all_generator_attention,
@@ -232,21 +232,43 @@ def translate_view(run: Run, text: str, beam: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- every family
-def trace_view(run: Run, text: str, target: str | None, switch_off: list[str], prefix: str) -> dict[str, Any]:
-    """The forward trace of ``text`` (``inspect.forward``), steps starting with ``prefix``, the prediction
-    read out at each block boundary (``lens``) and each head's mean attention distance; with steps
-    switched off, also how far the output moved (largest change of a probability)."""
-    notices = []
+def _bounded(text: str, notices: list[str]) -> str:
     if len(text) > LIMITS.text_chars:
         notices.append(f"the text was cut to its first {LIMITS.text_chars:,} characters")
-        text = text[: LIMITS.text_chars]
-    traced = run.trace(text, target=target, switch_off_steps=switch_off)
-    out = traced.to_json(prefix) | {"lens": logit_lens(run, traced), "attention_distance": attention_distance(traced)}
-    if switch_off:
-        plain = run.trace(text, target=target)
+    return text[: LIMITS.text_chars]
+
+
+def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - app.TraceRequest
+    """The forward trace of ``request.text`` (``inspect.forward``): the steps outside blocks and those of
+    ``request.block`` (every step when ``None``), the prediction read out at each block boundary at
+    ``request.position`` (``lens``), each head's mean attention distance, token names for the output
+    layer's entries; with steps switched off, also how far the output moved (largest change of a
+    probability)."""
+    notices: list[str] = []
+    text = _bounded(request.text, notices)
+    traced = run.trace(text, target=request.target, switch_off_steps=request.switch_off)
+    out = traced.to_json(request.block) | {
+        "lens": logit_lens(run, traced, request.position),
+        "attention_distance": attention_distance(traced),
+    }
+    vocabulary = traced["probabilities"].shape[-1]
+    if not traced.classes and vocabulary <= 128:
+        out["vocabulary"] = [show(run.tokenizer, i) for i in range(vocabulary)]
+    for step in out["steps"]:
+        for row in step.get("top", []):
+            for entry in row:
+                entry["token"] = show(run.tokenizer, entry["id"])
+    if request.switch_off:
+        plain = run.trace(text, target=request.target)
         moved = (traced["probabilities"] - plain["probabilities"]).abs().max()
-        out["switched_off"] = {"steps": switch_off, "largest_probability_change": round(float(moved), 5)}
+        out["switched_off"] = {"steps": request.switch_off, "largest_probability_change": round(float(moved), 5)}
     return out | {"notices": notices}
+
+
+def sweep_view(run: Run, text: str, target: str | None) -> dict[str, Any]:
+    """``inspect.readout.head_sweep`` on the (bounded) text."""
+    notices: list[str] = []
+    return head_sweep(run, _bounded(text, notices), target) | {"notices": notices}
 
 
 def _rounded(t: Tensor) -> list:

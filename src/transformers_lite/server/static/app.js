@@ -113,6 +113,7 @@ async function selectRun(name) {
   $("gen-output").replaceChildren();
   $("gen-inspect").hidden = $("cls-result").hidden = $("mt-result").hidden = true;
   renderRunPanel(info);
+  setupTrace(info);
   setStatus("");
   await loadEmbeddings();
   document.body.dataset.ready = "1";

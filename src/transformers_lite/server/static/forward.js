@@ -1,0 +1,242 @@
+// The forward pass, step by step: one forward of the run's model over the user's input, every named step
+// with its equation, shape and values (POST /api/runs/NAME/trace), heads switched off through the same
+// forward, and the heads ranked by what switching each off costs (POST /api/runs/NAME/sweep).
+"use strict";
+
+const trace = { data: null, plain: null, step: 0, pos: 0, block: "", off: new Set() };
+const TRACE_DEFAULTS = {
+  generator: "ROMEO:\nBut soft, what light",
+  classifier: "The coffee maker broke after two days and the seller never answered.",
+  seq2seq: "Zwei Hunde spielen im Schnee.",
+  mlm: "the coffee was great",
+};
+
+function setupTrace(info) {
+  $("view-forward").hidden = false;
+  $("trace-text").value = TRACE_DEFAULTS[info.family] || "";
+  $("trace-target-row").hidden = info.family !== "seq2seq";
+  $("trace-result").hidden = $("sweep-result").hidden = true;
+  Object.assign(trace, { data: null, plain: null, step: 0, pos: 0, block: "", off: new Set() });
+}
+
+// red for positive, blue for negative, white at zero; the square root lets small values show
+function signedHeat(value, max) {
+  const t = max > 0 ? Math.sqrt(Math.min(1, Math.abs(value) / max)) : 0;
+  const c = (a, b) => Math.round(a + (b - a) * t);
+  return value >= 0 ? `rgb(${c(255, 178)}, ${c(255, 24)}, ${c(255, 43)})` : `rgb(${c(255, 33)}, ${c(255, 102)}, ${c(255, 172)})`;
+}
+
+function traceBody() {
+  const body = { text: $("trace-text").value, block: trace.block, switch_off: [...trace.off] };
+  if (state.info.family === "seq2seq" && $("trace-target").value.trim()) body.target = $("trace-target").value;
+  if (state.info.family !== "classifier") body.position = trace.pos;
+  return body;
+}
+
+async function runTrace(fresh) {
+  if (fresh) Object.assign(trace, { block: "", off: new Set(), plain: null, step: 0, pos: 0 });
+  setStatus("tracing\u2026");
+  let data = await api(runPath(state.run, "/trace"), traceBody());
+  if (!trace.block && data.blocks.length) {  // the first answer names the blocks: fetch the first one's steps
+    trace.block = data.blocks[0];
+    trace.pos = data.tokens.length - 1;
+    data = await api(runPath(state.run, "/trace"), traceBody());
+  }
+  if (!trace.off.size) trace.plain = data;
+  trace.data = data;
+  trace.step = Math.min(trace.step, data.steps.length - 1);
+  setStatus("");
+  notices("trace-notices", data.notices);
+  $("trace-result").hidden = false;
+  renderTrace();
+}
+
+function renderTrace() {
+  const data = trace.data;
+  const block = $("trace-block");
+  block.replaceChildren(...data.blocks.map((b) => el("option", { value: b }, b)));
+  block.value = trace.block;
+  const heads = headsOf(data);
+  if ($("trace-head").options.length !== heads) fillSelect($("trace-head"), heads, "head");
+  renderSwitches(heads);
+  $("trace-tokens").replaceChildren(...data.tokens.map((t, i) => {
+    const chip = el("span", { className: `chip${i === trace.pos ? " selected" : ""}` }, visible(t));
+    chip.addEventListener("click", guard(async () => { trace.pos = i; await runTrace(false); }));
+    return chip;
+  }));
+  $("trace-steps").replaceChildren(...data.steps.map((s, i) => {
+    const chip = el("span", { className: `step${i === trace.step ? " current" : ""}` }, shortName(s.name));
+    chip.addEventListener("click", () => { trace.step = i; renderTrace(); });
+    return chip;
+  }));
+  renderStep(data.steps[trace.step]);
+  renderStrips(data);
+  renderOutput(data);
+  renderLens(data);
+  renderDistance(data);
+}
+
+function headsOf(data) {
+  const q = data.steps.find((s) => s.name.endsWith(".q"));
+  return q ? q.shape[0] : 1;
+}
+
+function shortName(name) {
+  return trace.block && name.startsWith(trace.block + ".") ? name.slice(trace.block.length + 1) : name;
+}
+
+function renderSwitches(heads) {
+  const box = $("trace-switches");
+  const scopes = [...new Set(trace.data.steps.filter((s) => s.name.endsWith(".heads")).map((s) => s.name.slice(0, -6)))];
+  const boxes = [];
+  for (const scope of scopes) {
+    for (let h = 0; h < heads; h++) {
+      const spec = `${scope}.head.${h}`;
+      const label = scope.endsWith("cross_attention") ? `cross ${h}` : `head ${h}`;
+      const input = el("input", { type: "checkbox", checked: trace.off.has(spec), value: spec });
+      input.addEventListener("change", guard(async () => {
+        if (input.checked) trace.off.add(spec); else trace.off.delete(spec);
+        await runTrace(false);
+      }));
+      boxes.push(el("label", {}, input, ` off: ${label}`));
+    }
+  }
+  box.replaceChildren(el("span", { className: "muted" }, "switch off "), ...boxes);
+}
+
+// a step's values as a 2-D matrix for the chosen head: (H, T, X) -> (T, X); (T,) -> one row
+function matrixOf(step, head) {
+  let v = step.values;
+  if (v === undefined) return null;
+  if (!Array.isArray(v)) return [[v]];
+  if (!Array.isArray(v[0])) return [v];
+  while (Array.isArray(v[0][0])) v = v[Math.min(head, v.length - 1)];
+  return v;
+}
+
+function renderStep(step) {
+  const head = Number($("trace-head").value || 0);
+  $("trace-step-name").textContent = `${trace.step + 1} / ${trace.data.steps.length}: ${step.name}`;
+  const row = (k, v) => el("tr", {}, el("th", {}, k), el("td", {}, v));
+  $("trace-step-info").replaceChildren(
+    row("equation (here, row-major)", step.equation),
+    row("the posts (column-major)", step.post_equation),
+    row("shape", `${step.axes} = (${step.shape.join(", ")})`),
+    row("the posts' shape", step.post_axes),
+    row("what it is", step.meaning),
+  );
+  const view = $("trace-view");
+  const perHead = step.values && step.shape.length === 3 && step.axes.startsWith("(H");
+  const onSource = trace.data.source_tokens.length && step.name.startsWith("encoder.");  // a translator's encoder
+  const rows = onSource ? trace.data.source_tokens : trace.data.tokens;
+  const keys = step.name.includes("cross_attention") ? trace.data.source_tokens : rows;
+  const cols = step.axes.endsWith("S)") ? keys : null;
+  const pos = Math.min(trace.pos, rows.length - 1);
+  if (step.top) {  // a large vocabulary: the best entries at the chosen position
+    const best = step.top[Math.min(trace.pos, step.top.length - 1)];
+    view.replaceChildren(el("p", {}, `the largest entries at position ${trace.pos}: ` + best.map((e) => `${visible(e.token ?? String(e.id))} ${e.value.toFixed(4)}`).join(", ")));
+    $("trace-row").replaceChildren();
+    return;
+  }
+  const m = matrixOf(step, head);
+  const figures = [signedMap(m, rows, cols, perHead ? `head ${head}` : step.name, false, pos)];
+  if (perHead) {  // all heads at a glance; click one to choose it
+    step.values.forEach((hv, h) => {
+      if (h === head) return;
+      const fig = signedMap(hv, rows, cols, `head ${h}`, true, pos);
+      fig.addEventListener("click", () => { $("trace-head").value = h; renderTrace(); });
+      figures.push(fig);
+    });
+  }
+  view.replaceChildren(...figures);
+  const r = m.length === rows.length ? m[pos] : m[0];
+  $("trace-row").replaceChildren(el("span", { className: "muted" }, `row ${m.length === rows.length ? pos : 0}: `),
+    ...r.slice(0, 64).map((x) => el("span", { className: "num" }, Number(x).toFixed(4))),
+    r.length > 64 ? el("span", { className: "muted" }, `\u2026 (${r.length} values)`) : "");
+}
+
+function signedMap(matrix, rowLabels, colLabels, title, small, pos) {
+  const n = matrix.length, m = matrix[0].length;
+  const cell = small ? Math.max(2, Math.min(6, Math.floor(120 / Math.max(n, m)))) : Math.max(2, Math.min(14, Math.floor(480 / Math.max(n, m))));
+  const canvas = el("canvas", { className: small ? "heatmap small" : "heatmap", width: m * cell, height: n * cell });
+  const ctx = canvas.getContext("2d");
+  const max = Math.max(...matrix.flat().map(Math.abs), 1e-9);
+  matrix.forEach((row, i) => row.forEach((v, j) => {
+    ctx.fillStyle = signedHeat(v, max);
+    ctx.fillRect(j * cell, i * cell, cell, cell);
+  }));
+  if (!small && n === rowLabels.length) {  // the followed position
+    ctx.strokeStyle = "#e08a00";
+    ctx.strokeRect(0.5, pos * cell + 0.5, m * cell - 1, cell - 1);
+  }
+  canvas.addEventListener("mousemove", (event) => {
+    const i = Math.floor(event.offsetY / cell), j = Math.floor(event.offsetX / cell);
+    if (i >= n || j >= m) return;
+    const r = n === rowLabels.length ? visible(rowLabels[i]) : `row ${i}`;
+    const c = colLabels ? visible(colLabels[j] ?? String(j)) : `channel ${j}`;
+    canvas.title = `${r}, ${c}: ${Number(matrix[i][j]).toPrecision(5)}`;
+  });
+  return el("figure", {}, canvas, el("figcaption", {}, title));
+}
+
+function renderStrips(data) {
+  $("trace-pos").textContent = `${trace.pos} (${visible(data.tokens[trace.pos] ?? "")})`;
+  const strips = [];
+  for (const step of data.steps) {
+    if (!step.values || step.shape.length !== 2 || !/\(T, C\)$/.test(step.axes) || step.shape[0] !== data.tokens.length) continue;
+    const v = step.values[trace.pos];
+    const canvas = el("canvas", { width: v.length, height: 1 });
+    const ctx = canvas.getContext("2d");
+    const max = Math.max(...v.map(Math.abs), 1e-9);
+    v.forEach((x, j) => { ctx.fillStyle = signedHeat(x, max); ctx.fillRect(j, 0, 1, 1); });
+    strips.push(el("span", {}, shortName(step.name)), canvas);
+  }
+  $("trace-strips").replaceChildren(...strips);
+}
+
+function outputEntries(data) {
+  const probs = data.steps.find((s) => s.name === "probabilities");
+  if (data.classes.length) return data.classes.map((c, i) => [c, probs.values[i]]);
+  if (probs.top) return probs.top[Math.min(trace.pos, probs.top.length - 1)].map((e) => [e.token ?? String(e.id), e.value]);
+  const row = probs.values[Math.min(trace.pos, probs.values.length - 1)];
+  const vocab = data.vocabulary || [];
+  return row.map((p, i) => [vocab[i] ?? String(i), p]).sort((a, b) => b[1] - a[1]).slice(0, 10);
+}
+
+function renderOutput(data) {
+  const entries = outputEntries(data);
+  bars($("trace-output"), entries, null);
+  const change = data.switched_off ? `switched off: ${data.switched_off.steps.join(", ")}; largest change of a probability ${data.switched_off.largest_probability_change.toFixed(4)}` : "";
+  $("trace-change").textContent = change || (data.classes.length ? "(class probabilities)" : `(after position ${trace.pos})`);
+}
+
+function renderLens(data) {
+  const rows = data.lens.map((r) => el("tr", {}, el("th", {}, r.at),
+    ...r.top.map((t) => el("td", {}, `${visible(t.token)} ${t.p.toFixed(3)}`))));
+  $("trace-lens").replaceChildren(...rows);
+}
+
+function renderDistance(data) {
+  const rows = Object.entries(data.attention_distance).map(([name, heads]) =>
+    el("tr", {}, el("th", {}, name), ...heads.map((d) => el("td", { className: "num" }, d.toFixed(2)))));
+  $("trace-distance").replaceChildren(...rows);
+}
+
+async function sweep() {
+  const body = traceBody();
+  setStatus("switching each head off in turn\u2026");
+  const data = await api(runPath(state.run, "/sweep"), { text: body.text, target: body.target });
+  setStatus("");
+  $("sweep-loss").textContent = `(loss with every head: ${data.loss.toFixed(4)})`;
+  const head = el("tr", {}, el("th", {}, "head switched off"), el("th", {}, "loss"), el("th", {}, "rise"));
+  $("sweep-table").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.heads.map((h) =>
+    el("tr", {}, el("td", {}, h.head), el("td", { className: "num" }, h.loss.toFixed(4)), el("td", { className: "num" }, h.rise.toFixed(4))))));
+  $("sweep-result").hidden = false;
+}
+
+$("trace").addEventListener("click", guard(() => runTrace(true)));
+$("sweep").addEventListener("click", guard(sweep));
+$("trace-block").addEventListener("change", guard(async () => { trace.block = $("trace-block").value; trace.step = 0; await runTrace(false); }));
+$("trace-head").addEventListener("change", () => renderTrace());
+$("trace-prev").addEventListener("click", () => { trace.step = Math.max(0, trace.step - 1); renderTrace(); });
+$("trace-next").addEventListener("click", () => { trace.step = Math.min(trace.data.steps.length - 1, trace.step + 1); renderTrace(); });
