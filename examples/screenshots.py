@@ -96,8 +96,10 @@ def main(argv: list[str]) -> None:
         driver.find_element(By.ID, "trace").click()
         wait(lambda d: d.find_element(By.ID, "trace-result").is_displayed())
         Select(driver.find_element(By.ID, "trace-block")).select_by_value(block)
-        wait(lambda d: any(c.text == step for c in d.find_elements(By.CSS_SELECTOR, "#trace-steps .step")))
-        next(c for c in driver.find_elements(By.CSS_SELECTOR, "#trace-steps .step") if c.text == step).click()
+        chip = "return [...document.querySelectorAll('#trace-steps .step')].find((c) => c.textContent === arguments[0])"
+        wait(lambda d: d.execute_script(chip, step) is not None)  # the block's steps have arrived
+        driver.execute_script(chip.replace("return ", "") + ".click()", step)
+        wait(lambda d: d.find_element(By.ID, "trace-step-name").text.endswith(step))
         shot(name, "view-forward", height=1500)
 
     driver.get(f"http://127.0.0.1:{port}/")

@@ -214,3 +214,22 @@ def test_the_last_row_of_the_logit_lens_is_the_models_prediction(runs):  # noqa:
         best = torch.topk(final, 3)
         assert [t["id"] for t in lens[-1]["top"]] == best.indices.tolist(), name
         assert [t["p"] for t in lens[-1]["top"]] == pytest.approx(best.values.tolist(), abs=1e-4), name
+
+
+def test_attention_distance_over_validation_windows(cli, runs, tmp_path):  # noqa: F811
+    result = cli("inspect", "trace", runs / "generator", "--text", "Speak", "--windows", "5", "--out", tmp_path)
+    assert result.code == 0, result.err
+    assert "validation windows of 16 tokens" in result.out  # TINY_GPT's context
+    over = json.loads((tmp_path / "trace.json").read_text())["validation_attention_distance"]
+    assert over["context"] == 16 and 1 <= over["windows"] <= 5
+    assert all(0 <= d <= 15 for heads in over["heads"].values() for d in heads)
+    bad = cli("inspect", "trace", runs / "classifier", "--text", "good", "--windows", "3", "--out", tmp_path)
+    assert bad.code != 0 and "reads a generator's text" in bad.err
+
+
+def test_a_member_block_of_an_ensemble_keeps_that_members_outer_steps(runs):  # noqa: F811
+    trace = tl.load(runs / "classifier").trace("the box was good")
+    names = trace.select("members.1.encoder.blocks.0")
+    assert "members.1.encoder.embedding" in names and "members.1.head.pooled" in names
+    assert "members.1.encoder.blocks.0.attention.weights" in names and "probabilities" in names
+    assert not any(n.startswith(("members.0.", "members.2.")) for n in names)

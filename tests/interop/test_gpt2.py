@@ -55,6 +55,16 @@ def test_imported_gpt2_gives_the_logits_of_transformers(hf_dir, tmp_path):
     assert text.startswith("To be")
 
 
+def test_an_imported_gpt2_traces_step_by_step_with_transformers_logits(hf_dir, tmp_path):
+    run = tl.load(import_gpt2(hf_dir, tmp_path / "run"))
+    trace = run.trace("To be, or not to be")
+    ids = trace["tokens"][None]
+    assert torch.allclose(trace["logits"], hf_logits(hf_dir, ids)[0], atol=1e-5)
+    assert "blocks.1.attention_residual.norm" in trace  # GPT-2 is pre-norm: the norm comes first
+    assert trace.names().index("blocks.1.attention_residual.norm") < trace.names().index("blocks.1.attention.q")
+    assert "final_norm" in trace
+
+
 def test_round_trip_through_export_loads_in_transformers_with_the_same_logits(hf_dir, tmp_path):
     cmd = [sys.executable, "-m", "transformers_lite"]
     assert subprocess.run(cmd + ["import-hf", str(hf_dir), str(tmp_path / "run")], capture_output=True).returncode == 0

@@ -160,11 +160,15 @@ def _numbers(driver):
     return [float(s.text) for s in driver.find_elements(By.CSS_SELECTOR, "#trace-row .num")]
 
 
+CHIP = "return [...document.querySelectorAll('#trace-steps .step')].find((c) => c.textContent === arguments[0])"
+
+
 def _go_to_step(driver, name):
+    """Click the step chip ``name`` once the block holding it has arrived (the list is redrawn often)."""
     from selenium.webdriver.common.by import By
 
-    chips = driver.find_elements(By.CSS_SELECTOR, "#trace-steps .step")
-    next(c for c in chips if c.text == name).click()
+    wait(driver, lambda d: d.execute_script(CHIP, name) is not None)
+    driver.execute_script(CHIP.replace("return ", "") + ".click()", name)
     wait(driver, lambda d: d.find_element(By.ID, "trace-step-name").text.endswith(name))
 
 
@@ -240,12 +244,6 @@ def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser):
     browser.find_element(By.ID, "trace").click()
     wait(browser, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
     Select(browser.find_element(By.ID, "trace-block")).select_by_value("decoder.blocks.0")
-    wait(
-        browser,
-        lambda d: any(
-            c.text == "cross_attention.weights" for c in d.find_elements(By.CSS_SELECTOR, "#trace-steps .step")
-        ),
-    )
     _go_to_step(browser, "cross_attention.weights")
     row = _numbers(browser)
     assert len(row) == 3 and abs(sum(row) - 1) < 1e-3  # alpha beta <eos>

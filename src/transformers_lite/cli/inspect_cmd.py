@@ -9,7 +9,7 @@ from ..errors import ConfigError
 from ..inspect.curves import write_training_curves
 from ..inspect.generator_plots import KINDS
 from ..inspect.post_figures import write_run_comparison, write_sinusoid
-from ..inspect.readout import attention_distance, logit_lens
+from ..inspect.readout import attention_distance, logit_lens, validation_attention_distance
 from ..inspect.trace_plots import write_trace
 from .common import add_device, load_run
 
@@ -65,6 +65,14 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         metavar="STEP",
         help="trace: run the forward with blocks.I.attention.head.N, NAME.unit.N or position switched off (repeatable)",
     )
+    p.add_argument(
+        "--windows",
+        type=int,
+        default=0,
+        metavar="N",
+        help="trace of a generator: also each head's mean attention distance over N context windows of its "
+        "validation text",
+    )
     p.add_argument("--metric", default="accuracy", help="compare: the metric to plot (default: accuracy)")
     p.add_argument("--dim", type=int, default=32, help="sinusoid: encoding dimension (default: 32)")
     p.add_argument("--length", type=int, default=50, help="sinusoid: positions (default: 50)")
@@ -102,6 +110,12 @@ def run(args: argparse.Namespace) -> int:
         for name, heads in distance.items():
             print(f"{name}: mean attention distance per head " + " ".join(f"{d:.2f}" for d in heads))
         extra = {"lens": lens, "attention_distance": distance}
+        if args.windows:
+            over = validation_attention_distance(loaded, args.windows)
+            print(f"over {over['windows']} validation windows of {over['context']} tokens:")
+            for name, heads in over["heads"].items():
+                print(f"{name}: mean attention distance per head " + " ".join(f"{d:.2f}" for d in heads))
+            extra["validation_attention_distance"] = over
         written = write_trace(trace, args.out or runs[0] / "plots", args.head, extra=extra)
     elif args.kind == "curves":
         written = [write_training_curves(r, args.out or r / "plots") for r in runs]

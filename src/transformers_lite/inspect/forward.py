@@ -88,6 +88,10 @@ def step_info(name: str, ndim: int) -> StepInfo:
         info = StepInfo("K", "softmax(logits)", "softmax(logits)", "the probability of each class")
     elif own == "scores" and ndim == 1:
         info = StepInfo("T", "x w", "w' x", "one score per word, then the flattened Dense")
+    elif own in ("scores", "weights") and len(parts) > 1 and parts[-2] == "cross_attention":
+        base = STEPS[own]
+        what = "matches" if own == "scores" else "reads from"
+        info = StepInfo(base.axes, base.ours, base.post, f"row i: how much target position i {what} each source token")
     else:
         info = STEPS.get(own, StepInfo("?" * ndim, own, own, own.replace("_", " ")))
     if len(info.axes) != ndim:  # a mask broadcast over heads or queries
@@ -110,6 +114,9 @@ class ForwardTrace:
     def __getitem__(self, name: str) -> Tensor:
         return self.tensors[name]
 
+    def __contains__(self, name: str) -> bool:
+        return name in self.tensors
+
     def names(self) -> list[str]:
         """Every step, in the order the forward computed them."""
         return list(self.tensors)
@@ -126,12 +133,19 @@ class ForwardTrace:
         return scopes
 
     def select(self, block: str | None = None) -> list[str]:
-        """The steps outside every block, and those of ``block`` (every step when ``None``)."""
+        """The steps outside every block, and those of ``block`` (every step when ``None``); for a block of
+        an ensemble's member, the steps outside blocks of that member only."""
         if block is None:
             return self.names()
         if block and block not in self.blocks():
             raise ValueError(f"block {block!r}: this model's blocks are {', '.join(self.blocks())}")
-        return [n for n in self.tensors if ".blocks." not in f".{n}" or n.startswith(f"{block}.")]
+        member = ".".join(block.split(".")[:2]) + "." if block.startswith("members.") else ""  # an ensemble's
+        return [
+            n
+            for n in self.tensors
+            if n.startswith(f"{block}.")
+            or (".blocks." not in f".{n}" and (not member or not n.startswith("members.") or n.startswith(member)))
+        ]
 
     def steps(self, block: str | None = None) -> list[dict[str, Any]]:
         """Name, shape (ours and the posts'), equation and meaning of each step (``select(block)``)."""

@@ -12,7 +12,11 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from ..data.shakespeare import split_text
+from ..data.sources import read_text_file
+from ..evaluation.evaluate import recorded_file
 from ..layers import padding_mask_from_ids
+from ..layers.trace import Trace
 from ..models.ensemble import classifier_members
 from .forward import ForwardTrace
 
@@ -89,19 +93,54 @@ def _row(label: str, probs: Tensor, names: list[str] | None, top: int, tokenizer
 def attention_distance(trace: ForwardTrace) -> dict[str, list[float]]:
     """Per self-attention block, each head's mean distance in tokens between a query and the keys it
     reads: sum_j w_ij |i - j|, averaged over the queries (padding queries left out)."""
-    out = {}
-    for name in trace.names():
-        if not name.endswith(".attention.weights") or name.endswith("cross_attention.weights"):
-            continue
-        w = trace[name].float()  # (H, T, S), self-attention: S == T
-        t = w.shape[-1]
-        pos = torch.arange(t, dtype=torch.float32)
-        distance = (pos[:, None] - pos[None, :]).abs()  # (T, S)
-        per_query = (w * distance).sum(-1)  # (H, T)
-        valid = w.sum(-1) > 0.5  # queries that read something (not padding)
-        mean = (per_query * valid).sum(-1) / valid.sum(-1).clamp(min=1)
-        out[name.removesuffix(".weights")] = [round(float(d), 3) for d in mean]
-    return out
+    weights = {
+        name.removesuffix(".weights"): trace[name]
+        for name in trace.names()
+        if name.endswith(".attention.weights") and not name.endswith("cross_attention.weights")
+    }
+    return {scope: [round(float(d), 3) for d in _distance(w)] for scope, w in weights.items()}
+
+
+def _distance(w: Tensor) -> Tensor:
+    """``(H, T, T)`` attention weights -> ``(H,)`` mean query-to-key distance."""
+    w = w.float()
+    pos = torch.arange(w.shape[-1], dtype=torch.float32)
+    distance = (pos[:, None] - pos[None, :]).abs()  # (T, S)
+    per_query = (w * distance).sum(-1)  # (H, T)
+    valid = w.sum(-1) > 0.5  # queries that read something (not padding)
+    return (per_query * valid).sum(-1) / valid.sum(-1).clamp(min=1)
+
+
+@torch.no_grad()
+def validation_attention_distance(run: Any, windows: int) -> dict[str, Any]:  # noqa: ANN401
+    """A generator's mean attention distance per head over ``windows`` full-context windows spread
+    evenly over its own validation text (the measurement behind post 004's "most tokens only place
+    emphasis on the four or less tokens directly before them")."""
+    if run.config.family != "generator":
+        raise ValueError(
+            f"attention distance over validation windows reads a generator's text, not a {run.config.family}'s"
+        )
+    if windows < 1:
+        raise ValueError(f"--windows must be at least 1, got {windows}")
+    path = recorded_file(run, "text", "--text FILE")
+    ids = torch.tensor(run.tokenizer.encode(read_text_file(path)), dtype=torch.long)
+    _, val = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
+    t = min(run.config.max_length, len(val))
+    starts = torch.linspace(0, len(val) - t, windows).long().unique()
+    totals: dict[str, Tensor] = {}
+    for start in starts.tolist():
+        trace = Trace()
+        run.model(val[start : start + t][None], trace=trace)  # (1, T) -> logits; the weights are traced
+        for name in trace.names():
+            if name.endswith(".attention.weights"):
+                totals[name.removesuffix(".weights")] = totals.get(name.removesuffix(".weights"), 0) + _distance(
+                    trace[name][0]
+                )
+    return {
+        "windows": len(starts),
+        "context": t,
+        "heads": {scope: [round(float(d / len(starts)), 3) for d in total] for scope, total in totals.items()},
+    }
 
 
 MAX_SWEEP_HEADS = 256  # forwards one sweep may run

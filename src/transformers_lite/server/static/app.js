@@ -59,7 +59,7 @@ function fillSelect(select, count, label) {
   select.replaceChildren(...Array.from({ length: count }, (_, i) => el("option", { value: i }, `${label} ${i}`)));
 }
 
-function bars(container, entries, chosen) {
+function bars(container, entries, chosen, show = visible) {
   const max = Math.max(...entries.map(([, p]) => p), 1e-9);
   container.replaceChildren();
   for (const [label, p] of entries) {
@@ -67,7 +67,7 @@ function bars(container, entries, chosen) {
     const fill = el("div", { className: "bar-fill" });
     fill.style.width = `${(100 * p) / max}%`;
     container.append(
-      el("span", { className: `bar-label ${row}` }, visible(label)),
+      el("span", { className: `bar-label ${row}` }, show(label)),
       el("div", { className: `bar-track ${row}` }, fill),
       el("span", { className: "bar-value" }, p.toFixed(3)),
     );

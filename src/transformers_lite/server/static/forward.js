@@ -205,14 +205,15 @@ function outputEntries(data) {
 
 function renderOutput(data) {
   const entries = outputEntries(data);
-  bars($("trace-output"), entries, null);
+  bars($("trace-output"), entries, null, data.classes.length ? (label) => label : visible);
   const change = data.switched_off ? `switched off: ${data.switched_off.steps.join(", ")}; largest change of a probability ${data.switched_off.largest_probability_change.toFixed(4)}` : "";
   $("trace-change").textContent = change || (data.classes.length ? "(class probabilities)" : `(after position ${trace.pos})`);
 }
 
 function renderLens(data) {
+  const show = data.classes.length ? (label) => label : visible;
   const rows = data.lens.map((r) => el("tr", {}, el("th", {}, r.at),
-    ...r.top.map((t) => el("td", {}, `${visible(t.token)} ${t.p.toFixed(3)}`))));
+    ...r.top.map((t) => el("td", {}, `${show(t.token)} ${t.p.toFixed(3)}`))));
   $("trace-lens").replaceChildren(...rows);
 }
 
