@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import transformers_lite as tl
 from transformers_lite import GeneratorConfig, build_model
 from transformers_lite.inspect.forward import ForwardTrace, step_info, switch_off, trace_forward
-from transformers_lite.inspect.readout import attention_distance, logit_lens
+from transformers_lite.inspect.readout import attention_distance, head_sweep, logit_lens
 from transformers_lite.layers.trace import Trace
 from transformers_lite.optional import installed
 from transformers_lite.tokenizers.char import CharTokenizer
@@ -233,3 +233,52 @@ def test_a_member_block_of_an_ensemble_keeps_that_members_outer_steps(runs):  # 
     assert "members.1.encoder.embedding" in names and "members.1.head.pooled" in names
     assert "members.1.encoder.blocks.0.attention.weights" in names and "probabilities" in names
     assert not any(n.startswith(("members.0.", "members.2.")) for n in names)
+
+
+FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures" / "runs_0.2"
+
+
+def test_a_single_logit_classifier_gives_two_probabilities_everywhere(runs):  # noqa: F811
+    run = tl.load(runs / "classifier")
+    config = run.config.replace(n_labels=1)
+    single = SimpleNamespace(model=build_model(config).eval(), config=config, tokenizer=run.tokenizer)
+    trace = trace_forward(single, "the box was good")
+    p = torch.sigmoid(trace["logits"][0])
+    assert torch.allclose(trace["probabilities"], torch.stack([1 - p, p]))
+    lens = logit_lens(single, trace, top=2)
+    assert lens[-1]["top"][0]["p"] == pytest.approx(float(trace["probabilities"].max()), abs=1e-4)
+
+
+def test_what_cannot_be_switched_off_is_refused_and_position_means_every_position(runs):  # noqa: F811
+    with pytest.raises(ValueError, match="shown, not switched off"):
+        switch_off(["tokens.unit.0"], 2)
+    with pytest.raises(ValueError, match="shown, not switched off"):
+        switch_off(["blocks.0.attention.mask.unit.1"], 2)
+    s2s = tl.load(runs / "seq2seq")
+    off = s2s.trace("alpha beta", target="beta alpha", switch_off_steps=["position"])
+    assert (off["encoder.position"] == 0).all() and (off["decoder.position"] == 0).all()
+    assert torch.equal(off["encoder.input"], off["encoder.embedding"])
+    one = s2s.trace("alpha beta", target="beta alpha", switch_off_steps=["encoder.position"])
+    assert (one["encoder.position"] == 0).all() and not (one["decoder.position"] == 0).all()
+
+
+def test_padding_queries_are_left_out_of_the_attention_distance():
+    t = 6
+    w = torch.eye(t).expand(1, t, t).clone()  # (H, T, T): each real position reads itself (distance 0)
+    w[0, 4:] = 0
+    w[0, 4:, :4] = 0.25  # padding queries read the real keys far away
+    mask = torch.tensor([True] * 4 + [False] * 2).reshape(1, 1, t)  # keys: 4 words, 2 pads
+    trace = ForwardTrace(
+        "classifier", list("abcdef"), {"blocks.0.attention.mask": mask, "blocks.0.attention.weights": w}
+    )
+    assert attention_distance(trace) == {"blocks.0.attention": [0.0]}
+
+
+def test_a_masked_language_model_traces_and_reads_out_but_does_not_sweep():
+    run = tl.load(FIXTURES / "mlm", trust_edited=True)
+    trace = run.trace("the coffee was great")
+    lens = logit_lens(run, trace, position=1, top=1)
+    best = int(trace["probabilities"][1].argmax())
+    assert lens[0]["at"] == "input" and lens[-1]["top"][0]["id"] == best
+    with pytest.raises(ValueError, match="a sweep ranks the heads of a generator"):
+        head_sweep(run, "the coffee was great")

@@ -100,7 +100,15 @@ def run(args: argparse.Namespace) -> int:
         loaded = load_run(args)
         text = args.src if loaded.family == "seq2seq" else args.text
         if not text:
-            raise ConfigError("inspect trace of a translator needs --src SENTENCE (and optionally --tgt)")
+            raise ConfigError(
+                "inspect trace of a translator needs --src SENTENCE (and optionally --tgt)"
+                if loaded.family == "seq2seq"
+                else "inspect trace needs a non-empty --text"
+            )
+        if args.windows < 0:
+            raise ConfigError(f"--windows must be 0 or more, got {args.windows}")
+        if args.windows and loaded.family != "generator":
+            raise ConfigError(f"--windows reads a generator's text; {args.run} holds a {loaded.family}")
         trace = loaded.trace(text, target=args.tgt, switch_off_steps=args.switch_off)
         if not 0 <= args.head < loaded.config.n_heads:
             raise ConfigError(f"--head {args.head} is out of range: the model has {loaded.config.n_heads} heads")

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..evaluation.prediction import class_names, encode_for_classifier
+from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
 from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..layers import padding_mask_from_ids
@@ -45,7 +45,9 @@ STEPS: dict[str, StepInfo] = {  # by the step's own name (the last part of the t
         "TC", "P[t]", "PE(:, t)", "where each token is: a sinusoidal or learned vector per position, added"
     ),
     "pairs": StepInfo("TC", "B[hash(previous, id)]", "—", "a vector per two-word phrase, added (not in the posts)"),
-    "input": StepInfo("TC", "X = E[ids] + P[t]", "X = E[:, ids] .+ PE", "what the first block reads"),
+    "input": StepInfo(
+        "TC", "X = E[ids] + P[t]", "X = E[:, ids] .+ PE", "what the first block reads (the sum of the steps above it)"
+    ),
     "q": StepInfo("HTD", "Q = X W_Qᵀ, split into H heads", "Q = W_Q X", "what each position looks for"),
     "k": StepInfo("HSD", "K = X W_Kᵀ, split into H heads", "K = W_K X", "what each position offers to be found by"),
     "v": StepInfo("HSD", "V = X W_Vᵀ, split into H heads", "V = W_V X", "what each position passes on when read"),
@@ -82,12 +84,29 @@ def step_info(name: str, ndim: int) -> StepInfo:
     own = parts[-1]
     if own == "out" and len(parts) > 1 and parts[-2] == "feed_forward":
         info = _FEED_FORWARD_OUT
+    elif own == "logits" and ndim == 1 and name == "logits":
+        info = StepInfo(
+            "K",
+            "the model's class scores",
+            "the model's class scores",
+            "one score per class (an ensemble: the log of its members' mean probability)",
+        )
     elif own == "logits" and ndim == 1:
-        info = StepInfo("K", "pooled W_outᵀ + b", "W_out pooled .+ b", "one score per class")
+        info = StepInfo(
+            "K", "pooled W_outᵀ + b (flatten head: scores W_outᵀ + b)", "W_out pooled .+ b", "one score per class"
+        )
     elif own == "probabilities" and ndim == 1:
         info = StepInfo("K", "softmax(logits)", "softmax(logits)", "the probability of each class")
     elif own == "scores" and ndim == 1:
         info = StepInfo("T", "x w", "w' x", "one score per word, then the flattened Dense")
+    elif own in ("k", "v") and len(parts) > 1 and parts[-2] == "cross_attention":
+        letter = own.upper()
+        info = StepInfo(
+            "HSD",
+            f"{letter} = M W_{letter}ᵀ (M: the encoder's output)",
+            f"{letter} = W_{letter} M",
+            STEPS[own].meaning.replace("position", "source token"),
+        )
     elif own in ("scores", "weights") and len(parts) > 1 and parts[-2] == "cross_attention":
         base = STEPS[own]
         what = "matches" if own == "scores" else "reads from"
@@ -217,7 +236,10 @@ def _collect(trace: Trace, logits: Tensor, before: str = "", **extra: Tensor) ->
             tensors.update(extra)
         tensors[name] = _unbatched(name, t)
     tensors["logits"] = logits[0].detach()
-    tensors["probabilities"] = torch.softmax(logits[0].detach().float(), dim=-1)
+    if logits.dim() == 2:  # a classifier's (1, K); one logit is [1 - p, p]
+        tensors["probabilities"] = probabilities(logits.detach())[0]
+    else:
+        tensors["probabilities"] = torch.softmax(logits[0].detach().float(), dim=-1)
     return tensors | extra
 
 
@@ -279,9 +301,10 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTra
 
 
 def _check_edits(trace: Trace, edits: dict[str, Edit] | None) -> None:
-    missing = sorted(set(edits or ()) - set(trace.tensors))
+    names = trace.names()
+    missing = sorted(n for n in edits or () if n not in trace.tensors and not any(m.endswith(f".{n}") for m in names))
     if missing:
-        some = ", ".join(n for n in trace.names() if n.endswith(".heads"))[:300]
+        some = ", ".join(n for n in names if n.endswith(".heads"))[:300]
         raise ValueError(f"no step named {', '.join(missing)} in this model's forward (its heads: {some})")
 
 
@@ -301,7 +324,7 @@ def switch_off(specs: list[str] | tuple[str, ...], n_heads: int) -> dict[str, Ed
 def _switch_off_one(spec: str, n_heads: int) -> tuple[str, Edit]:
     """An edit from a short spec: ``BLOCK_SCOPE.attention.head.N`` zeroes head N's output (``heads``),
     ``NAME.unit.N`` zeroes channel N of step NAME (e.g. ``blocks.0.feed_forward.hidden.unit.7``), and
-    ``position`` drops the position encoding."""
+    ``position`` drops every position encoding (``encoder.position``: only that one)."""
     match = _HEAD.match(spec)
     if match:
         head = int(match["head"])
@@ -315,7 +338,11 @@ def _switch_off_one(spec: str, n_heads: int) -> tuple[str, Edit]:
 
         return f"{match['scope']}.heads", zero_head
     name, _, unit = spec.rpartition(".unit.")
-    if name and unit.isdigit():
+    if name.rsplit(".", 1)[-1] in ("tokens", "mask"):
+        raise ValueError(
+            f"{spec}: the {name} step is shown, not switched off (the forward reads the ids and mask it was given)"
+        )
+    if name and re.fullmatch(r"[0-9]+", unit):
         index = int(unit)
 
         def zero_unit(t: Tensor) -> Tensor:  # (..., F)

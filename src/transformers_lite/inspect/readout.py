@@ -15,6 +15,7 @@ from torch import Tensor, nn
 from ..data.shakespeare import split_text
 from ..data.sources import read_text_file
 from ..evaluation.evaluate import recorded_file
+from ..evaluation.prediction import probabilities
 from ..layers import padding_mask_from_ids
 from ..layers.trace import Trace
 from ..models.ensemble import classifier_members
@@ -64,10 +65,15 @@ def logit_lens(run: Any, trace: ForwardTrace, position: int = -1, top: int = 5) 
         ]  # members x boundaries, each (K,)
         labels = [label for label, _ in block_outputs(trace, f"{_member_scope(model, 0)}encoder.")]
         rows = [
-            (label, torch.stack([torch.softmax(p[b], -1) for p in per_member]).mean(0))
+            (label, torch.stack([probabilities(p[b][None])[0] for p in per_member]).mean(0))
             for b, label in enumerate(labels)
         ]
         return [_row(label, probs, names, top) for label, probs in rows]
+    elif family == "mlm":  # the masked LM's prediction at ``position``
+        rows = [
+            (label, model.predict(model.encoder.final_norm(x[position])))
+            for label, x in block_outputs(trace, "encoder.")
+        ]
     else:
         raise ValueError(f"no logit lens is known for a {family} run")
     return [_row(label, torch.softmax(logits.float(), -1), None, top, run.tokenizer) for label, logits in rows]
@@ -93,22 +99,27 @@ def _row(label: str, probs: Tensor, names: list[str] | None, top: int, tokenizer
 def attention_distance(trace: ForwardTrace) -> dict[str, list[float]]:
     """Per self-attention block, each head's mean distance in tokens between a query and the keys it
     reads: sum_j w_ij |i - j|, averaged over the queries (padding queries left out)."""
-    weights = {
-        name.removesuffix(".weights"): trace[name]
-        for name in trace.names()
-        if name.endswith(".attention.weights") and not name.endswith("cross_attention.weights")
-    }
-    return {scope: [round(float(d), 3) for d in _distance(w)] for scope, w in weights.items()}
+    out = {}
+    for name in trace.names():
+        if not name.endswith(".attention.weights") or name.endswith("cross_attention.weights"):
+            continue
+        scope = name.removesuffix(".weights")
+        mask = trace.tensors.get(f"{scope}.mask")
+        valid = None
+        if mask is not None and mask.dim() >= 2 and mask.shape[-2] == 1:  # a padding mask over the keys
+            valid = mask.reshape(-1, mask.shape[-1])[0].bool()  # (T,): self-attention's queries are its keys
+        out[scope] = [round(float(d), 3) for d in _distance(trace[name], valid)]
+    return out
 
 
-def _distance(w: Tensor) -> Tensor:
-    """``(H, T, T)`` attention weights -> ``(H,)`` mean query-to-key distance."""
+def _distance(w: Tensor, valid: Tensor | None = None) -> Tensor:
+    """``(H, T, T)`` attention weights -> ``(H,)`` mean query-to-key distance over the ``valid`` queries."""
     w = w.float()
     pos = torch.arange(w.shape[-1], dtype=torch.float32)
     distance = (pos[:, None] - pos[None, :]).abs()  # (T, S)
     per_query = (w * distance).sum(-1)  # (H, T)
-    valid = w.sum(-1) > 0.5  # queries that read something (not padding)
-    return (per_query * valid).sum(-1) / valid.sum(-1).clamp(min=1)
+    valid = torch.ones(w.shape[-2], dtype=torch.bool) if valid is None else valid
+    return (per_query * valid).sum(-1) / valid.sum().clamp(min=1)
 
 
 @torch.no_grad()
@@ -149,6 +160,10 @@ MAX_SWEEP_HEADS = 256  # forwards one sweep may run
 def _loss(run: Any, trace: ForwardTrace, label: int | None) -> float:  # noqa: ANN401
     """The loss of one traced forward on its own input: a generator's next-token cross-entropy over the
     text, a translator's over its target, a classifier's -log p of ``label``."""
+    if run.config.family not in ("generator", "classifier", "seq2seq"):
+        raise ValueError(
+            f"a sweep ranks the heads of a generator, classifier or translator, not of a {run.config.family}"
+        )
     p = trace["probabilities"].double().clamp_min(1e-30)
     if run.config.family == "classifier":
         return float(-p[label].log())

@@ -21,8 +21,9 @@ Edit = Callable[[Tensor], Tensor]
 
 class Trace:
     """Collects ``name -> tensor`` for one forward pass. ``edits`` maps a full step name to a function
-    applied to that step's tensor before the forward goes on. Tensors are kept detached, as computed
-    (an edited step is kept as edited)."""
+    applied to that step's tensor before the forward goes on (a name without a dot, e.g. ``position``,
+    edits every step of that name, e.g. ``encoder.position`` and ``decoder.position``). Tensors are kept
+    detached, as computed (an edited step is kept as edited)."""
 
     active = True
 
@@ -38,7 +39,7 @@ class Trace:
     def __call__(self, step: str, x: Tensor) -> Tensor:
         """Record ``x`` as ``step`` (after its edit, when one is asked for) and return what the forward uses."""
         name = self.prefix + step
-        edit = self.edits.get(name)
+        edit = self.edits.get(name) or (self.edits.get(step) if "." not in step else None)
         if edit is not None:
             x = edit(x)
         self.tensors[name] = x.detach()

@@ -127,7 +127,8 @@ function renderStep(step) {
   );
   const view = $("trace-view");
   const perHead = step.values && step.shape.length === 3 && step.axes.startsWith("(H");
-  const onSource = trace.data.source_tokens.length && step.name.startsWith("encoder.");  // a translator's encoder
+  const onSource = trace.data.source_tokens.length &&  // a translator's encoder, and its keys and values
+    (step.name.startsWith("encoder.") || /cross_attention\.[kv]$/.test(step.name));
   const rows = onSource ? trace.data.source_tokens : trace.data.tokens;
   const keys = step.name.includes("cross_attention") ? trace.data.source_tokens : rows;
   const cols = step.axes.endsWith("S)") ? keys : null;
