@@ -172,18 +172,27 @@ def _go_to_step(driver, name):
     wait(driver, lambda d: d.find_element(By.ID, "trace-step-name").text.endswith(name))
 
 
+def _trace(driver, run, text, target=None):
+    """Pick ``run``, type ``text`` (and a translator's ``target``) and trace it."""
+    from selenium.webdriver.common.by import By
+
+    pick(driver, run)
+    box = driver.find_element(By.ID, "trace-text")
+    box.clear()
+    box.send_keys(text)
+    if target is not None:
+        driver.find_element(By.ID, "trace-target").send_keys(target)
+    driver.find_element(By.ID, "trace").click()
+    wait(driver, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+
+
 def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
     browser.get(base_url + "/")
     wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
-    pick(browser, "generator")
-    text = browser.find_element(By.ID, "trace-text")
-    text.clear()
-    text.send_keys("First Citizen")
-    browser.find_element(By.ID, "trace").click()
-    wait(browser, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+    _trace(browser, "generator", "First Citizen")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#trace-tokens .chip")) == len("First Citizen")
 
     # walk three steps: each names its equation and its shape
@@ -229,20 +238,9 @@ def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser):
     assert len(browser.find_elements(By.CSS_SELECTOR, "#sweep-table tbody tr")) == 2
 
     # a classifier: the class probabilities; a translator: cross-attention over the source
-    pick(browser, "classifier")
-    text = browser.find_element(By.ID, "trace-text")
-    text.clear()
-    text.send_keys("the box was superb")
-    browser.find_element(By.ID, "trace").click()
-    wait(browser, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+    _trace(browser, "classifier", "the box was superb")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#trace-output .bar-fill")) == 5
-    pick(browser, "seq2seq")
-    text = browser.find_element(By.ID, "trace-text")
-    text.clear()
-    text.send_keys("alpha beta")
-    browser.find_element(By.ID, "trace-target").send_keys("beta alpha")
-    browser.find_element(By.ID, "trace").click()
-    wait(browser, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+    _trace(browser, "seq2seq", "alpha beta", target="beta alpha")
     Select(browser.find_element(By.ID, "trace-block")).select_by_value("decoder.blocks.0")
     _go_to_step(browser, "cross_attention.weights")
     row = _numbers(browser)

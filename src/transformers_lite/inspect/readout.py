@@ -19,7 +19,7 @@ from ..evaluation.prediction import probabilities
 from ..layers import padding_mask_from_ids
 from ..layers.trace import Trace
 from ..models.ensemble import classifier_members
-from .forward import ForwardTrace
+from .forward import MAX_TOKENS, ForwardTrace
 
 
 def block_outputs(trace: ForwardTrace, scope: str = "") -> list[tuple[str, Tensor]]:
@@ -136,7 +136,7 @@ def validation_attention_distance(run: Any, windows: int) -> dict[str, Any]:  # 
     path = recorded_file(run, "text", "--text FILE")
     ids = torch.tensor(run.tokenizer.encode(read_text_file(path)), dtype=torch.long)
     _, val = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
-    t = min(run.config.max_length, len(val))
+    t = min(run.config.max_length, MAX_TOKENS, len(val))
     starts = torch.linspace(0, len(val) - t, windows).long().unique()
     totals: dict[str, Tensor] = {}
     for start in starts.tolist():
