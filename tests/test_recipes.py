@@ -90,7 +90,7 @@ def test_print_config_is_what_will_be_trained_and_reads_back(tmp_path):
 
 def test_print_config_without_data_names_the_fields_the_data_will_set():
     printed = json.loads(tlite("train", "classifier", "--print-config").stdout)
-    assert set(printed["set_from_data"]["fields"]) == {"n_labels", "pad_id", "vocab_size"}
+    assert set(printed["set_from_data"]["fields"]) == {"n_labels", "label_names", "pad_id", "vocab_size"}
     assert "--train" in printed["set_from_data"]["note"]
 
 

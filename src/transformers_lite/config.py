@@ -128,9 +128,10 @@ class ClassifierConfig(EncoderConfig):
     """Review classifier (post 000): embedding -> sinusoidal position encoding -> encoder blocks -> head."""
 
     family: ClassVar[str] = "classifier"
-    data_fields: ClassVar[tuple[str, ...]] = ("vocab_size", "n_labels", "pad_id")
+    data_fields: ClassVar[tuple[str, ...]] = ("vocab_size", "n_labels", "pad_id", "label_names")
 
-    n_labels: int = 5  # 5 stars, 2 sentiment classes, or 1 logit (post 000's binary model)
+    n_labels: int = 5  # 5 stars, 2 sentiment classes, K classes of the data, or 1 logit (a binary model)
+    label_names: tuple[str, ...] = ()  # the classes taken from the data, in order; () = the star tasks
     head: str = "flatten"  # "flatten" (post 000: Dense(C,1) -> flatten -> Dense(T,K)) or "mean" (masked mean pooling)
     head_dropout: float = 0.0
     bigram_buckets: int = 0  # rows of a hashed table of word pairs added to the word embeddings; 0: none
@@ -140,6 +141,11 @@ class ClassifierConfig(EncoderConfig):
         object.__setattr__(self, "head", OLD_HEADS.get(self.head, self.head))
         super().__post_init__()
         _positive(self, "n_labels")
+        if not isinstance(self.label_names, (list, tuple)) or not all(isinstance(n, str) for n in self.label_names):
+            raise ConfigError(f"label_names must be a list of class names, got {self.label_names!r}")
+        object.__setattr__(self, "label_names", tuple(self.label_names))
+        if self.label_names and len(self.label_names) != max(self.n_labels, 2):
+            raise ConfigError(f"label_names names {len(self.label_names)} classes for n_labels={self.n_labels}")
         validate.choice("head", self.head, HEADS)
         validate.number("head_dropout", self.head_dropout, 0, 1, high_open=True)
         validate.integer("bigram_buckets", self.bigram_buckets, low=0)

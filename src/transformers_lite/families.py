@@ -34,7 +34,7 @@ def _classifier_scores(run: Run, data: Any = None, *, plots: bool = False, **_: 
     if plots and not installed("matplotlib"):
         warn("no plots written: they need matplotlib: pip install 'transformers-lite[plots]' (or add --no-plots)")
     elif plots:
-        result["plots"] = [str(p) for p in write_classifier_plots(run.run_dir, run.config.n_labels, arrays)]
+        result["plots"] = [str(p) for p in write_classifier_plots(run.run_dir, run.config, arrays)]
     return result
 
 
@@ -88,9 +88,12 @@ FAMILIES: dict[str, Family] = {
             _classifier_scores,
             ("data", "no_plots"),
             lambda r: (
-                f"accuracy {r['accuracy']:.4f} | macro F1 {r['macro_f1']:.4f} | n {r['n']:,}\n"
+                f"accuracy {r['accuracy']:.4f} | macro F1 {r['macro_f1']:.4f}"
+                + (f" | MAE {r['mae']:.4f} | off by at most one {r['off_by_one']:.4f}" if "mae" in r else "")
+                + f" | n {r['n']:,}\n"
                 f"without a model: chance accuracy {r['chance_accuracy']:.4f} | always the most common "
                 f"label: accuracy {r['majority_accuracy']:.4f}, macro F1 {r['majority_macro_f1']:.4f}"
+                + (f" | always the median class: MAE {r['median_mae']:.4f}" if "median_mae" in r else "")
                 + "".join(f"\nwrote {p}" for p in r.get("plots", []))
             ),
             None,

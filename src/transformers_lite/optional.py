@@ -3,6 +3,7 @@
     pip install 'transformers-lite[plots]'        matplotlib, scikit-learn   inspection plots, t-SNE maps
     pip install 'transformers-lite[baseline]'     scikit-learn               the TF-IDF baseline
     pip install 'transformers-lite[hf]'           huggingface_hub            GPT-2 downloads from the Hub
+    pip install 'transformers-lite[data]'         pyarrow, datasets          Parquet files, datasets folders
     pip install 'transformers-lite[all]'          all of the above
     pip install 'transformers-lite[tensorboard]'  tensorboard                --logger tensorboard
     pip install 'transformers-lite[wandb]'        wandb                      --logger wandb

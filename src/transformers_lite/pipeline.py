@@ -120,7 +120,7 @@ class Run(LoadedRun):
             return self.classify([texts], progress=progress)[0]
         texts = list(texts)
         check_texts(texts, self.tokenizer, self.config.max_length)
-        names = class_names(self.config.n_labels)
+        names = class_names(self.config)
         probs = classify_texts(self.model, self.tokenizer, texts, progress=progress)
         return [
             {

@@ -3,7 +3,8 @@ import json
 import numpy as np
 import pytest
 
-from transformers_lite.data.reviews import load_reviews, split_validation, task_labels
+from transformers_lite.data.reviews import load_reviews, task_labels
+from transformers_lite.data.tables import split_validation
 
 from ..conftest import shared_data
 
@@ -21,33 +22,32 @@ def test_jsonl_with_string_and_int_stars(tmp_path):
     assert r.texts == ["good", "bad"] and r.stars == [5, 1]
 
 
-def test_csv_with_and_without_header(tmp_path):
+def test_csv_columns_named_or_found(tmp_path):
     (tmp_path / "a.csv").write_text('text,label\n"nice, really",4\nawful,2\n')
-    r = load_reviews(tmp_path / "a.csv", text_field="text", label_field="label")
-    assert r.texts == ["nice, really", "awful"] and r.stars == [4, 2]
-    (tmp_path / "b.csv").write_text("3,meh\n")
-    r = load_reviews(tmp_path / "b.csv", text_field="1", label_field="0", header=False)
-    assert r.texts == ["meh"] and r.stars == [3]
+    r = load_reviews(tmp_path / "a.csv", text_column="text", label_column="label")
+    assert r.texts == ["nice, really", "awful"] and r.stars == [4, 2] and not r.is_stars
+    r = load_reviews(tmp_path / "a.csv")
+    assert (r.text_column, r.label_column) == ("text", "label")
 
 
 @pytest.mark.parametrize(
     "content, message",
     [
         ('{"review_body": "x", "stars": "6"}\n', r"r.jsonl:1: stars value 6 is outside 1..5"),
-        ('{"review_body": "x"}\n', r"r.jsonl:1: missing field 'stars'"),
-        ('{"review_body": "ok", "stars": 2}\n{"review_body": "  ", "stars": 2}\n', r"r.jsonl:2: empty review text"),
+        ('{"review_body": "x", "stars": 2}\n{"review_body": "x"}\n', r"r.jsonl:2: no 'stars' value"),
+        ('{"review_body": "ok", "stars": 2}\n{"review_body": "  ", "stars": 2}\n', r"r.jsonl:2: empty 'review_body'"),
         ('{"review_body": "x", "stars": "five"}\n', r"r.jsonl:1: stars value 'five' is not an integer"),
-        ('{"review_body": 5, "stars": 2}\n', r"r.jsonl:1: the review text is a number \(5\), not a string"),
-        ('{"review_body": {"a": 1}, "stars": 2}\n', r"r.jsonl:1: the review text is an object"),
-        ('{"review_body": null, "stars": 2}\n', r"r.jsonl:1: the review text is null"),
+        ('{"review_body": 5, "stars": 2}\n', r"r.jsonl:1: the 'review_body' value is a number \(5\), not a text"),
+        ('{"review_body": {"a": 1}, "stars": 2}\n', r"r.jsonl:1: the 'review_body' value is an object"),
+        ('{"review_body": null, "stars": 2}\n', r"r.jsonl:1: the 'review_body' value is null"),
         ("{not json\n", r"r.jsonl:1: invalid JSON"),
-        ("", r"r.jsonl: the file is empty"),
+        ("", r"r.jsonl: (the file is empty|no records found)"),
     ],
 )
 def test_bad_input_names_file_and_line(tmp_path, content, message):
     (tmp_path / "r.jsonl").write_text(content)
     with pytest.raises(ValueError, match=message):
-        load_reviews(tmp_path / "r.jsonl")
+        load_reviews(tmp_path / "r.jsonl").stars  # noqa: B018 - reading the stars checks them
 
 
 def test_undecodable_bytes_and_missing_file(tmp_path):
@@ -58,7 +58,7 @@ def test_undecodable_bytes_and_missing_file(tmp_path):
         load_reviews(tmp_path / "nope.jsonl")
     (tmp_path / "c.csv").write_text("body,stars\nx,1\n")
     with pytest.raises(ValueError, match="no column 'text'"):
-        load_reviews(tmp_path / "c.csv", text_field="text")
+        load_reviews(tmp_path / "c.csv", text_column="text")
 
 
 def test_task_labels_five_class_and_binary_drops_three_stars():
@@ -66,7 +66,7 @@ def test_task_labels_five_class_and_binary_drops_three_stars():
     assert labels.tolist() == [0, 1, 2, 3, 4] and kept.tolist() == [0, 1, 2, 3, 4]
     labels, kept = task_labels([1, 2, 3, 4, 5, 3], 2)
     assert labels.tolist() == [0, 0, 1, 1] and kept.tolist() == [0, 1, 3, 4]
-    with pytest.raises(ValueError, match="got 3"):
+    with pytest.raises(ValueError, match="got --labels 3"):
         task_labels([1], 3)
 
 
@@ -89,7 +89,7 @@ def test_real_review_counts():
 def test_a_quoted_csv_field_may_span_lines_and_errors_count_lines(tmp_path):
     (tmp_path / "r.csv").write_text('review_body,stars\n"alpha\nomega",5\n"two\nlines\nhere",1\nbad,9\n')
     with pytest.raises(ValueError, match=r"r.csv:7: stars value 9"):  # the 7th line, not the 4th record
-        load_reviews(tmp_path / "r.csv")
+        load_reviews(tmp_path / "r.csv").stars  # noqa: B018
     (tmp_path / "r.csv").write_text('review_body,stars\n"alpha\nomega",5\n')
     assert load_reviews(tmp_path / "r.csv").texts == ["alpha\nomega"]  # words not glued together
 

@@ -53,3 +53,48 @@ def test_real_multi30k_sizes():
     assert len(src) == len(tgt) == 29_000
     src, tgt = load_parallel(shared_data("multi30k", "val.de.gz"), shared_data("multi30k", "val.en.gz"))
     assert len(src) == 1_014
+
+
+PAIRS = [("Ein Hund, der läuft.", "A dog, running."), ("Zwei\tKatzen.", "Two cats."), ('Er sagt "ja".', "He says yes.")]
+
+
+@pytest.mark.parametrize("kind", ["tsv", "csv", "jsonl", "translation"])
+def test_a_table_of_pairs_in_each_shape(tmp_path, kind):
+    import csv
+    import json
+
+    from transformers_lite.data.translation import load_pairs
+
+    path = tmp_path / f"pairs.{'jsonl' if kind == 'translation' else kind}"
+    if kind in ("tsv", "csv"):
+        with open(path, "w", newline="") as f:
+            writer = csv.writer(f, delimiter="\t" if kind == "tsv" else ",")
+            writer.writerow(["de", "en"])  # two text columns, no usual name: the source first
+            writer.writerows(PAIRS)
+        expected = ("de", "en")
+    elif kind == "jsonl":
+        records = [{"id": i, "source": a, "target": b} for i, (a, b) in enumerate(PAIRS)]
+        path.write_text("".join(json.dumps(r) + "\n" for r in records))
+        expected = ("source", "target")
+    else:  # a Hugging Face translation dataset's records
+        path.write_text("".join(json.dumps({"translation": {"de": a, "en": b}}) + "\n" for a, b in PAIRS))
+        expected = ("de", "en")
+    pairs = load_pairs(path)
+    assert list(zip(pairs.src, pairs.tgt)) == PAIRS and pairs.languages == expected
+    if kind == "translation":  # the other direction, by naming the languages
+        flipped = load_pairs(path, columns=("en", "de"))
+        assert flipped.src == [b for _, b in PAIRS] and flipped.languages == ("en", "de")
+
+
+def test_one_side_alone_is_refused_and_line_files_name_their_languages(tmp_path):
+    from transformers_lite.data.translation import load_pairs
+    from transformers_lite.errors import ConfigError
+
+    (tmp_path / "train.de").write_text("Ein Hund.\n")
+    (tmp_path / "train.en").write_text("A dog.\n")
+    with pytest.raises(ConfigError, match="holds one side of the pairs: give the target sentences too"):
+        load_pairs(tmp_path / "train.de")
+    assert load_pairs(tmp_path / "train.de", tmp_path / "train.en").languages == ("de", "en")
+    (tmp_path / "three.tsv").write_text("a\tb\tc\nx\ty\tz\n")
+    with pytest.raises(ConfigError, match="which columns hold the source and the target"):
+        load_pairs(tmp_path / "three.tsv")

@@ -35,3 +35,12 @@ def test_chance_scores_equal_the_metrics_of_a_uniform_guess_and_of_the_majority_
     assert scores["chance_accuracy"] == pytest.approx(1 / k)
     assert scores["majority_accuracy"] == pytest.approx(accuracy(labels, majority))
     assert scores["majority_macro_f1"] == pytest.approx(macro_f1(confusion_matrix(labels, majority, k)))
+
+
+def test_ordinal_errors_by_hand():
+    from transformers_lite.evaluation.metrics import ordinal_errors
+
+    # misses of 0, 1, 2 and 4 classes: MAE 7/4, within one class 2 of 4
+    assert ordinal_errors([0, 1, 2, 4], [0, 2, 0, 0]) == {"mae": 1.75, "off_by_one": 0.5}
+    # always the middle of five balanced stars: MAE (2 + 1 + 0 + 1 + 2) / 5 = 1.2, off-by-one 3/5
+    assert ordinal_errors([0, 1, 2, 3, 4], [2] * 5) == {"mae": 1.2, "off_by_one": 0.6}

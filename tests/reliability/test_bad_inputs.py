@@ -100,12 +100,12 @@ ERRORS = {
     "text-too-short-for-validation": (G + ["--text", "{short}"], "too small; raise --val-fraction"),
     "text-too-short-for-context": (G + ["--text", "{short30}", "--val-fraction", "0.5"], "too few for a context"),
     "classifier-without-train": (["train", "classifier"], "give the training reviews with --train"),
-    "reviews-missing-field": (C + ["--train", "{nofield}"], "missing field 'stars'"),
+    "reviews-missing-field": (C + ["--train", "{nofield}"], "which column holds the labels?"),
     "reviews-stars-out-of-range": (C + ["--train", "{stars6}"], "stars value 6 is outside 1..5"),
     "reviews-invalid-json": (C + ["--train", "{badjson}"], "bad.jsonl:2: invalid JSON"),
-    "reviews-not-objects": (C + ["--train", "{notobj}"], "must be a JSON object"),
-    "reviews-empty-text": (C + ["--train", "{emptyreview}"], "empty review text"),
-    "csv-missing-column": (C + ["--train", "{csvnocol}"], "no column 'review_body'"),
+    "reviews-not-objects": (C + ["--train", "{notobj}"], "a list, not a record; give one JSON object per record"),
+    "reviews-empty-text": (C + ["--train", "{emptyreview}"], "emptyreview.jsonl:2: empty 'review_body' text"),
+    "csv-missing-column": (C + ["--train", "{csvnocol}"], "which column holds the text? columns are ['id', 'score']"),
     "binary-task-only-three-stars": (
         C + ["--train", "{threes}", "--labels", "2"],
         "no training reviews for the sentiment",
@@ -181,7 +181,7 @@ def paths(files, runs, tmp_path_factory):
     (tmp / "bad.jsonl").write_text('{"review_body": "ok", "stars": 1}\n{not json\n')
     (tmp / "notobj.jsonl").write_text("[1, 2]\n")
     (tmp / "emptyreview.jsonl").write_text('{"review_body": "ok", "stars": 1}\n{"review_body": "  ", "stars": 2}\n')
-    (tmp / "nocol.csv").write_text("text,stars\ngood,5\n")
+    (tmp / "nocol.csv").write_text("id,score\n1,5\n")
     write_reviews(tmp / "threes.jsonl", 20, stars=(3,))
     write_reviews(tmp / "no5.jsonl", 20, stars=(1, 2, 3, 4))
     (tmp / "hole.src").write_text("\n" + (files / "train.src").read_text())  # line 1: no source

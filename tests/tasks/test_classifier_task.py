@@ -1,3 +1,4 @@
+import csv
 import json
 import random
 import subprocess
@@ -48,6 +49,59 @@ def test_tiny_model_learns_keyword_labels(tmp_path, corpus, labels, head):
     assert state.history[-1]["val_accuracy"] > 0.9
     if labels == 2:
         assert len(task.val_labels) < 300  # 3-star reviews dropped
+    # stars are ordered: the 5-class task also scores the mean absolute error and off-by-one accuracy
+    assert ("val_mae" in state.history[-1]) == (labels == 5)
+    if labels == 5:
+        wrong = 1 - state.history[-1]["val_accuracy"]  # every miss costs 1 to 4 stars
+        assert wrong - 1e-9 <= state.history[-1]["val_mae"] <= 4 * wrong + 1e-9
+        assert state.history[-1]["val_off_by_one"] >= state.history[-1]["val_accuracy"]
+
+
+TOPICS = {"billing": "invoice", "delivery": "parcel", "login": "password"}
+
+
+def test_a_users_own_table_with_named_classes_through_the_cli(tmp_path, capsys):
+    """A ticket CSV (a header, quoted multi-line records, string labels): trained, classified record by
+    record and evaluated with the classes it holds."""
+    from transformers_lite.cli.main import main
+
+    rng = random.Random(0)
+    rows = []
+    for i in range(600):
+        topic = rng.choice(sorted(TOPICS))
+        words = rng.sample(FILLER, 6)
+        words.insert(rng.randint(0, 6), TOPICS[topic])
+        text = " ".join(words) + ("\nsent from my phone, thanks" if i % 7 == 0 else "")
+        rows.append((f"T-{i}", text, topic))
+    path = tmp_path / "tickets.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["ticket", "comment", "topic"])
+        writer.writerows(rows)
+    tiny = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16"]
+    args = ["train", "classifier", "--train", path, "--min-df", "1", *tiny, "--epochs", "6", "--lr", "5e-3"]
+    assert main([str(a) for a in [*args, "--warmup-steps", "20", "--out", tmp_path / "run"]]) == 0
+    out = capsys.readouterr().out
+    assert "texts from column 'comment', labels from column 'topic': 3 classes (billing, delivery, login)" in out
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert config["n_labels"] == 3 and config["label_names"] == ["billing", "delivery", "login"]
+
+    assert main(["classify", str(tmp_path / "run"), "--input", str(path), "--output", str(tmp_path / "p.txt")]) == 0
+    predicted = (tmp_path / "p.txt").read_text().splitlines()
+    assert len(predicted) == len(rows)  # one line per record: no header, no record split at its line break
+    assert sum(p == topic for p, (_, _, topic) in zip(predicted, rows)) / len(rows) > 0.9
+
+    assert main(["evaluate", str(tmp_path / "run"), "--json", "--no-plots"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["classes"] == ["billing", "delivery", "login"] and result["accuracy"] > 0.9
+    assert "mae" not in result  # topics have no order
+
+    ordered = [*args, "--label-map", "login,delivery,billing", "--ordinal", "--max-steps", "3"]
+    assert main([str(a) for a in [*ordered, "--out", tmp_path / "ordered"]]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "ordered"), "--json", "--no-plots"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["classes"] == ["login", "delivery", "billing"] and {"mae", "off_by_one", "median_mae"} <= set(result)
 
 
 def test_classify_and_evaluate_through_the_cli(tmp_path, corpus):

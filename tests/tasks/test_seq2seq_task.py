@@ -64,3 +64,28 @@ def test_each_epoch_orders_its_batches_once(tmp_path, monkeypatch):
     again = Seq2SeqTask.prepare(settings, Seq2SeqConfig(dim=16, n_heads=2, dim_hidden=32, max_length=16))
     for i in (0, n + 1, 2 * n + 2):  # the same batches, whatever order they are asked for in
         assert torch.equal(again.batch(i).src, first[i].src)
+
+
+def test_your_own_pairs_never_meet_the_default_corpus(tmp_path, monkeypatch):
+    """A table of pairs alone: validation is a seeded split of it, no Multi30k file is opened; a target
+    file without its source is refused."""
+    import pytest
+
+    from transformers_lite.errors import ConfigError
+    from transformers_lite.tasks import seq2seq
+
+    def no_default(*args, **kw):
+        raise AssertionError("a default corpus was opened beside the user's file")
+
+    monkeypatch.setattr(seq2seq, "resolve", no_default)
+    rows = [(f"w{i} x{i % 7}", f"x{i % 7} w{i}") for i in range(200)]
+    (tmp_path / "pairs.tsv").write_text("src\ttgt\n" + "".join(f"{a}\t{b}\n" for a, b in rows))
+    settings = Seq2SeqSettings(str(tmp_path / "pairs.tsv"), val_fraction=0.1)
+    (train, val, files, languages) = seq2seq.read_pairs(settings, seed=3)
+    assert len(train[0]) == 180 and len(val[0]) == 20 and languages == ("src", "tgt")
+    assert sorted(zip(*train)) + sorted(zip(*val)) != [] and set(zip(*train)).isdisjoint(zip(*val))
+    assert sorted([*zip(*train), *zip(*val)]) == sorted(rows)  # every pair once, still paired
+    assert list(files) == ["train_src"]
+    assert seq2seq.read_pairs(settings, seed=3)[1] == val  # the split is seeded
+    with pytest.raises(ConfigError, match="--train-tgt is given without --train-src"):
+        seq2seq.read_pairs(Seq2SeqSettings(train_tgt=str(tmp_path / "pairs.tsv")), seed=0)

@@ -8,6 +8,7 @@ import sys
 
 from ..atomic import atomic_write_text
 from ..data.inputs import read_inputs
+from ..data.tables import TEXT_COLUMNS, is_table, pick_column, read_table
 from ..errors import ConfigError
 from ..families import load
 from ..pipeline import Run
@@ -34,7 +35,8 @@ def add_run_and_texts(parser: argparse.ArgumentParser, texts: str) -> None:
     parser.add_argument(
         "--input",
         metavar="FILE",
-        help="one input per line: plain text, or JSON Lines with a 'text' field; - reads standard input",
+        help="one input per line: plain text, or JSON Lines with a 'text' field; one per record of a table "
+        "(.csv, .tsv, .json, .parquet, a datasets folder) from its text column; - reads standard input",
     )
     parser.add_argument(
         "--output",
@@ -50,9 +52,14 @@ def add_run_and_texts(parser: argparse.ArgumentParser, texts: str) -> None:
 
 
 def inputs(args: argparse.Namespace, fields: tuple[str, ...] = ("text",)) -> tuple[list[str], bool]:
-    """``(texts, as_jsonl)``: the texts given as arguments, or the lines of ``--input``."""
+    """``(texts, as_jsonl)``: the texts given as arguments, the lines of ``--input``, or the records of a
+    table given as ``--input`` (its first column among ``fields``, else its usual text column)."""
     if args.texts and args.input:
         raise ConfigError("give texts as arguments or --input FILE, not both")
+    if args.input and args.input != "-" and is_table(args.input) and not args.input.endswith(".jsonl"):
+        table = read_table(args.input)  # records, not lines: a header is never an input
+        column = pick_column(table, None, (*fields, *TEXT_COLUMNS), "text", "a 'text' column")
+        return table.texts(column), args.json
     if args.input:
         texts, jsonl = read_inputs(args.input, fields)
         return texts, jsonl or args.json

@@ -24,7 +24,11 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.add_argument(
         "--text", help="generator or mlm: text file to score (default: the run's validation split or documents)"
     )
-    p.add_argument("--data", help="classifier: reviews file, .jsonl or .csv (default: the run's validation reviews)")
+    p.add_argument(
+        "--data",
+        help="classifier: a table of labelled texts (.jsonl, .csv, .tsv, .json, .parquet, a datasets folder) read "
+        "with the run's columns and classes (default: the run's validation records)",
+    )
     p.add_argument("--src", help="seq2seq: source sentences (default: the run's validation pairs)")
     p.add_argument("--ref", help="seq2seq: reference translations (with --src)")
     p.add_argument("--beam", type=int, default=1, help="seq2seq: beam size (1 = greedy) (default: 1)")

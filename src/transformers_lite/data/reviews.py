@@ -1,36 +1,80 @@
-"""Amazon review corpus (MARC) for the star classifier of post 000.
+"""Labelled texts for the classifier: reviews with stars (post 000, MARC) and any table of texts with labels.
 
-Loads JSON Lines (full MARC records; ``stars`` as "1".."5" or ints) and CSV (configurable columns,
-with or without a header); maps stars to the 5-class (0..4) or binary task (1-2 -> 0, 4-5 -> 1,
-3 dropped); and splits off a validation set at random (given a random seed). Turning the texts into
-ids is the tokenizer's job (``WordTokenizer.encode_batch``, vectorised for whole corpora).
+A table (``data.tables``: CSV, TSV, JSON Lines, Parquet, a ``datasets`` folder) gives a text column and
+a label column, chosen by name or found. Labels become class indices in one of two ways:
+
+* **the star tasks** (MARC's special case, a label column named ``stars`` holding 1..5): 5 classes
+  (stars - 1), or sentiment (1-2 stars -> negative, 4-5 -> positive, 3 stars dropped) as in post 000;
+* **classes from the data**, for any other label column: strings or integers, each distinct value a
+  class, in sorted order (numerically when every value is an integer; a ``datasets`` ClassLabel uses
+  its own names). A label map (``"neg,pos"`` or ``"1=neg,2=neg,4=pos,5=pos,3="``) names and orders
+  the classes, may merge values, and drops the values it maps to nothing.
+
+Turning texts into ids is the tokenizer's job.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
-from .inputs import json_kind
-from .sources import read_text_file
+from ..errors import ConfigError, DataError
+from .tables import LABEL_COLUMNS, TEXT_COLUMNS, pick_column, read_table
+
+STARS = "stars"
+STAR_NAMES = tuple(f"{k} star{'s' if k > 1 else ''}" for k in range(1, 6))
+SENTIMENT_NAMES = ("negative", "positive")
 
 
 @dataclass(frozen=True)
 class Reviews:
+    """Texts with the label column's values as read, where each record starts, and the columns used."""
+
     texts: list[str]
-    stars: list[int]
+    values: list[Any]
+    where: list[str]
+    text_column: str = "review_body"
+    label_column: str = STARS
+    value_names: list[str] | None = None  # a datasets ClassLabel's names for integer values
+    source: str = ""
 
     def __len__(self) -> int:
         return len(self.texts)
 
+    @property
+    def stars(self) -> list[int]:
+        """The values as star ratings 1..5 (an error naming the record for any other value)."""
+        return [_star(v, w) for v, w in zip(self.values, self.where)]
 
-def _parse_stars(value: object, where: str) -> int:
+    @property
+    def is_stars(self) -> bool:
+        """Whether these are star ratings: the MARC special case, a label column named ``stars``."""
+        return self.label_column.lower() == STARS and self.value_names is None
+
+
+def load_reviews(
+    path: str | Path,
+    *,
+    text_column: str | None = None,
+    label_column: str | None = None,
+    usual: tuple[str | None, str | None] = (None, None),
+) -> Reviews:
+    """Texts and labels of a table (see ``data.tables`` for the formats); the columns are the given
+    ones, else the ``usual`` ones when the table has them (a run's own columns), else found
+    (``text``/``review_body``/... and ``label``/``stars``/...)."""
+    table = read_table(path)
+    text = pick_column(table, text_column, (*usual[:1], *TEXT_COLUMNS), "text", "--text-column")
+    label = pick_column(table, label_column, (*usual[1:], *LABEL_COLUMNS), "labels", "--label-column")
+    if text == label:
+        raise ConfigError(f"{path}: the texts and the labels cannot both be column {text!r}")
+    names = table.class_names.get(label)
+    return Reviews(table.texts(text), table.values(label), table.where, text, label, names, table.source)
+
+
+def _star(value: Any, where: str) -> int:  # noqa: ANN401
     try:
         stars = int(str(value).strip())
     except ValueError:
@@ -38,84 +82,6 @@ def _parse_stars(value: object, where: str) -> int:
     if not 1 <= stars <= 5:
         raise DataError(f"{where}: stars value {stars} is outside 1..5")
     return stars
-
-
-def load_reviews(
-    path: str | Path, *, text_field: str = "review_body", label_field: str = "stars", header: bool = True
-) -> Reviews:
-    """Read reviews from ``.jsonl`` (one JSON object per line) or ``.csv``.
-
-    For CSV without a header, ``text_field``/``label_field`` are column indices ("0", "1", ...).
-    Every problem (missing field, bad stars, empty text, bad bytes) is a ``ValueError`` naming the
-    file and line.
-    """
-    path = Path(path)
-    text = read_text_file(path)  # UTF-8, byte-order mark and Windows line endings removed
-    texts: list[str] = []
-    stars: list[int] = []
-    if path.suffix.lower() == ".csv":
-        _read_csv(path, text, text_field, label_field, header, texts, stars)
-    else:
-        # split on "\n" only: str.splitlines would also cut at U+2028 and friends inside JSON strings
-        for lineno, line in enumerate(text.split("\n"), 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{where}: invalid JSON ({err.msg} at column {err.colno})") from None
-            if not isinstance(record, dict):
-                raise DataError(f"{where}: each line must be a JSON object with {text_field!r} and {label_field!r}")
-            for field in (text_field, label_field):
-                if field not in record:
-                    raise DataError(f"{where}: missing field {field!r}")
-            _append(texts, stars, record[text_field], record[label_field], where)
-    if not texts:
-        raise DataError(f"{path}: no reviews found")
-    return Reviews(texts, stars)
-
-
-def _read_csv(
-    path: Path, text: str, text_field: str, label_field: str, header: bool, texts: list[str], stars: list[int]
-) -> None:
-    """CSV records (a quoted field may span lines); errors name the line where the record starts."""
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        names: list[str] | None = next(reader, None) if header else None
-        if header and names is None:
-            raise DataError(f"{path}: the file is empty")
-
-        def column(field: str) -> int:
-            if names is None:
-                if not field.isdigit():
-                    raise DataError(f"{path}: without a header, columns are indices; got {field!r}")
-                return int(field)
-            if field not in names:
-                raise DataError(f"{path}: no column {field!r}; columns are {names}")
-            return names.index(field)
-
-        ti, li = column(text_field), column(label_field)
-        start = reader.line_num + 1
-        for row in reader:
-            where = f"{path}:{start}"
-            start = reader.line_num + 1
-            if not row:
-                continue
-            if max(ti, li) >= len(row):
-                raise DataError(f"{where}: row has {len(row)} columns, needs column {max(ti, li)}")
-            _append(texts, stars, row[ti], row[li], where)
-    except csv.Error as err:
-        raise DataError(f"{path}:{reader.line_num}: malformed CSV ({err})") from None
-
-
-def _append(texts: list[str], stars: list[int], text: object, label: object, where: str) -> None:
-    if not isinstance(text, str):
-        raise DataError(f"{where}: the review text is {json_kind(text)} ({json.dumps(text)[:40]}), not a string")
-    if not text.strip():
-        raise DataError(f"{where}: empty review text; remove the record or give it a text")
-    texts.append(text)
-    stars.append(_parse_stars(label, where))
 
 
 def task_labels(stars: list[int], n_labels: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,13 +95,109 @@ def task_labels(stars: list[int], n_labels: int) -> tuple[np.ndarray, np.ndarray
     if n_labels in (1, 2):
         keep = np.flatnonzero(s != 3)
         return (s[keep] >= 4).astype(np.int64), keep
-    raise ValueError(f"n_labels must be 5 (stars) or 2 (binary sentiment), got {n_labels}")
+    raise ConfigError(
+        f"star ratings make 5 classes (--labels 5) or sentiment (--labels 2 or 1), got --labels {n_labels}"
+    )
 
 
-def split_validation(n: int, frac: float = 0.1, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded random split of ``range(n)`` into ``(train_indices, val_indices)``; val gets floor(frac·n)."""
-    if not 0.0 <= frac < 1.0:
-        raise ValueError(f"validation fraction must be in [0, 1), got {frac}")
-    order = np.random.default_rng(seed).permutation(n)
-    n_val = int(np.floor(frac * n))
-    return order[: n - n_val], order[n - n_val :]
+def value_name(value: Any, names: list[str] | None = None) -> str:  # noqa: ANN401
+    """A label value as a class name: strings stripped, integral numbers without ``.0``, a ClassLabel's name."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if names is not None and isinstance(value, int) and 0 <= value < len(names):
+        return names[value]
+    return str(value).strip()
+
+
+def parse_label_map(text: str) -> dict[str, str]:
+    """``"neg,pos"`` or ``"1=neg,2=neg,3=,4=pos"`` as ``{value: class name}`` in the order given
+    (an empty name drops the records with that value)."""
+    out: dict[str, str] = {}
+    for item in text.split(","):
+        value, _, name = item.partition("=") if "=" in item else (item, "=", item)
+        value, name = value.strip(), name.strip()
+        if not value:
+            raise ConfigError(
+                f"label_map {text!r}: an empty value in {item!r}; write VALUE=NAME or NAME, comma-separated"
+            )
+        if value in out:
+            raise ConfigError(f"label_map {text!r}: the value {value!r} is mapped twice")
+        out[value] = name
+    return out
+
+
+def class_names_of(reviews: Reviews, label_map: str | None = None) -> tuple[str, ...]:
+    """The classes of labels taken from the data: the label map's names in its order, else every
+    distinct value, integers in numeric order and other values sorted."""
+    if label_map:
+        return tuple(dict.fromkeys(n for n in parse_label_map(label_map).values() if n))
+    found = {value_name(v, reviews.value_names) for v in reviews.values}
+    if reviews.value_names is not None:
+        return tuple(n for n in reviews.value_names if n in found)
+    if all(_is_int(n) for n in found):
+        return tuple(sorted(found, key=int))
+    return tuple(sorted(found))
+
+
+def class_indices(
+    reviews: Reviews, names: tuple[str, ...], label_map: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, kept_indices)`` for classes ``names``: each value's class index; records the label
+    map maps to nothing are left out; a value that is no class is an error naming the record."""
+    mapping = parse_label_map(label_map) if label_map else {n: n for n in names}
+    index = {n: i for i, n in enumerate(names)}
+    labels, kept = [], []
+    for i, (value, where) in enumerate(zip(reviews.values, reviews.where)):
+        name = value_name(value, reviews.value_names)
+        if name not in mapping:
+            shown = ", ".join(list(mapping)[:12])
+            raise DataError(f"{where}: label {name!r} is not one of the run's classes ({shown}); check --label-map")
+        if mapping[name]:
+            labels.append(index[mapping[name]])
+            kept.append(i)
+    return np.asarray(labels, dtype=np.int64), np.asarray(kept, dtype=np.int64)
+
+
+def choose_classes(reviews: Reviews, labels: int | None, label_map: str | None) -> tuple[int, tuple[str, ...]]:
+    """``(n_labels, class names)`` of a new run: the star tasks (no names; ``labels`` 5, 2 or 1, default
+    5) for a ``stars`` column without a label map, else the classes of the data (``labels`` may be left
+    out, be their number, or be 1 for two classes: one logit)."""
+    if reviews.is_stars and not label_map:
+        n = 5 if labels is None else labels
+        if n not in (1, 2, 5):
+            raise ConfigError(
+                f"star ratings make 5 classes (--labels 5) or sentiment (--labels 2 or 1), got --labels {n}"
+            )
+        return n, ()
+    names = class_names_of(reviews, label_map)
+    column = f"{reviews.source}: column {reviews.label_column!r}"
+    if len(names) < 2:
+        raise DataError(f"{column} holds one class only ({', '.join(names)}); a classifier needs two or more")
+    if labels is None or labels == len(names):
+        return len(names), names
+    if labels == 1 and len(names) == 2:
+        return 1, names
+    raise ConfigError(
+        f"--labels {labels}, but {column} holds {len(names)} classes ({', '.join(names[:12])}); leave --labels out "
+        "to use them, or merge classes with --label-map"
+    )
+
+
+def encode_labels(
+    reviews: Reviews, n_labels: int, names: tuple[str, ...], label_map: str | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, kept_indices)`` of a run's classes: the star tasks when ``names`` is empty, else the
+    named classes (see ``class_indices``)."""
+    if not names:
+        return task_labels(reviews.stars, n_labels)
+    return class_indices(reviews, names, label_map)
+
+
+def _is_int(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True

@@ -1,4 +1,9 @@
-"""Parallel corpora (Multi30k German->English): loading, length filtering, length-bucketed batches.
+"""Parallel corpora (Multi30k German->English, or a user's pairs): loading, length filtering,
+length-bucketed batches.
+
+Pairs come as two aligned line files (one sentence per line), or as one table (``data.tables``: TSV,
+CSV, JSON Lines, JSON, Parquet, a ``datasets`` folder) with a source and a target column, or with a
+``translation`` column of ``{language: sentence}`` objects as Hugging Face translation datasets hold.
 
 Shapes: B sentence pairs, S source length, T target length (with BOS or EOS added).
 A batch holds ``src (B, S)``, ``src_valid``, ``tgt_in (B, T)`` = BOS + target, ``tgt_out (B, T)`` =
@@ -14,8 +19,73 @@ from pathlib import Path
 import numpy as np
 from torch import Tensor
 
+from ..errors import ConfigError, DataError
 from ..tokenizers import pad_batch
 from .sources import read_text_file
+from .tables import is_table, read_table
+
+SOURCE_COLUMNS, TARGET_COLUMNS = ("src", "source"), ("tgt", "target")
+
+
+@dataclass(frozen=True)
+class Pairs:
+    """Aligned source and target sentences and the names of their languages (columns or file suffixes)."""
+
+    src: list[str]
+    tgt: list[str]
+    languages: tuple[str, str] = ("source", "target")
+
+
+def load_pairs(
+    src_path: str | Path, tgt_path: str | Path | None = None, columns: tuple[str | None, str | None] = (None, None)
+) -> Pairs:
+    """Two aligned line files, or (``tgt_path`` None) a table of pairs read by ``columns`` (the source and
+    target column names, or language keys of a ``translation`` column; found when None)."""
+    if tgt_path is not None:
+        src, tgt = load_parallel(src_path, tgt_path)
+        return Pairs(src, tgt, (_language(src_path, "source"), _language(tgt_path, "target")))
+    if not is_table(src_path):
+        raise ConfigError(
+            f"{src_path} holds one side of the pairs: give the target sentences too (--train-tgt/--val-tgt), or "
+            "one table of pairs (.tsv, .csv, .jsonl, .json, .parquet, or a datasets folder)"
+        )
+    table = read_table(src_path)
+    rows = table.rows
+    if "translation" in table.columns and all(isinstance(r.get("translation"), dict) for r in rows):
+        keys = list(rows[0]["translation"])
+        a, b = columns[0] or (keys[0] if len(keys) == 2 else None), columns[1] or (keys[1] if len(keys) == 2 else None)
+        if a is None or b is None:
+            raise ConfigError(
+                f"{src_path}: the translations hold {keys}; name the languages with --src-column/--tgt-column"
+            )
+        rows = [r["translation"] for r in rows]
+    else:
+        text_columns = [c for c in table.columns if all(isinstance(r.get(c), str) for r in rows)]
+        a = columns[0] or next((c for c in table.columns if c.lower() in SOURCE_COLUMNS), None)
+        b = columns[1] or next((c for c in table.columns if c.lower() in TARGET_COLUMNS), None)
+        if (a, b) == (None, None) and len(text_columns) == 2:
+            a, b = text_columns  # two text columns: the source first, as a TSV of pairs is written
+        if a is None or b is None:
+            raise ConfigError(
+                f"{src_path}: which columns hold the source and the target? columns are {table.columns}; "
+                "pass --src-column and --tgt-column"
+            )
+    sides = []
+    for column in (a, b):
+        side = []
+        for row, where in zip(rows, table.where):
+            value = row.get(column)
+            if not isinstance(value, str):
+                raise DataError(f"{where}: no {column!r} sentence (found {type(value).__name__})")
+            side.append(value.strip())
+        sides.append(side)
+    return Pairs(sides[0], sides[1], (a, b))
+
+
+def _language(path: str | Path, default: str) -> str:
+    """The language a line file names by its suffix (``train.de.gz`` -> ``de``), else ``default``."""
+    parts = Path(path).name.removesuffix(".gz").split(".")
+    return parts[-1] if len(parts) > 1 and parts[-1].isalpha() and len(parts[-1]) <= 3 else default
 
 
 def load_parallel(src_path: str | Path, tgt_path: str | Path) -> tuple[list[str], list[str]]:

@@ -7,18 +7,35 @@ the plots and the Python API.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 from torch import Tensor, nn
 
+from ..config import ClassifierConfig
+from ..data.reviews import SENTIMENT_NAMES, STAR_NAMES
 from ..errors import DataError, warn
 from ..progress import progress_bar
 from ..tokenizers import Tokenizer
 
 
-def class_names(n_labels: int) -> list[str]:
-    """``["1 star", ..., "5 stars"]`` for the 5-class task, ``["negative", "positive"]`` for sentiment."""
-    return [f"{k} star{'s' if k > 1 else ''}" for k in range(1, 6)] if n_labels == 5 else ["negative", "positive"]
+def class_names(config: ClassifierConfig | Any) -> list[str]:  # noqa: ANN401
+    """The classes of a run (its ``ClassifierConfig``, or its training task: anything with ``label_names``
+    and ``n_labels``): those taken from its data, else ``["1 star", ..., "5 stars"]`` for the 5-class
+    star task and ``["negative", "positive"]`` for sentiment."""
+    if config.label_names:
+        return list(config.label_names)
+    return list(STAR_NAMES if config.n_labels == 5 else SENTIMENT_NAMES)
+
+
+def is_ordinal(label_names: tuple[str, ...], n_labels: int, ordinal: bool | None = None) -> bool:
+    """Whether the classes are ordered, so that mean absolute error and off-by-one accuracy mean
+    something: as the run's ``ordinal`` setting says (more than two classes), by default only for the
+    5-class star task."""
+    if ordinal is None:
+        return not label_names and n_labels == 5
+    return bool(ordinal) and n_labels > 2
 
 
 def predictions(logits: Tensor) -> Tensor:

@@ -15,7 +15,7 @@ from torch import Tensor, nn
 
 from ..data.documents import read_documents
 from ..data.masking import IGNORE, Masking
-from ..data.reviews import split_validation
+from ..data.tables import split_validation
 from ..errors import DataError
 from ..runs import LoadedRun
 from .evaluate import recorded_file

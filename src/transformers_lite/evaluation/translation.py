@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..data.translation import load_parallel
+from ..data.tables import split_validation
+from ..data.translation import load_pairs, load_parallel
 from ..errors import ConfigError
 from ..generation.translate import DecodeSettings, translate_texts
 from ..runs import LoadedRun
@@ -29,6 +30,22 @@ def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, flo
     }
 
 
+def recorded_validation_pairs(run: LoadedRun) -> tuple[list[str], list[str]]:
+    """The run's own validation pairs: its validation files (two line files or a table of pairs), or the
+    same seeded split of its training pairs that it held out."""
+    data = run.hyperparameters.get("data", {})
+    columns = (data.get("src_column"), data.get("tgt_column"))
+    if data.get("val_src"):
+        tgt = recorded_file(run, "val_tgt", "--ref FILE") if data.get("val_tgt") else None
+        pairs = load_pairs(recorded_file(run, "val_src", "--src FILE --ref FILE"), tgt, columns)
+        return pairs.src, pairs.tgt
+    tgt = recorded_file(run, "train_tgt", "--ref FILE") if data.get("train_tgt") else None
+    pairs = load_pairs(recorded_file(run, "train_src", "--src FILE --ref FILE"), tgt, columns)
+    _, val = split_validation(len(pairs.src), data.get("val_fraction", 0.05), run.hyperparameters.get("seed", 0))
+    kept = [i for i in val if pairs.src[i].strip() and pairs.tgt[i].strip()]  # as training left out empty pairs
+    return [pairs.src[i] for i in kept], [pairs.tgt[i] for i in kept]
+
+
 def evaluate_translation(
     run: LoadedRun, src: str | Path | None = None, ref: str | Path | None = None, beam: int = 1, progress: bool = False
 ) -> dict[str, Any]:
@@ -36,8 +53,9 @@ def evaluate_translation(
     if (src is None) != (ref is None):
         raise ConfigError("give both --src FILE and --ref FILE, or neither (the run's validation pairs)")
     if src is None:
-        src, ref = recorded_file(run, "val_src", "--src FILE --ref FILE"), recorded_file(run, "val_tgt", "--ref FILE")
-    sources, references = load_parallel(src, ref)
+        sources, references = recorded_validation_pairs(run)
+    else:
+        sources, references = load_parallel(src, ref)
     hypotheses = translate_texts(
         run.model, run.src_tokenizer, run.tokenizer, sources, DecodeSettings(beam=beam), progress=progress
     )

@@ -7,17 +7,18 @@ from pathlib import Path
 
 import numpy as np
 
+from ..config import ClassifierConfig
 from ..evaluation.prediction import class_names
 from . import plots
 from .curves import write_training_curves
 
 
 def write_classifier_plots(
-    run_dir: Path, n_labels: int, arrays: dict[str, np.ndarray], out: Path | None = None
+    run_dir: Path, config: ClassifierConfig, arrays: dict[str, np.ndarray], out: Path | None = None
 ) -> list[Path]:
     """PNGs from ``evaluate_classifier``'s arrays, written to ``out`` (default: the run directory)."""
     out = Path(out or run_dir)
-    names = class_names(n_labels)
+    names = class_names(config)
     k = len(names)
     labels, probs, matrix = arrays["labels"], arrays["probs"], arrays["matrix"]
     written = []

@@ -279,7 +279,7 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTra
             raise ValueError("text: no word the model knows; it reads as empty")
         logits = model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
         tokens = [_show(run.tokenizer, i) for i in ids[0].tolist()]
-        classes = class_names(cfg.n_labels) if family == "classifier" else []
+        classes = class_names(cfg) if family == "classifier" else []
         return ForwardTrace(family, tokens, _collect(trace, logits), classes=classes)
     if family == "seq2seq":
         src_tok, tgt_tok = run.src_tokenizer, run.tokenizer

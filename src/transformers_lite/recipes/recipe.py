@@ -184,6 +184,8 @@ class Recipe:
                 task, config = self.prepare(load_tokenizers(run_dir, self.family) if resuming else None)
                 if resume_dir:
                     check_data_unchanged(run_dir, task.describe())
+                elif task.note:
+                    log(task.note)
                 torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
                 model = build_model(config)
                 hooks = [Checkpointer(run_dir, self.train.checkpoint_every), *callbacks]

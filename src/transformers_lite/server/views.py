@@ -186,7 +186,7 @@ def classify_view(run: Run, text: str) -> dict[str, Any]:
     ids, valid = encode_for_classifier(run.tokenizer, [text], cfg.max_length, cfg.pads_to_length)  # (1, T)
     logits = run.model(ids, valid)
     probs = probabilities(logits)[0]  # (K,)
-    names = class_names(cfg.n_labels)
+    names = class_names(cfg)
     n = int(valid[0].sum())
     weights = classifier_attention(run.model, ids[0], valid[0])  # L x (H, T, T)
     received = [(w[:, :n, :n].sum(1) / n).tolist() for w in weights]  # L x H x T: mean attention received

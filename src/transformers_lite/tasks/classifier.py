@@ -19,11 +19,12 @@ from torch import Tensor, nn
 
 from .. import validate
 from ..config import ClassifierConfig
-from ..data.reviews import load_reviews, split_validation, task_labels
+from ..data.reviews import choose_classes, encode_labels, load_reviews, parse_label_map
 from ..data.sources import sha256
+from ..data.tables import split_validation
 from ..errors import ConfigError, DataError, warn
-from ..evaluation.metrics import accuracy, confusion_matrix, macro_f1
-from ..evaluation.prediction import class_names, encode_for_classifier, predict_logits, predictions
+from ..evaluation.metrics import accuracy, confusion_matrix, macro_f1, ordinal_errors
+from ..evaluation.prediction import class_names, encode_for_classifier, is_ordinal, predict_logits, predictions
 from ..models.ensemble import classifier_members
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
 from ..training.settings import setting
@@ -42,10 +43,37 @@ def member_seed(seed: int, member: int) -> int:
 
 @dataclass(frozen=True)
 class ClassifierSettings:
-    train: str | None = setting("training reviews (.jsonl or .csv)", None, none="required", path=True)
-    val: str | None = setting("validation reviews", None, none="a random split of --train (by --seed)", path=True)
-    labels: int = setting(
-        "5 = stars, 2 = sentiment (3 stars dropped), 1 = sentiment with one logit", 5, choices=(1, 2, 5)
+    train: str | None = setting(
+        "training data: a table of texts and labels (.jsonl, .csv, .tsv, .json, .parquet, or a datasets folder)",
+        None,
+        none="required",
+        path=True,
+    )
+    val: str | None = setting(
+        "validation data, same shape", None, none="a random split of --train (by --seed)", path=True
+    )
+    text_column: str | None = setting(
+        "the column holding the texts", None, none="text, review_body, review, sentence, comment, ... or the longest"
+    )
+    label_column: str | None = setting(
+        "the column holding the labels", None, none="label, labels, stars, sentiment, class, category, ..."
+    )
+    labels: int | None = setting(
+        "number of classes: for a 'stars' column 5 = stars, 2 = sentiment (3 stars dropped), 1 = sentiment with "
+        "one logit; for other labels their number of classes, or 1 for two classes (one logit)",
+        None,
+        none="5 for stars, else the classes found",
+    )
+    label_map: str | None = setting(
+        "class names in order ('neg,neu,pos'), or values mapped to classes ('1=neg,2=neg,3=,4=pos,5=pos'; an "
+        "empty name drops the value)",
+        None,
+        none="every distinct label a class, sorted",
+    )
+    ordinal: bool | None = setting(
+        "the classes are ordered: also score mean absolute error and off-by-one accuracy",
+        None,
+        none="yes for 5 stars",
     )
     vocab: str | None = setting("vocabulary file, one word per line", None, none="built from --train", path=True)
     min_df: int = setting("minimum document frequency of a word in a vocabulary built from --train", 2)
@@ -82,7 +110,9 @@ class ClassifierSettings:
     )
 
     def __post_init__(self) -> None:
-        validate.choice("labels", self.labels, (1, 2, 5))
+        validate.integer("labels", self.labels, optional=True)
+        if self.label_map is not None:
+            parse_label_map(self.label_map)
         for name in ("min_df", "batch_size", "embedding_window"):
             validate.integer(name, getattr(self, name))
         validate.number("val_fraction", self.val_fraction, 0, 1, high_open=True)
@@ -119,10 +149,21 @@ class ClassifierTask(TaskBase):
         unlabelled: list[str] | None = None,
         sources: dict[str, Path | None] | None = None,
         pretrained: Pretrained | None = None,
+        classes: tuple[int, tuple[str, ...]] | None = None,
+        columns: tuple[str, str] = ("review_body", "stars"),
     ) -> None:
         """``train``/``val`` in memory; ``unlabelled`` the texts PPMI embeddings count (default the
-        training texts); ``sources`` the files they came from (for the run's record)."""
+        training texts); ``sources`` the files they came from (for the run's record); ``classes`` the
+        ``(n_labels, names)`` of ``data.reviews.choose_classes`` (default: the star task of
+        ``settings.labels``); ``columns`` the text and label columns read."""
         self.settings, self.seed, self.tokenizer, self.pretrained = settings, seed, tokenizer, pretrained
+        self.n_labels, self.label_names = classes or (settings.labels or 5, ())
+        self.columns = columns
+        shown = ", ".join(class_names(self)[:12]) + (", ..." if len(class_names(self)) > 12 else "")
+        self.note = (
+            f"texts from column {columns[0]!r}, labels from column {columns[1]!r}: {max(self.n_labels, 2)} classes "
+            f"({shown}); {len(train.texts)} training and {len(val.texts)} validation records"
+        )
         self.sources = sources or {}
         self.max_length, self.pads_to_length = config.max_length, config.pads_to_length
         self.members = config.members
@@ -151,12 +192,13 @@ class ClassifierTask(TaskBase):
             raise ConfigError("give the training reviews with --train FILE.jsonl (MARC has no public download)")
         train_path, val_path = Path(s.train), None if s.val is None else Path(s.val)
         vocab_path = None if s.vocab is None else Path(s.vocab)
-        reviews = load_reviews(train_path)
-        labels, kept = task_labels(reviews.stars, s.labels)
+        reviews = load_reviews(train_path, text_column=s.text_column, label_column=s.label_column)
+        n_labels, names = choose_classes(reviews, s.labels, s.label_map)
+        labels, kept = encode_labels(reviews, n_labels, names, s.label_map)
         texts = [reviews.texts[i] for i in kept]
         if val_path is not None:
-            val_reviews = load_reviews(val_path)
-            val_labels, val_kept = task_labels(val_reviews.stars, s.labels)
+            val_reviews = load_reviews(val_path, usual=(reviews.text_column, reviews.label_column))
+            val_labels, val_kept = encode_labels(val_reviews, n_labels, names, s.label_map)
             val = Labelled([val_reviews.texts[i] for i in val_kept], val_labels)
             held_out: set[int] = set()
         else:
@@ -185,11 +227,16 @@ class ClassifierTask(TaskBase):
             unlabelled=unlabelled,
             sources=sources,
             pretrained=pretrained,
+            classes=(n_labels, names),
+            columns=(reviews.text_column, reviews.label_column),
         )
 
     def _check_splits(self) -> None:
         """Empty splits are errors before training starts; classes missing from a split are warned about."""
-        what = "sentiment (3-star reviews dropped)" if self.settings.labels in (1, 2) else "5-star"
+        if self.label_names:
+            what = f"{len(self.label_names)}-class"
+        else:
+            what = "sentiment (3-star reviews dropped)" if self.n_labels in (1, 2) else "5-star"
         train_path, val_path = self.sources.get("train"), self.sources.get("val")
         if len(self.train_labels) == 0:
             raise DataError(f"{train_path}: no training reviews for the {what} task")
@@ -199,11 +246,11 @@ class ClassifierTask(TaskBase):
                 f"the validation split ({source}) holds no reviews for the {what} task; give --val FILE "
                 "or a larger --val-fraction"
             )
-        k = 2 if self.settings.labels == 1 else self.settings.labels
+        classes = class_names(self)
         for name, labels in (("training", self.train_labels), ("validation", self.val_labels)):
-            missing = sorted(set(range(k)) - set(labels.tolist()))
+            missing = sorted(set(range(len(classes))) - set(labels.tolist()))
             if missing:
-                shown = ", ".join(class_names(k)[c] for c in missing)
+                shown = ", ".join(classes[c] for c in missing)
                 warn(f"the {name} reviews have no example of {shown}; macro-F1 counts that class as 0")
 
     def model_config(self, config: ClassifierConfig) -> ClassifierConfig:
@@ -212,7 +259,10 @@ class ClassifierTask(TaskBase):
         if self.pretrained is not None:
             config = config.replace(**self.pretrained.shape())
         return config.replace(
-            vocab_size=len(self.tokenizer), n_labels=self.settings.labels, pad_id=self.tokenizer.pad_id
+            vocab_size=len(self.tokenizer),
+            n_labels=self.n_labels,
+            label_names=self.label_names,
+            pad_id=self.tokenizer.pad_id,
         )
 
     def lr_plan(self, model: nn.Module) -> dict[str, tuple[float, int]] | None:
@@ -299,13 +349,15 @@ class ClassifierTask(TaskBase):
         prefix = "val_" if split == "val" else "train_full_"
         logits = predict_logits(model, ids, valid)
         preds = predictions(logits).numpy()
-        k = 2 if self.settings.labels == 1 else self.settings.labels
-        matrix = confusion_matrix(labels.numpy(), preds, k)
-        return {
+        matrix = confusion_matrix(labels.numpy(), preds, max(self.n_labels, 2))
+        metrics = {
             f"{prefix}loss": self.loss_from_logits(logits, labels).item(),
             f"{prefix}accuracy": accuracy(labels.numpy(), preds),
             f"{prefix}macro_f1": macro_f1(matrix),
         }
+        if is_ordinal(self.label_names, self.n_labels, self.settings.ordinal):
+            metrics.update({prefix + k: v for k, v in ordinal_errors(labels.numpy(), preds).items()})
+        return metrics
 
     def tokenizers(self) -> dict[str, Tokenizer]:
         return {"tokenizer": self.tokenizer}
@@ -317,6 +369,9 @@ class ClassifierTask(TaskBase):
         out.update({f"{k}_sha256": sha256(p) for k, p in paths.items() if p is not None})
         out.update(
             {
+                "text_column": self.columns[0],
+                "label_column": self.columns[1],
+                "classes": class_names(self),
                 "train_reviews": len(self.train_labels),
                 "val_reviews": len(self.val_labels),
                 "vocabulary": len(self.tokenizer),

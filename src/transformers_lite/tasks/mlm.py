@@ -24,8 +24,8 @@ from .. import validate
 from ..config import EncoderLMConfig
 from ..data.documents import read_documents
 from ..data.masking import IGNORE, Masking
-from ..data.reviews import split_validation
 from ..data.sources import sha256
+from ..data.tables import split_validation
 from ..errors import ConfigError, DataError
 from ..evaluation.pretraining import score
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary

@@ -19,8 +19,9 @@ from torch import nn
 from .. import validate
 from ..config import Seq2SeqConfig
 from ..data.sources import resolve, sha256
-from ..data.translation import TranslationBatch, bucket_batches, filter_by_length, load_parallel, make_batch
-from ..errors import DataError, warn
+from ..data.tables import split_validation
+from ..data.translation import Pairs, TranslationBatch, bucket_batches, filter_by_length, load_pairs, make_batch
+from ..errors import ConfigError, DataError, warn
 from ..evaluation.translation import corpus_scores
 from ..generation.translate import DecodeSettings, decode_batch
 from ..tokenizers import BPETokenizer, Tokenizer, WordTokenizer, pad_batch
@@ -35,11 +36,31 @@ MULTI30K = {"train_src": "train.de.gz", "train_tgt": "train.en.gz", "val_src": "
 @dataclass(frozen=True)
 class Seq2SeqSettings:
     train_src: str | None = setting(
-        "training source sentences, one per line", None, none="multi30k/train.de.gz from the data folder", path=True
+        "training source sentences, one per line; or, without --train-tgt, one table of pairs (.tsv, .csv, .jsonl, "
+        ".json, .parquet, a datasets folder)",
+        None,
+        none="multi30k/train.de.gz from the data folder when no data file is given",
+        path=True,
     )
     train_tgt: str | None = setting("training target sentences", None, none="multi30k/train.en.gz", path=True)
-    val_src: str | None = setting("validation source sentences", None, none="multi30k/val.de.gz", path=True)
+    val_src: str | None = setting(
+        "validation source sentences (or a table of pairs)",
+        None,
+        none="multi30k/val.de.gz; with your own --train-src, a split of it (--val-fraction)",
+        path=True,
+    )
     val_tgt: str | None = setting("validation target sentences", None, none="multi30k/val.en.gz", path=True)
+    src_column: str | None = setting(
+        "a table's source column (or the source language of a 'translation' column)",
+        None,
+        none="src, source, or the first of two text columns",
+    )
+    tgt_column: str | None = setting(
+        "a table's target column (or the target language)", None, none="tgt, target, or the second of two"
+    )
+    val_fraction: float = setting(
+        "fraction of your training pairs held out for validation when no validation pairs are given", 0.05
+    )
     tokenizer: str = setting(
         "joint BPE over both languages (allows one shared embedding table), a BPE per language, or words",
         "joint-bpe",
@@ -57,6 +78,7 @@ class Seq2SeqSettings:
         for name, low in (("vocab_size", 5), ("max_tokens", 1), ("bleu_sentences", 0)):
             validate.integer(name, getattr(self, name), low)
         validate.number("label_smoothing", self.label_smoothing, 0, 1, high_open=True)
+        validate.number("val_fraction", self.val_fraction, 0, 1, high_open=True)
 
 
 def _without_empty(src: list[str], tgt: list[str], name: str) -> tuple[list[str], list[str]]:
@@ -75,6 +97,42 @@ def word_tokenizer(sentences: list[str], min_frequency: int = 2) -> WordTokenize
     return WordTokenizer(vocab, "<unk>", pad="<pad>", bos="<bos>", eos="<eos>", split="punct")
 
 
+def read_pairs(
+    settings: Seq2SeqSettings, seed: int
+) -> tuple[tuple[list[str], list[str]], tuple[list[str], list[str]], dict[str, Path], tuple[str, str]]:
+    """``(train, val, files read, languages)``. With no data file given, Multi30k from the data folder;
+    with any file given, only the user's files: never a default corpus beside them (its lines would pair
+    with the user's). Without validation pairs, a seeded ``val_fraction`` of the training pairs."""
+    s = settings
+    columns = (s.src_column, s.tgt_column)
+    if not any(getattr(s, k) for k in MULTI30K):
+        paths = {k: resolve("multi30k", name) for k, name in MULTI30K.items()}
+        train = load_pairs(paths["train_src"], paths["train_tgt"])
+        val = load_pairs(paths["val_src"], paths["val_tgt"])
+    else:
+        for side, other in (("train_tgt", "train_src"), ("val_tgt", "val_src")):
+            if getattr(s, side) and not getattr(s, other):
+                flag = "--" + other.replace("_", "-")
+                raise ConfigError(f"--{side.replace('_', '-')} is given without {flag}: give the source sentences too")
+        if not s.train_src:
+            raise ConfigError("--val-src is given without training pairs: give --train-src (and --train-tgt)")
+        paths = {k: Path(getattr(s, k)) for k in MULTI30K if getattr(s, k)}
+        train = load_pairs(paths["train_src"], paths.get("train_tgt"), columns)
+        if s.val_src:
+            val = load_pairs(paths["val_src"], paths.get("val_tgt"), columns)
+        else:
+            tr, va = split_validation(len(train.src), s.val_fraction, seed)
+            if len(va) == 0:
+                raise DataError(
+                    f"no validation pairs: --val-fraction {s.val_fraction} of {len(train.src)} pairs holds none; "
+                    "give --val-src (and --val-tgt) or a larger --val-fraction"
+                )
+            val = Pairs([train.src[i] for i in va], [train.tgt[i] for i in va], train.languages)
+            train = Pairs([train.src[i] for i in tr], [train.tgt[i] for i in tr], train.languages)
+    src, tgt = _without_empty(train.src, train.tgt, "training")
+    return (src, tgt), _without_empty(val.src, val.tgt, "validation"), paths, train.languages
+
+
 class Seq2SeqTask(TaskBase):
     name = "seq2seq"
     Settings = Seq2SeqSettings
@@ -89,9 +147,12 @@ class Seq2SeqTask(TaskBase):
         *,
         seed: int = 0,
         sources: dict[str, Path] | None = None,
+        languages: tuple[str, str] = ("source", "target"),
     ) -> None:
-        """``tokenizers``: (source, target); ``train``/``val``: aligned (source, target) sentences."""
+        """``tokenizers``: (source, target); ``train``/``val``: aligned (source, target) sentences;
+        ``languages`` their names (for the run's record)."""
         self.settings, self.seed, self.max_length = settings, seed, config.max_length
+        self.languages = languages
         self.src_tok, self.tgt_tok = tokenizers
         self.sources = sources or {}
         if self.src_tok.pad_id != self.tgt_tok.pad_id:
@@ -128,12 +189,7 @@ class Seq2SeqTask(TaskBase):
     ) -> Seq2SeqTask:
         """Read the sentence pairs (Multi30k from the data folder for files not given) and train the
         tokenizers on the training pairs (or take the resumed run's)."""
-        paths = {
-            k: Path(getattr(settings, k)) if getattr(settings, k) else resolve("multi30k", name)
-            for k, name in MULTI30K.items()
-        }
-        src, tgt = _without_empty(*load_parallel(paths["train_src"], paths["train_tgt"]), "training")
-        val = _without_empty(*load_parallel(paths["val_src"], paths["val_tgt"]), "validation")
+        (src, tgt), val, paths, languages = read_pairs(settings, seed)
         if tokenizers:
             pair = tokenizers["src_tokenizer"], tokenizers["tgt_tokenizer"]
         elif settings.tokenizer == "joint-bpe":
@@ -143,7 +199,7 @@ class Seq2SeqTask(TaskBase):
             pair = BPETokenizer.train(src, settings.vocab_size), BPETokenizer.train(tgt, settings.vocab_size)
         else:
             pair = word_tokenizer(src), word_tokenizer(tgt)
-        return cls(settings, config, pair, (src, tgt), val, seed=seed, sources=paths)
+        return cls(settings, config, pair, (src, tgt), val, seed=seed, sources=paths, languages=languages)
 
     @staticmethod
     def _encode(tok: Tokenizer, texts: list[str], add_eos: bool) -> list[list[int]]:
@@ -229,4 +285,5 @@ class Seq2SeqTask(TaskBase):
         out.update({k: str(p.resolve()) for k, p in self.sources.items()})
         out.update({f"{k}_sha256": sha256(p) for k, p in self.sources.items()})
         out.update({"max_length": self.max_length, "train_pairs": len(self.train_src), "val_pairs": len(self.val_src)})
+        out.update({"source_language": self.languages[0], "target_language": self.languages[1]})
         return out

@@ -32,9 +32,14 @@ class Task(Protocol):
     def tokenizers(self) -> dict[str, Tokenizer]: ...  # saved beside the weights, by file stem
     def describe(self) -> dict[str, Any]: ...  # data paths (with sha256), sizes and settings
 
+    note: str  # one line on what was read from the data (columns, classes), printed as training starts
+
 
 class TaskBase:
-    """Defaults for the optional parts of ``Task``: no data-dependent initialisation, one learning rate."""
+    """Defaults for the optional parts of ``Task``: no data-dependent initialisation, one learning rate,
+    nothing to say about the data."""
+
+    note = ""
 
     def init_model(self, model: nn.Module) -> None:
         pass

@@ -1,0 +1,141 @@
+"""Tables of records in every format the readers take: what is written is what is read, record for record."""
+
+import csv
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transformers_lite.data.reviews import (
+    choose_classes,
+    class_names_of,
+    encode_labels,
+    load_reviews,
+    parse_label_map,
+)
+from transformers_lite.data.tables import pick_column, read_table
+from transformers_lite.errors import ConfigError, DataError
+
+# any text a user's table may hold: every printable and control character, line breaks of every kind,
+# the delimiters and quotes; never empty once stripped (an empty text is an error, tested below)
+TEXTS = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(lambda t: t.strip())
+RECORDS = st.lists(st.tuples(TEXTS, st.sampled_from(["neg", "pos", "neu", "7"])), min_size=1, max_size=12)
+
+
+def write(path, records, kind):
+    """``records`` ``[(text, label)]`` as a file of ``kind``, the way a user's tools write one."""
+    if kind in ("csv", "tsv"):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csv.writer(f, delimiter="," if kind == "csv" else "\t")
+            writer.writerow(["id", "comment", "sentiment"])
+            writer.writerows([i, text, label] for i, (text, label) in enumerate(records))
+    elif kind == "jsonl":
+        path.write_text("".join(json.dumps({"comment": t, "sentiment": lab}) + "\n" for t, lab in records))
+    elif kind == "json":
+        path.write_text(json.dumps([{"comment": t, "sentiment": lab} for t, lab in records], ensure_ascii=False))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["csv", "tsv", "jsonl", "json"])
+@settings(max_examples=40, deadline=None)
+@given(records=RECORDS)
+def test_every_record_comes_back_whole_and_the_header_is_never_one(tmp_path_factory, kind, records):
+    path = write(tmp_path_factory.mktemp(kind) / f"data.{kind}", records, kind)
+    texts = [t.replace("\r\n", "\n").replace("\r", "\n") if kind in ("csv", "tsv") else t for t, _ in records]
+    reviews = load_reviews(path)
+    assert len(reviews) == len(records)  # a quoted line break does not split a record, the header is no record
+    assert (reviews.text_column, reviews.label_column) == ("comment", "sentiment")
+    if kind in ("jsonl", "json"):
+        assert reviews.texts == texts
+    else:  # the text is read as written, up to line-ending normalisation of the whole file
+        assert [t.replace("\r", "\n") for t in reviews.texts] == texts
+    assert [str(v) for v in reviews.values] == [lab for _, lab in records]
+
+
+def test_parquet_and_a_datasets_folder_with_class_names(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    features = datasets.Features(
+        {"sentence": datasets.Value("string"), "label": datasets.ClassLabel(names=["sad", "happy"])}
+    )
+    data = datasets.Dataset.from_dict(
+        {"sentence": ["what a day", "so tired", "lovely"], "label": [1, 0, 1]}, features=features
+    )
+    splits = datasets.DatasetDict({"train": data, "validation": data.select([0])})
+    splits.save_to_disk(str(tmp_path / "ds"))
+    reviews = load_reviews(tmp_path / "ds" / "train")
+    assert reviews.texts == ["what a day", "so tired", "lovely"] and reviews.value_names == ["sad", "happy"]
+    assert choose_classes(reviews, None, None) == (2, ("sad", "happy"))  # the dataset's own order and names
+    assert encode_labels(reviews, 2, ("sad", "happy"))[0].tolist() == [1, 0, 1]
+    with pytest.raises(DataError, match=r"holds the splits \['train', 'validation'\]: give one of them"):
+        load_reviews(tmp_path / "ds")
+    data.to_parquet(str(tmp_path / "d.parquet"))
+    table = read_table(tmp_path / "d.parquet")
+    assert [r["sentence"] for r in table.rows] == ["what a day", "so tired", "lovely"]
+    assert table.where[1].endswith("d.parquet:row 2")
+
+
+def test_columns_found_by_usual_names_then_by_the_longest_text(tmp_path):
+    (tmp_path / "a.csv").write_text("Title,Review Text,Rating\nok,a long text about the thing,4\nhi,another one,2\n")
+    table = read_table(tmp_path / "a.csv")
+    assert pick_column(table, None, ("text",), "text", "--text-column") == "Review Text"  # the longest strings
+    assert pick_column(table, None, ("label", "rating"), "labels", "--label-column") == "Rating"  # case-insensitive
+    with pytest.raises(DataError, match=r"which column holds the labels\? columns are \['Title', 'Review Text'"):
+        pick_column(table, None, ("label",), "labels", "--label-column")
+    with pytest.raises(DataError, match="no column 'nope'"):
+        load_reviews(tmp_path / "a.csv", text_column="nope")
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("a,b\n1,2,3\n", r"t.csv:2: 3 fields where the header has 2"),
+        ("a,a\n1,2\n", r"t.csv:1: the header repeats a column name"),
+        ("", r"t.csv: the file is empty"),
+        ("a,b\n", r"t.csv: no records found"),
+    ],
+)
+def test_a_malformed_table_is_an_error_naming_the_line(tmp_path, content, message):
+    (tmp_path / "t.csv").write_text(content)
+    with pytest.raises(DataError, match=message):
+        read_table(tmp_path / "t.csv")
+
+
+def test_classes_from_the_data_integers_in_numeric_order_strings_sorted(tmp_path):
+    rows = [("x", 10), ("y", 2), ("z", 1), ("w", 2)]
+    path = write(tmp_path / "n.jsonl", rows, "jsonl")
+    reviews = load_reviews(path)
+    assert class_names_of(reviews) == ("1", "2", "10")
+    assert encode_labels(reviews, 3, ("1", "2", "10"))[0].tolist() == [2, 1, 0, 1]
+    assert choose_classes(reviews, None, None) == (3, ("1", "2", "10"))
+    with pytest.raises(ConfigError, match=r"--labels 2, but .* holds 3 classes \(1, 2, 10\)"):
+        choose_classes(reviews, 2, None)
+
+
+def test_a_label_map_orders_merges_and_drops_values(tmp_path):
+    path = write(tmp_path / "s.jsonl", [("a", 1), ("b", 3), ("c", 5), ("d", 2)], "jsonl")
+    reviews = load_reviews(path)
+    label_map = "1=low,2=low,3=,5=high,4=high"
+    assert parse_label_map(label_map) == {"1": "low", "2": "low", "3": "", "5": "high", "4": "high"}
+    assert choose_classes(reviews, None, label_map) == (2, ("low", "high"))
+    labels, kept = encode_labels(reviews, 2, ("low", "high"), label_map)
+    assert labels.tolist() == [0, 1, 0] and kept.tolist() == [0, 2, 3]  # 3 mapped to nothing: dropped
+    with pytest.raises(DataError, match=r"s.jsonl:2: label '3' is not one of the run's classes"):
+        encode_labels(reviews, 2, ("low", "high"), "1=low,2=low,5=high,4=high")
+    with pytest.raises(ConfigError, match="mapped twice"):
+        parse_label_map("1=a,1=b")
+
+
+def test_a_stars_column_keeps_the_star_tasks_and_one_class_is_refused(tmp_path):
+    stars = load_reviews(write(tmp_path / "r.jsonl", [("a", 1), ("b", 3), ("c", 5)], "jsonl"), label_column="sentiment")
+    assert choose_classes(stars, None, None) == (3, ("1", "3", "5"))  # not named 'stars': classes of the data
+    path = tmp_path / "m.jsonl"
+    path.write_text("".join(json.dumps({"review_body": t, "stars": s}) + "\n" for t, s in [("a", 1), ("b", 4)]))
+    marc = load_reviews(path)
+    assert marc.is_stars and choose_classes(marc, None, None) == (5, ())
+    assert choose_classes(marc, 2, None) == (2, ())
+    with pytest.raises(ConfigError, match="star ratings make 5 classes"):
+        choose_classes(marc, 3, None)
+    one = load_reviews(write(tmp_path / "o.jsonl", [("a", "x"), ("b", "x")], "jsonl"))
+    with pytest.raises(DataError, match="holds one class only"):
+        choose_classes(one, None, None)
