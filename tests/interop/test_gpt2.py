@@ -78,6 +78,28 @@ def test_round_trip_through_export_loads_in_transformers_with_the_same_logits(hf
     assert tokenizer.decode(tokenizer.encode("or not to be")) == "or not to be"
 
 
+def test_a_folder_with_only_tokenizer_json_imports_and_encodes_alike(hf_dir, tmp_path):
+    """Current transformers saves a fast tokenizer as tokenizer.json alone: both layouts give one tokenizer."""
+    import shutil
+
+    fast = tmp_path / "fast"
+    shutil.copytree(hf_dir, fast)
+    tokenizer = transformers.GPT2TokenizerFast.from_pretrained(str(hf_dir))
+    (fast / "vocab.json").unlink()
+    (fast / "merges.txt").unlink()
+    tokenizer.save_pretrained(str(fast))  # transformers 5 writes tokenizer.json only
+    assert (fast / "tokenizer.json").is_file() and not (fast / "merges.txt").exists()
+    old, new = tl.load(import_gpt2(hf_dir, tmp_path / "old")), tl.load(import_gpt2(fast, tmp_path / "new"))
+    for text in ["To be, or not to be, that is the question.", "  héllo\n wörld 123 <|endoftext|>", ""]:
+        if "<|" not in text:  # (transformers reads the end-of-text mark in a text as the special token)
+            assert new.tokenizer.encode(text) == tokenizer.encode(text)
+        assert new.tokenizer.encode(text) == old.tokenizer.encode(text)
+        assert new.tokenizer.decode(new.tokenizer.encode(text)) == text
+    (fast / "tokenizer.json").unlink()
+    with pytest.raises(FileNotFoundError, match="no tokenizer.json and no vocab.json"):
+        import_gpt2(fast, tmp_path / "none")
+
+
 def test_pickled_weights_and_non_gpt2_runs_are_refused(hf_dir, tmp_path):
     import shutil
 

@@ -12,9 +12,9 @@ from ..interop.gpt2 import download_gpt2, export_gpt2, import_gpt2
 HELP = {
     "import-hf": (
         "read a Hugging Face GPT-2 directory into a run",
-        "Convert a GPT-2 directory (config.json, model.safetensors, vocab.json, merges.txt) into a run "
-        "that every tlite command reads. Pickled pytorch_model.bin weights are refused. A Hub name "
-        "(gpt2, openai-community/gpt2-medium) that is not a local folder is downloaded with huggingface_hub.",
+        "Convert a GPT-2 directory (config.json, model.safetensors, and tokenizer.json or vocab.json + "
+        "merges.txt) into a run that every tlite command reads. Pickled pytorch_model.bin weights are refused. "
+        "A Hub name (gpt2, openai-community/gpt2-medium) that is not a local folder is downloaded (huggingface_hub).",
         "example: tlite import-hf ./gpt2 outputs/gpt2 && tlite generate outputs/gpt2 --prompt 'Hello'",
     ),
     "export-hf": (

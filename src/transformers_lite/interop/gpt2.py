@@ -114,6 +114,16 @@ def state_from_gpt2(hf: dict[str, torch.Tensor], config: GeneratorConfig) -> dic
     return out
 
 
+def _read_hf_tokenizer(hf_dir: Path) -> ByteLevelBPETokenizer:
+    """GPT-2's tokenizer in either layout ``save_pretrained`` writes: ``vocab.json`` + ``merges.txt``
+    (older ``transformers``, slow tokenizers) or ``tokenizer.json`` (current fast tokenizers)."""
+    if (hf_dir / "vocab.json").is_file() and (hf_dir / "merges.txt").is_file():
+        return ByteLevelBPETokenizer.from_files(hf_dir / "vocab.json", hf_dir / "merges.txt")
+    if (hf_dir / "tokenizer.json").is_file():
+        return ByteLevelBPETokenizer.from_hf_json(hf_dir / "tokenizer.json")
+    raise FileNotFoundError(f"{hf_dir}: no tokenizer.json and no vocab.json + merges.txt (GPT-2's byte-level BPE)")
+
+
 def import_gpt2(hf_dir: str | Path, out: str | Path, force: bool = False) -> Path:
     """Convert a Hugging Face GPT-2 directory into a run directory that every ``tlite`` command reads
     (``out`` must not hold a run nor, unless ``force``, other files: ``check_output_folder``)."""
@@ -128,12 +138,11 @@ def import_gpt2(hf_dir: str | Path, out: str | Path, force: bool = False) -> Pat
     missing, unexpected = load_model_tensors(model, state_from_gpt2(_read_hf_weights(hf_dir), config))
     if missing:
         raise DataError(f"{hf_dir}: tensors missing for {', '.join(missing[:3])}")
-    if not ((hf_dir / "vocab.json").is_file() and (hf_dir / "merges.txt").is_file()):  # before writing anything
-        raise FileNotFoundError(f"{hf_dir}: no vocab.json/merges.txt (GPT-2's byte-level BPE tokenizer)")
+    tokenizer = _read_hf_tokenizer(hf_dir)  # before writing anything
     out.mkdir(parents=True, exist_ok=True)
     save_weights(model, out / "model.safetensors")
     config.to_json(out / "config.json")
-    ByteLevelBPETokenizer.from_files(hf_dir / "vocab.json", hf_dir / "merges.txt").save(out / "tokenizer.json")
+    tokenizer.save(out / "tokenizer.json")
     record(out, ["config.json", "tokenizer.json", "model.safetensors"])  # loading checks them (runs/manifest.py)
     atomic_write_json(
         out / "hyperparameters.json",
@@ -221,13 +230,13 @@ def export_gpt2(run_dir: str | Path, out: str | Path, force: bool = False) -> Pa
     return out
 
 
-HUB_FILES = ["config.json", "model.safetensors", "vocab.json", "merges.txt"]
+HUB_FILES = ["config.json", "model.safetensors", "vocab.json", "merges.txt", "tokenizer.json"]
 
 
 def download_gpt2(name: str) -> Path:
     """Fetch a GPT-2 model (``gpt2``, ``openai-community/gpt2-medium``, ...) from the Hugging Face Hub
-    into its local cache with ``huggingface_hub`` and return the folder; only the four files the import
-    reads are downloaded (never pickled weights)."""
+    into its local cache with ``huggingface_hub`` and return the folder; only the files the import reads
+    are downloaded (never pickled weights)."""
     hub = need("huggingface_hub", "hf", "downloading from the Hugging Face Hub")
     try:
         return Path(hub.snapshot_download(repo_id=name, allow_patterns=HUB_FILES))

@@ -1,4 +1,5 @@
-"""GPT-2's byte-level BPE tokenizer (``vocab.json`` + ``merges.txt``), behind the same interface.
+"""GPT-2's byte-level BPE tokenizer (``vocab.json`` + ``merges.txt``, or the ``tokenizer.json`` current
+``transformers`` saves), behind the same interface.
 
 Text becomes UTF-8 bytes, each byte a printable symbol, then BPE merges: every string is encodable,
 so there is no unknown id; ``<|endoftext|>`` (when present) is both BOS and EOS, and there is no pad.
@@ -41,6 +42,24 @@ class ByteLevelBPETokenizer(TokenizerBase):
             engine = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
         except Exception as err:  # the engine's own errors name no file
             raise DataError(f"{vocab} / {merges}: not a byte-level BPE vocabulary ({err})") from None
+        engine.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        engine.decoder = decoders.ByteLevel()
+        return cls(engine)
+
+    @classmethod
+    def from_hf_json(cls, path: str | Path) -> ByteLevelBPETokenizer:
+        """Read the ``tokenizer.json`` that current ``transformers`` saves for GPT-2 (its BPE vocabulary
+        and merges), rebuilt as ``from_files`` builds it, so both layouts encode alike."""
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+        try:
+            model = json.loads(Path(path).read_text(encoding="utf-8"))["model"]
+            if model.get("type") != "BPE":
+                raise ValueError(f"its model is {model.get('type')!r}, not BPE")
+            merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+            engine = Tokenizer(models.BPE(model["vocab"], merges))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+            raise DataError(f"{path}: not a byte-level BPE tokenizer.json ({err})") from None
         engine.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         engine.decoder = decoders.ByteLevel()
         return cls(engine)
