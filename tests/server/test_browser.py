@@ -97,6 +97,21 @@ def test_the_inspector_in_a_real_browser(base_url, browser):
     pick(browser, "generator")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#params tbody tr")) > 5
     assert browser.find_elements(By.CSS_SELECTOR, "#curves svg polyline")
+    # the legend names each series in its line's colour, and both axes have ticks with values
+    chart = browser.find_element(By.CSS_SELECTOR, "#curves svg")
+    lines = [p.get_attribute("stroke") for p in chart.find_elements(By.CSS_SELECTOR, "polyline")]
+    legend = chart.find_elements(By.CSS_SELECTOR, "text.legend")
+    fills = [browser.execute_script("return getComputedStyle(arguments[0]).fill", t) for t in legend]
+    hex_of = browser.execute_script  # the computed fill is rgb(...): compare through the browser's own parser
+    assert len(set(fills)) == len(lines) > 1 and all(
+        hex_of("const c = document.createElement('div'); c.style.color = arguments[0]; return c.style.color", line)
+        == fill
+        for line, fill in zip(lines, fills)
+    )
+    ticks = [
+        t.text for t in chart.find_elements(By.CSS_SELECTOR, "text[text-anchor='middle'], text[text-anchor='end']")
+    ]
+    assert len(ticks) >= 6 and "optimizer step" in ticks
     wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#embeddings circle title")) > 10)
 
     # generator: streamed text, then a click on a generated character renders the heatmaps

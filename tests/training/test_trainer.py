@@ -289,3 +289,18 @@ def test_a_step_longer_than_the_whole_budget_is_named_once(tmp_path, text_file):
     with pytest.warns(UserWarning, match="one optimizer step took .* longer than the whole --max-minutes 0.5 budget"):
         state = train(tmp_path / "run", text_file, max_steps=None, max_minutes=0.5, clock=lambda: next(ticks))
     assert state.step == 1 and state.stop_reason.startswith("time budget")
+
+
+def test_metrics_csv_has_one_training_loss_per_step_and_one_row_per_step():
+    """A log row and an evaluation at one step make one row; its training loss is the log row's (the
+    evaluation's averages over a longer window: the two drew a sawtooth)."""
+    from transformers_lite.training.metrics_log import metrics_rows
+
+    log = [{"step": s, "epoch": s / 10, "wall_s": s, "lr": 0.1, "train_loss": 3.0 - s / 100} for s in (50, 100, 150)]
+    history = [{"step": 100, "epoch": 10.0, "wall_s": 100, "lr": 0.1, "train_loss": 9.9, "val_loss": 2.5}]
+    rows = metrics_rows(history, log)
+    assert [r["step"] for r in rows] == [50, 100, 150]
+    assert rows[1] == {"step": 100, "epoch": 10.0, "wall_s": 100, "lr": 0.1, "train_loss": 2.0, "val_loss": 2.5}
+    assert [r["train_loss"] for r in metrics_rows(history, [])] == [9.9]  # evaluations only: theirs
+    odd = [{**history[0], "step": 120}]  # an evaluation between log rows gives no training loss of its own
+    assert "train_loss" not in metrics_rows(odd, log)[2]

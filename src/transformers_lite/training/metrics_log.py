@@ -1,5 +1,5 @@
-"""Writing ``metrics.csv``: every training-loss row and every evaluation of a run, one CSV row each
-(``runs.history`` reads it back).
+"""Writing ``metrics.csv``: the training loss every ``log_every`` steps and every evaluation of a run,
+one CSV row per step (``runs.history`` reads it back).
 
 Columns: ``step, epoch, wall_s, lr, train_loss`` and then every validation metric the task reports
 (``val_loss``, ``val_perplexity``, ``val_accuracy``, ...), empty where a row has no value. Rewritten
@@ -19,9 +19,16 @@ BASE = ("step", "epoch", "wall_s", "lr", "train_loss")
 
 
 def metrics_rows(history: list[dict[str, Any]], log: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Training-loss rows and evaluation rows in step order (an evaluation after a log row of its step)."""
-    rows = [(r["step"], 0, r) for r in log] + [(r["step"], 1, r) for r in history]
-    return [r for _, _, r in sorted(rows, key=lambda x: (x[0], x[1]))]
+    """One row per step that has a training-loss row or an evaluation, in step order.
+
+    With training-loss rows (``log_every`` > 0), ``train_loss`` comes only from them: an evaluation's own
+    training loss averages over every step since the previous evaluation, a longer window than a log
+    row's, and the two at one step would draw a sawtooth. Without them, evaluations carry it."""
+    rows: dict[int, dict[str, Any]] = {r["step"]: dict(r) for r in log}
+    for record in history:
+        metrics = {k: v for k, v in record.items() if not (log and k == "train_loss")}
+        rows[record["step"]] = {**metrics, **rows.get(record["step"], {})}
+    return [rows[step] for step in sorted(rows)]
 
 
 def write_metrics_csv(path: str | Path, history: list[dict[str, Any]], log: list[dict[str, Any]]) -> None:

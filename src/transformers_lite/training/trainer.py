@@ -284,7 +284,10 @@ class Trainer:
         else:
             state.bad_evals += 1
         self._call("on_evaluate", state, record)
-        self._call("on_log", state, record)
+        # the loggers see the training loss once per step, from the log rows when there are any (metrics_log)
+        self._call(
+            "on_log", state, {k: v for k, v in record.items() if not (self.config.log_every and k == "train_loss")}
+        )
         return record
 
     # ----------------------------------------------------------------- helpers

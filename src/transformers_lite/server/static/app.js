@@ -138,23 +138,47 @@ function renderRunPanel(info) {
 
 const COLORS = ["#2f6fb3", "#e08a00", "#2e9d5b", "#b03a8e", "#6b7785"];
 
+// about n round tick values covering [lo, hi]: steps of 1, 2 or 5 times a power of ten
+function niceTicks(lo, hi, n = 5) {
+  if (!(hi > lo)) return [lo];
+  const raw = (hi - lo) / n, power = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 5, 10].map((m) => m * power).find((v) => v >= raw);
+  const ticks = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) ticks.push(Number(v.toPrecision(12)));
+  return ticks;
+}
+
+function tickText(v) {
+  return Math.abs(v) >= 1000 ? v.toLocaleString("en") : String(Number(v.toPrecision(4)));
+}
+
 function lineChart(series) {
-  const w = 420, h = 220, pad = 42;
+  const w = 440, h = 240, left = 50, bottom = 36, top = 10, right = 12;
   const svg = svgEl("svg", { width: w, height: h, class: "chart" });
   const xs = series.flatMap(([, s]) => s.step), ys = series.flatMap(([, s]) => s.value);
-  const [x0, x1] = [Math.min(...xs), Math.max(...xs) || 1], [y0, y1] = [Math.min(...ys), Math.max(...ys)];
-  const sx = (x) => pad + ((x - x0) / (x1 - x0 || 1)) * (w - pad - 10);
-  const sy = (y) => h - pad + 10 - ((y - y0) / (y1 - y0 || 1)) * (h - pad - 10);
-  svg.append(svgEl("line", { x1: pad, y1: h - pad + 10, x2: w - 10, y2: h - pad + 10, class: "axis" }));
-  svg.append(svgEl("line", { x1: pad, y1: 10, x2: pad, y2: h - pad + 10, class: "axis" }));
-  for (const [v, y] of [[y0, sy(y0)], [y1, sy(y1)]]) {
-    const t = svgEl("text", { x: 2, y: y + 4 }); t.textContent = v.toPrecision(3); svg.append(t);
+  const [x0, x1] = [Math.min(...xs), Math.max(...xs)], [y0, y1] = [Math.min(...ys), Math.max(...ys)];
+  const sx = (x) => left + ((x - x0) / (x1 - x0 || 1)) * (w - left - right);
+  const sy = (y) => h - bottom - ((y - y0) / (y1 - y0 || 1)) * (h - bottom - top);
+  svg.append(svgEl("line", { x1: left, y1: h - bottom, x2: w - right, y2: h - bottom, class: "axis" }));
+  svg.append(svgEl("line", { x1: left, y1: top, x2: left, y2: h - bottom, class: "axis" }));
+  for (const v of niceTicks(y0, y1)) {
+    svg.append(svgEl("line", { x1: left - 4, y1: sy(v), x2: w - right, y2: sy(v), class: "grid" }));
+    const t = svgEl("text", { x: left - 6, y: sy(v) + 4, "text-anchor": "end" }); t.textContent = tickText(v); svg.append(t);
   }
-  const xl = svgEl("text", { x: w / 2 - 20, y: h - 4 }); xl.textContent = "step"; svg.append(xl);
+  for (const v of niceTicks(x0, x1)) {
+    svg.append(svgEl("line", { x1: sx(v), y1: h - bottom, x2: sx(v), y2: h - bottom + 4, class: "axis" }));
+    const t = svgEl("text", { x: sx(v), y: h - bottom + 16, "text-anchor": "middle" }); t.textContent = tickText(v); svg.append(t);
+  }
+  const xl = svgEl("text", { x: (left + w - right) / 2, y: h - 4, "text-anchor": "middle" }); xl.textContent = "optimizer step"; svg.append(xl);
   series.forEach(([name, s], k) => {
+    const color = COLORS[k % COLORS.length];
     const points = s.step.map((x, i) => `${sx(x).toFixed(1)},${sy(s.value[i]).toFixed(1)}`).join(" ");
-    svg.append(svgEl("polyline", { points, fill: "none", stroke: COLORS[k % COLORS.length], "stroke-width": 1.5 }));
-    const label = svgEl("text", { x: w - 150, y: 18 + 14 * k, fill: COLORS[k % COLORS.length] });
+    svg.append(svgEl("polyline", { points, fill: "none", stroke: color, "stroke-width": 1.5 }));
+    if (s.step.length === 1) svg.append(svgEl("circle", { cx: sx(s.step[0]), cy: sy(s.value[0]), r: 3, fill: color }));
+    // the legend: a swatch and the name in the series' colour (an inline style, which the page's text colour cannot override)
+    const y = top + 10 + 15 * k;
+    svg.append(svgEl("line", { x1: w - 150, y1: y - 4, x2: w - 134, y2: y - 4, stroke: color, "stroke-width": 3 }));
+    const label = svgEl("text", { x: w - 130, y, style: `fill: ${color}`, class: "legend" });
     label.textContent = name; svg.append(label);
   });
   return svg;
