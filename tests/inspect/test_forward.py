@@ -181,8 +181,16 @@ def test_inspect_trace_writes_the_json_and_a_figure_per_block(cli, runs, tmp_pat
     assert all(x == 0 for row in heads[0] for x in row)
     if installed("matplotlib"):
         assert (out / "trace_blocks_0.png").stat().st_size > 1000
-    bad = cli("inspect", "trace", runs / "seq2seq", "--out", out)
-    assert bad.code != 0 and "needs --src" in bad.err
+    # without --src, a translator traces the first sentence of its own validation data
+    from transformers_lite.evaluation.translation import recorded_validation_pairs
+
+    assert cli("inspect", "trace", runs / "seq2seq", "--out", out / "s2s").code == 0
+    loaded = tl.load(runs / "seq2seq")
+    first = recorded_validation_pairs(loaded)[0][0]
+    traced = json.loads((out / "s2s" / "trace.json").read_text())["source_tokens"]
+    assert traced == loaded.trace(first).source_tokens
+    bad = cli("inspect", "trace", runs / "seq2seq", "--src", "", "--out", out)
+    assert bad.code != 0 and "needs a non-empty --src" in bad.err
     bad = cli("inspect", "trace", runs / "generator", "--head", "99", "--out", out)
     assert bad.code != 0 and "--head 99 is out of range" in bad.err
 

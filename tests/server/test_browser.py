@@ -83,7 +83,7 @@ def console_errors(driver):
     return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
 
 
-def test_the_inspector_in_a_real_browser(base_url, browser):
+def test_the_inspector_in_a_real_browser(base_url, browser, runs_folder):
     from selenium.webdriver.common.by import By
 
     start = time.perf_counter()
@@ -114,7 +114,14 @@ def test_the_inspector_in_a_real_browser(base_url, browser):
     assert len(ticks) >= 6 and "optimizer step" in ticks
     wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#embeddings circle title")) > 10)
 
-    # generator: streamed text, then a click on a generated character renders the heatmaps
+    # generator: the example input comes from the run's own validation text
+    import transformers_lite as tl
+    from transformers_lite.evaluation.examples import example_inputs
+
+    example = example_inputs(tl.load(runs_folder / "generator"))
+    assert example["source"] == "validation" and example["prompt"]
+    assert browser.find_element(By.ID, "prompt").get_attribute("value") == example["prompt"]
+    # streamed text, then a click on a generated character renders the heatmaps
     prompt = browser.find_element(By.ID, "prompt")
     prompt.clear()
     prompt.send_keys("Before we")

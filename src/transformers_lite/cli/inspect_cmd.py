@@ -6,11 +6,13 @@ import argparse
 from pathlib import Path
 
 from ..errors import ConfigError
+from ..evaluation.examples import example_inputs
 from ..inspect.curves import write_training_curves
 from ..inspect.generator_plots import KINDS
 from ..inspect.post_figures import write_run_comparison, write_sinusoid
 from ..inspect.readout import attention_distance, logit_lens, validation_attention_distance
 from ..inspect.trace_plots import write_trace
+from ..pipeline import Run
 from .common import add_device, load_run
 
 NO_RUN = ("sinusoid",)
@@ -43,18 +45,16 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.add_argument("run", nargs="*", help="run directory (compare: several)")
     p.add_argument(
         "--text",
-        default="ROMEO:\nBut soft, what light through yonder window breaks?",
-        help="generator: text for the attention map (default: a line of Romeo and Juliet)",
+        help="text for the attention map or the trace (default: a few lines of the run's validation data)",
     )
     p.add_argument(
         "--prompt",
-        default="ROMEO:\nBut soft, what light",
-        help="generator: prompt for the next-token bars (default: the start of that line)",
+        help="generator: prompt for the next-token bars (default: the first line of that text)",
     )
     p.add_argument(
         "--all-tokens", action="store_true", help="next-token: bars for the whole vocabulary, not the top 20"
     )
-    p.add_argument("--src", help="seq2seq: source sentence (required for seq2seq runs)")
+    p.add_argument("--src", help="seq2seq: source sentence (default: the run's first validation sentence)")
     p.add_argument("--tgt", help="seq2seq: target sentence (default: the model's greedy translation)")
     p.add_argument("--block", type=int, default=0, help="which block (default: 0)")
     p.add_argument("--head", type=int, default=0, help="which head (default: 0)")
@@ -98,10 +98,11 @@ def run(args: argparse.Namespace) -> int:
     elif args.kind == "trace":
         args.run = str(runs[0])
         loaded = load_run(args)
+        _default_inputs(args, loaded)
         text = args.src if loaded.family == "seq2seq" else args.text
         if not text:
             raise ConfigError(
-                "inspect trace of a translator needs --src SENTENCE (and optionally --tgt)"
+                "inspect trace of a translator needs a non-empty --src SENTENCE"
                 if loaded.family == "seq2seq"
                 else "inspect trace needs a non-empty --text"
             )
@@ -135,8 +136,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _default_inputs(args: argparse.Namespace, loaded: Run) -> None:
+    """Fill the inputs not given from the run's own validation data (``evaluation.examples``)."""
+    if args.text is None or args.prompt is None or (args.src is None and loaded.family == "seq2seq"):
+        example = example_inputs(loaded)
+        args.text = example["text"] if args.text is None else args.text
+        args.prompt = example["prompt"] if args.prompt is None else args.prompt
+        args.src = example["text"] if args.src is None and loaded.family == "seq2seq" else args.src
+
+
 def _model_plots(args: argparse.Namespace, out: Path) -> list[Path]:
     loaded = load_run(args)
+    _default_inputs(args, loaded)
     draw = loaded.family_entry.plots
     if draw is None:
         raise ConfigError(

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ..evaluation.examples import example_inputs
 from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
 from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
@@ -86,6 +87,7 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
         "total_trainable": sum(r[2] for r in rows),
         "total_fixed": sum(r[3] for r in rows),
         "curves": curves,
+        "example": example_inputs(run),
         "limits": LIMITS.__dict__,
         "notices": notices,
     }

@@ -110,6 +110,9 @@ async function selectRun(name) {
   $("run-family").textContent = info.family;
   const views = { generate: "view-generator", classify: "view-classifier", translate: "view-seq2seq" };
   for (const [action, id] of Object.entries(views)) $(id).hidden = !info.actions.includes(action);
+  // the run's own validation data as the example input (a model of code is offered code, not Shakespeare)
+  $("prompt").value = info.example.prompt;
+  $("review").value = $("source").value = info.example.text;
   $("gen-output").replaceChildren();
   $("gen-inspect").hidden = $("cls-result").hidden = $("mt-result").hidden = true;
   renderRunPanel(info);

@@ -4,16 +4,9 @@
 "use strict";
 
 const trace = { data: null, plain: null, step: 0, pos: 0, block: "", off: new Set() };
-const TRACE_DEFAULTS = {
-  generator: "ROMEO:\nBut soft, what light",
-  classifier: "The coffee maker broke after two days and the seller never answered.",
-  seq2seq: "Zwei Hunde spielen im Schnee.",
-  mlm: "the coffee was great",
-};
-
 function setupTrace(info) {
   $("view-forward").hidden = false;
-  $("trace-text").value = TRACE_DEFAULTS[info.family] || "";
+  $("trace-text").value = info.example.text;  // from the run's validation data (views.run_info)
   $("trace-target-row").hidden = info.family !== "seq2seq";
   $("trace-result").hidden = $("sweep-result").hidden = true;
   Object.assign(trace, { data: null, plain: null, step: 0, pos: 0, block: "", off: new Set() });
