@@ -67,6 +67,18 @@ def test_an_over_long_prompt_is_cut_with_a_notice(client):
 def test_inspection_endpoints(client):
     view = client.post("/api/runs/generator/next-token", json={"context": "Before"}).json()
     assert view["tokens"] == list("Before") and len(view["top"]) == 20
+    assert all(t["p"] == t["model_p"] for t in view["top"]) and view["sampling"] == "temperature 1"
+
+
+def test_next_token_bars_follow_the_sampling_settings(client):
+    """The bars show what sampling draws from: p proportional to model_p ** (1 / T) over the top-k only."""
+    body = {"context": "Before", "temperature": 0.5, "top_k": 3}
+    view = client.post("/api/runs/generator/next-token", json=body).json()
+    kept = [t for t in view["top"] if t["p"] > 0]
+    assert len(kept) == 3 and abs(sum(t["p"] for t in kept) - 1) < 1e-4
+    powered = [t["model_p"] ** 2 for t in kept]
+    assert all(abs(t["p"] - w / sum(powered)) < 1e-3 for t, w in zip(kept, powered))
+    assert view["sampling"] == "temperature 0.5, top-k 3"
     cls = client.post("/api/runs/classifier/classify", json={"text": "the box was awful"}).json()
     assert set(cls["probabilities"]) == {"1 star", "2 stars", "3 stars", "4 stars", "5 stars"}
     mt = client.post("/api/runs/seq2seq/translate", json={"text": "alpha beta", "beam": 2}).json()

@@ -46,6 +46,9 @@ class GenerateRequest(BaseModel):
 
 class ContextRequest(BaseModel):
     context: str = Field(min_length=1, description="the text before the token to explain")
+    temperature: float = Field(1.0, gt=0, le=10, description="the sampling settings the bars follow")
+    top_k: int | None = Field(None, ge=1)
+    top_p: float | None = Field(None, gt=0, le=1)
 
 
 class TextRequest(BaseModel):
@@ -167,7 +170,8 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
     @app.post("/api/runs/{name:path}/next-token")
     def next_token(name: str, request: ContextRequest) -> dict[str, Any]:
         """The next-token probabilities after a context and every block's and head's attention over it."""
-        return answer(entry(name, "next-token"), views.next_token_view, request.context)
+        sampling = (request.temperature, request.top_k, request.top_p)
+        return answer(entry(name, "next-token"), views.next_token_view, request.context, *sampling)
 
     @app.post("/api/runs/{name:path}/classify")
     def classify(name: str, request: TextRequest) -> dict[str, Any]:

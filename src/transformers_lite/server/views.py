@@ -21,6 +21,7 @@ from torch import Tensor
 from ..evaluation.examples import example_inputs
 from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
 from ..generation.prompt import read_prompt
+from ..generation.sampling import filter_logits, scale
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
 from ..inspect.readout import attention_distance, head_sweep, logit_lens
@@ -147,24 +148,33 @@ def stream_tokens(run: Run, prompt: str, max_new_tokens: int, **sampling: Any) -
 
 
 @torch.no_grad()
-def next_token_view(run: Run, context: str) -> dict[str, Any]:
-    """After ``context``: the most likely next tokens, and every block's and head's attention over the
-    last ``heatmap_tokens`` tokens of the window the model reads."""
+def next_token_view(
+    run: Run, context: str, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None
+) -> dict[str, Any]:
+    """After ``context``: the most likely next tokens with the probabilities sampling draws from under
+    ``temperature``/``top_k``/``top_p`` (``p``; the model's own softmax as ``model_p``), and every block's
+    and head's attention over the last ``heatmap_tokens`` tokens of the window the model reads."""
     prompt = prepare_prompt(run, context)
     ids, notices = prompt["ids"], prompt["notices"]
     window = torch.tensor(ids[-run.config.max_length :])
     attention = all_generator_attention(run.model, window)  # (L, H, T, T)
-    probs = torch.softmax(run.model(window[None], last_only=True)[0, -1].float(), dim=-1)  # (V,)
+    logits = run.model(window[None], last_only=True)[0, -1:].float()  # (1, V)
+    model_probs = torch.softmax(logits, dim=-1)[0]  # (V,)
+    probs = torch.softmax(filter_logits(scale(logits, temperature), top_k, top_p), dim=-1)[0]  # (V,) what is drawn
     top = torch.topk(probs, min(LIMITS.top_tokens, len(probs)))
     shown = min(len(window), LIMITS.heatmap_tokens)
     if len(window) > shown:
         notices.append(f"attention maps show the last {shown} of the {len(window)} tokens the model reads")
+    settings = [f"temperature {temperature:g}"]
+    settings += [] if top_k is None else [f"top-k {top_k}"]
+    settings += [] if top_p is None else [f"top-p {top_p:g}"]
     return {
         "tokens": [show(run.tokenizer, i) for i in window[-shown:].tolist()],
         "top": [
-            {"id": i, "token": show(run.tokenizer, i), "p": round(p, 5)}
+            {"id": i, "token": show(run.tokenizer, i), "p": round(p, 5), "model_p": round(float(model_probs[i]), 5)}
             for i, p in zip(top.indices.tolist(), top.values.tolist())
         ],
+        "sampling": ", ".join(settings),
         "attention": _rounded(attention[:, :, -shown:, -shown:]),
         "notices": notices,
     }

@@ -238,6 +238,8 @@ async function generate() {
     temperature: Number($("temperature").value), top_k: numberOrNull("top-k"), top_p: numberOrNull("top-p"),
     seed: Number($("seed").value),
   };
+  // the bars of a generated token show what this sampling drew from
+  state.sampling = { temperature: body.temperature, top_k: body.top_k, top_p: body.top_p };
   try {
     const response = await fetch(runPath(state.run, "/generate"), {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
@@ -283,9 +285,9 @@ async function explain(index) {
   document.querySelectorAll(".tok.selected").forEach((s) => s.classList.remove("selected"));
   document.querySelector(`.tok[data-index="${index}"]`).classList.add("selected");
   const context = state.tokens.slice(0, index).join("");
-  const data = await api(runPath(state.run, "/next-token"), { context });
+  const data = await api(runPath(state.run, "/next-token"), { context, ...(state.sampling || {}) });
   $("gen-inspect").hidden = false;
-  $("gen-at").textContent = `after \u201c${visible(context.slice(-20))}\u201d (the model then wrote \u201c${visible(state.tokens[index])}\u201d)`;
+  $("gen-at").textContent = `after \u201c${visible(context.slice(-20))}\u201d (the model then wrote \u201c${visible(state.tokens[index])}\u201d); the probabilities sampling drew from (${data.sampling})`;
   bars($("next-token"), data.top.map((t) => [t.token, t.p]), state.tokens[index]);
   notices("gen-inspect-notices", data.notices);
   const grid = $("attention-grid");
