@@ -90,7 +90,7 @@ def test_resume_after_sigkill_between_checkpoints(tmp_path, text_file):
 
 
 def test_run_directory_files_and_documented_keys(tmp_path, text_file):
-    train_config = TrainConfig(max_steps=4, eval_every=4, seed=3)
+    train_config = TrainConfig(max_steps=4, eval_every=4, seed=3, warmup_steps=1)
     recipe = Recipe("generator", TINY, train_config, GeneratorSettings(text=str(text_file), batch_size=4))
     run = recipe.run(tmp_path / "r", log=lambda *_: None).run_dir
     for name in ("config.json", "hyperparameters.json", "history.json", "model.safetensors", "tokenizer.json"):
@@ -304,3 +304,55 @@ def test_metrics_csv_has_one_training_loss_per_step_and_one_row_per_step():
     assert [r["train_loss"] for r in metrics_rows(history, [])] == [9.9]  # evaluations only: theirs
     odd = [{**history[0], "step": 120}]  # an evaluation between log rows gives no training loss of its own
     assert "train_loss" not in metrics_rows(odd, log)[2]
+
+
+@pytest.mark.parametrize(
+    ("warmup", "total", "fitted"), [(300, 300, 30), (100, 2, 1), (100, 400, 100), (101, 400, 40), (50, None, 50)]
+)
+def test_a_warmup_longer_than_a_quarter_of_the_run_becomes_a_tenth_with_a_warning(warmup, total, fitted):
+    import warnings
+
+    from transformers_lite.training.trainer import fitted_warmup
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert fitted_warmup(warmup, total) == fitted
+    assert bool(caught) == (fitted != warmup)
+    if caught:
+        assert f"warming up for {fitted} steps instead" in str(caught[0].message)
+
+
+def test_piped_output_gets_a_progress_line_every_thirty_seconds(text_file):
+    """Not a terminal: no bar, but a plain line with the step, its limit and the mean loss every 30 s
+    of training (a fake clock: ten seconds per reading)."""
+    ticks = iter(range(0, 10**7, 10))
+    lines = []
+    task = make_task(text_file, 3)
+    torch.manual_seed(3)
+    trainer = Trainer(
+        build_model(task.model_config(TINY)),
+        task,
+        TrainConfig(max_steps=20, eval_every=0, warmup_steps=2, seed=3),
+        log=lines.append,
+        clock=lambda: float(next(ticks)),
+    )
+    trainer.fit()
+    progress = [line for line in lines if line.startswith("step ") and " of 20 | train_loss " in line]
+    assert len(progress) >= 3 and all("steps/s" in line for line in progress)
+    steps = [int(line.split()[1]) for line in progress]
+    assert steps == sorted(steps) and steps[-1] < 20
+
+
+def test_a_new_run_records_its_fitted_warmup_so_resuming_keeps_it(tmp_path, text_file):
+    import json
+    import warnings
+
+    from transformers_lite.tasks.generator import GeneratorSettings
+
+    from ..helpers import train_run
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train_run(TINY, GeneratorSettings(text=str(text_file)), tmp_path / "run", max_steps=40, warmup_steps=200)
+    recorded = json.loads((tmp_path / "run" / "hyperparameters.json").read_text())["train"]
+    assert recorded["warmup_steps"] == 4 and any("warming up for 4 steps" in str(w.message) for w in caught)

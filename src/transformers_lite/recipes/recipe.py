@@ -197,8 +197,12 @@ class Recipe:
                     loaded = load_checkpoint(run_dir, model, trainer.optimizer, rank=dist_ctx.rank, family=self.family)
                     state = TrainState.from_dict(loaded)
                     log(f"resumed {run_dir} at step {state.step}")
-                elif dist_ctx.is_main:
-                    write_run_files(run_dir, dataclasses.replace(self, model=config), task, model, trainer)
+                else:
+                    train = trainer.fit_warmup_to_run()  # recorded, so resuming keeps the same schedule
+                    if dist_ctx.is_main:
+                        write_run_files(
+                            run_dir, dataclasses.replace(self, model=config, train=train), task, model, trainer
+                        )
                 try:
                     state = trainer.fit(state)
                 except NonFiniteLoss as err:

@@ -62,25 +62,33 @@ class Callback:
 
 
 class ProgressBar(Callback):
-    """A tqdm bar per epoch with the running mean loss, on rank 0 when someone is watching (a terminal or
-    a notebook; or ``force``)."""
+    """Progress on rank 0. When someone is watching (a terminal or a notebook; or ``force``): a tqdm bar
+    per epoch with the running mean loss, whose total ends where the run's step limit ends (not at the
+    epoch's end), and the time left of a budget. Otherwise (output piped to a file or a pipe): a plain
+    line every ``every_s`` seconds, so a log shows progress between evaluations."""
 
-    def __init__(self, force: bool = False) -> None:
+    def __init__(self, force: bool = False, every_s: float = 30.0) -> None:
         self.force, self.bar, self.total, self.loss_n = force, None, 0.0, 0
+        self.every_s, self.last_line_s = every_s, 0.0
 
     def _open(self, trainer: Trainer, state: TrainState) -> None:
         spe = trainer.steps_per_epoch
+        epoch = state.step // spe
+        end = (epoch + 1) * spe if trainer.total_steps is None else min((epoch + 1) * spe, trainer.total_steps)
         epochs = "?" if trainer.total_steps is None else math.ceil(trainer.total_steps / spe)
         self.bar = progress_bar(
-            total=spe,
-            initial=state.step % spe,
-            desc=f"epoch {state.step // spe + 1}/{epochs}",
+            total=end - epoch * spe,
+            initial=state.step - epoch * spe,
+            desc=f"epoch {epoch + 1}/{epochs}",
             leave=False,
             dynamic_ncols=True,
         )
 
     def on_step_end(self, trainer: Trainer, state: TrainState, loss: float) -> None:
-        if not trainer.dist.is_main or not (self.force or interactive()):
+        if not trainer.dist.is_main:
+            return
+        if not (self.force or interactive()):
+            self._plain_line(trainer, state, loss)
             return
         if state.step % trainer.steps_per_epoch == 0 or state.stop_reason:
             self.close()  # the epoch (or the run) ended with this step
@@ -90,7 +98,24 @@ class ProgressBar(Callback):
             self.total, self.loss_n = 0.0, 0
         self.total, self.loss_n = self.total + loss, self.loss_n + 1
         self.bar.update(1)
-        self.bar.set_postfix(mean_loss=f"{self.total / self.loss_n:.4f}", batch_loss=f"{loss:.4f}", refresh=False)
+        postfix = {"mean_loss": f"{self.total / self.loss_n:.4f}", "batch_loss": f"{loss:.4f}"}
+        if trainer.config.max_minutes is not None:
+            postfix["budget_left"] = f"{max(trainer.config.max_minutes * 60 - state.elapsed, 0):.0f}s"
+        self.bar.set_postfix(postfix, refresh=False)
+
+    def _plain_line(self, trainer: Trainer, state: TrainState, loss: float) -> None:
+        self.total, self.loss_n = self.total + loss, self.loss_n + 1
+        if state.elapsed - self.last_line_s < self.every_s or state.stop_reason:
+            return
+        limit = "" if trainer.total_steps is None else f" of {trainer.total_steps}"
+        budget = trainer.config.max_minutes
+        left = "" if budget is None else f" | {max(budget * 60 - state.elapsed, 0):.0f} s of the budget left"
+        rate = self.loss_n / max(state.elapsed - self.last_line_s, 1e-9)
+        trainer.log(
+            f"step {state.step}{limit} | train_loss {self.total / self.loss_n:.4f} (mean of the last "
+            f"{self.loss_n} steps) | {rate:.1f} steps/s{left}"
+        )
+        self.total, self.loss_n, self.last_line_s = 0.0, 0, state.elapsed
 
     def close(self) -> None:
         if self.bar is not None:

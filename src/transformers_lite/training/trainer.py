@@ -16,6 +16,7 @@ checkpointed, so ``N`` steps straight and ``N/2`` + resume + ``N/2`` give bitwis
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import signal
 import threading
@@ -51,6 +52,20 @@ def _to(batch: Any, device: torch.device) -> Any:  # noqa: ANN401
     if isinstance(batch, dict):
         return {k: _to(v, device) for k, v in batch.items()}
     return batch
+
+
+def fitted_warmup(warmup_steps: int, total_steps: int | None) -> int:
+    """The warmup a run of ``total_steps`` gets: as asked, unless it would spend more than a quarter of
+    the run warming up (a recipe's 300 warmup steps in a ``--max-steps 300`` run never reach the peak
+    rate); then a tenth of the run, with a warning saying so."""
+    if total_steps is None or warmup_steps <= total_steps // 4:
+        return warmup_steps
+    fitted = max(1, total_steps // 10)
+    warn(
+        f"warmup_steps={warmup_steps} would spend {min(warmup_steps / total_steps, 1):.0%} of this run's "
+        f"{total_steps} steps warming up; warming up for {fitted} steps instead (a tenth of the run)"
+    )
+    return fitted
 
 
 class Trainer:
@@ -96,6 +111,16 @@ class Trainer:
         self._first_step = 0  # the step this session started from (fit sets it)
         self._stop_vote = False  # under DDP: some rank asked to stop (all ranks stop together)
         self._start_clock = 0.0
+
+    def fit_warmup_to_run(self) -> TrainConfig:
+        """Before a new run's first step: shorten a warmup that would spend more than a quarter of the
+        run (``fitted_warmup``). Returns the settings to record, so a resumed run keeps this warmup (a run
+        recorded before keeps its own)."""
+        fitted = fitted_warmup(self.config.warmup_steps, self.total_steps)
+        if fitted != self.config.warmup_steps:
+            self.config = dataclasses.replace(self.config, warmup_steps=fitted)
+            self.schedule = dataclasses.replace(self.schedule, warmup_steps=fitted)
+        return self.config
 
     # ----------------------------------------------------------------- the loop
     def fit(self, state: TrainState | None = None) -> TrainState:
