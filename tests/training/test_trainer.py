@@ -307,7 +307,8 @@ def test_metrics_csv_has_one_training_loss_per_step_and_one_row_per_step():
 
 
 @pytest.mark.parametrize(
-    ("warmup", "total", "fitted"), [(300, 300, 30), (100, 2, 1), (100, 400, 100), (101, 400, 40), (50, None, 50)]
+    ("warmup", "total", "fitted"),
+    [(300, 300, 30), (100, 2, 1), (1, 3, 1), (100, 400, 100), (101, 400, 40), (50, None, 50)],
 )
 def test_a_warmup_longer_than_a_quarter_of_the_run_becomes_a_tenth_with_a_warning(warmup, total, fitted):
     import warnings

@@ -22,7 +22,9 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     )
     p.add_argument("run", help="run directory")
     p.add_argument(
-        "--text", help="generator or mlm: text file to score (default: the run's validation split or documents)"
+        "--text",
+        help="generator: a text file, folder or pattern to score; mlm: a text file (default: the run's validation "
+        "split or documents)",
     )
     p.add_argument(
         "--data",

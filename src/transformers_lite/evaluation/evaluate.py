@@ -5,12 +5,14 @@ Each returns the JSON-ready dict that ``tlite evaluate --json`` prints.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from ..data.corpus import is_corpus_spec, read_corpus
 from ..data.reviews import Reviews, encode_labels, load_reviews
 from ..data.shakespeare import split_text
 from ..data.sources import read_text_file, sha256
@@ -37,14 +39,27 @@ def recorded_file(run: LoadedRun, key: str, option: str) -> Path:
     return path
 
 
+def recorded_text(run: LoadedRun) -> str:
+    """A generator's training text as recorded: its file, folder or pattern, checked against its sha256."""
+    data = run.hyperparameters.get("data", {})
+    if not data.get("text") or not is_corpus_spec(data["text"]):
+        return read_text_file(recorded_file(run, "text", "--text FILE"))
+    text = read_corpus(data["text"]).text
+    if data.get("text_sha256") not in (None, hashlib.sha256(text.encode("utf-8")).hexdigest()):
+        raise DataError(
+            f"the files of {data['text']} changed since {run.run_dir} was trained (sha256 differs); pass --text "
+            "FILE to evaluate on a text of your choice"
+        )
+    return text
+
+
 def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[str, Any]:
-    """Mean next-character cross-entropy over ``text`` (or the run's validation split)."""
+    """Mean next-token cross-entropy over ``text`` (a file, folder or pattern; or the run's validation split)."""
     if text is None:
-        path = recorded_file(run, "text", "--text FILE")
-        ids = torch.tensor(run.tokenizer.encode(read_text_file(path)), dtype=torch.long)
+        ids = torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long)
         _, ids = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
     else:
-        ids = torch.tensor(run.tokenizer.encode(read_text_file(text)), dtype=torch.long)
+        ids = torch.tensor(run.tokenizer.encode(read_corpus(text).text), dtype=torch.long)
     loss, n = language_model_loss(run.model, ids, run.config.max_length)
     vocab = run.config.vocab_size
     # the baseline a reader calibrates against (post 004): guessing uniformly over the vocabulary

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..data.sources import read_text_file
 from ..runs import LoadedRun
-from .evaluate import recorded_file, recorded_validation_reviews
+from .evaluate import recorded_text, recorded_validation_reviews
 from .translation import recorded_validation_pairs
 
 BUILT_IN = {
@@ -43,7 +42,7 @@ def example_inputs(run: LoadedRun) -> dict[str, Any]:
 def _from_validation(run: LoadedRun, family: str) -> str | None:
     data = run.hyperparameters.get("data", {})
     if family == "generator":
-        text = read_text_file(recorded_file(run, "text", "--text FILE"))
+        text = recorded_text(run)
         start = int(len(text) * (1 - data.get("val_fraction", 0.1)))  # where the validation split begins
         paragraph = text.find("\n\n", start, start + 4000)
         line = text.find("\n", start, start + 4000)

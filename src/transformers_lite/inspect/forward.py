@@ -215,11 +215,6 @@ class ForwardTrace:
         }
 
 
-def _show(tokenizer: Any, i: int) -> str:  # noqa: ANN401 - any Tokenizer
-    text = tokenizer.decode([i], skip_special=False)
-    return text if text else tokenizer.token(i)
-
-
 def _unbatched(name: str, t: Tensor) -> Tensor:
     """``t`` without its batch of one (position tables have none; a mask has one only with 4 dims)."""
     own = name.rsplit(".", 1)[-1]
@@ -269,7 +264,7 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTra
     if family == "generator":
         ids = torch.tensor(read_prompt(run.tokenizer, text).ids[-min(cfg.max_length, MAX_TOKENS) :])  # (T,)
         logits = model(ids[None], trace=trace)  # (1, T, V)
-        tokens = [_show(run.tokenizer, i) for i in ids.tolist()]
+        tokens = [run.tokenizer.shown(i) for i in ids.tolist()]
         return ForwardTrace(family, tokens, _collect(trace, logits))
     if family in ("classifier", "mlm"):
         limit = min(cfg.max_length, MAX_TOKENS)
@@ -278,7 +273,7 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTra
         if not valid.any():
             raise ValueError("text: no word the model knows; it reads as empty")
         logits = model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
-        tokens = [_show(run.tokenizer, i) for i in ids[0].tolist()]
+        tokens = [run.tokenizer.shown(i) for i in ids[0].tolist()]
         classes = class_names(cfg) if family == "classifier" else []
         return ForwardTrace(family, tokens, _collect(trace, logits), classes=classes)
     if family == "seq2seq":
@@ -293,9 +288,9 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTra
         logits = model(src[None], tgt[None], src_valid[None], trace=trace)  # (1, T, V)
         return ForwardTrace(
             family,
-            [_show(tgt_tok, i) for i in tgt.tolist()],
+            [tgt_tok.shown(i) for i in tgt.tolist()],
             _collect(trace, logits, before="decoder.embedding", **{"decoder.tokens": tgt}),
-            source_tokens=[_show(src_tok, i) for i in src.tolist()],
+            source_tokens=[src_tok.shown(i) for i in src.tolist()],
         )
     raise ValueError(f"no forward trace is known for a {family} run")
 

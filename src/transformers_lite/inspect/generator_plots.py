@@ -33,9 +33,9 @@ def write_generator_plots(
     model = model.cpu()
     written = []
     if "attention" in kinds:
-        ids = torch.tensor(tokenizer.encode(text[: model.config.max_length]), dtype=torch.long)
+        ids = torch.tensor(tokenizer.encode(text)[: model.config.max_length], dtype=torch.long)
         weights = scores.generator_attention(model, ids, block, head)
-        chars = [tokenizer.token(i) for i in ids.tolist()]
+        chars = [tokenizer.shown(i) for i in ids.tolist()]
         written.append(
             plots.heatmap(
                 weights,
@@ -50,10 +50,10 @@ def write_generator_plots(
         shown = torch.arange(len(probs)) if all_tokens else torch.topk(probs, min(20, len(probs))).indices
         written.append(
             plots.bars(
-                [tokenizer.token(i) for i in shown.tolist()],
+                [tokenizer.shown(i) for i in shown.tolist()],
                 probs[shown],
                 out / ("next_token_all.png" if all_tokens else "next_token.png"),
-                f"next character after {prompt[-20:]!r}",
+                f"next {'character' if tokenizer.kind == 'char' else 'token'} after {prompt[-20:]!r}",
             )
         )
     embeddings = model.embeddings()
@@ -75,7 +75,7 @@ def write_generator_plots(
             )
         )
     if "embeddings" in kinds:
-        chars = [tokenizer.token(i) for i in range(len(tokenizer))]
+        chars = [tokenizer.shown(i) for i in range(len(tokenizer))]
         for name in ("token", "head"):
             written.append(
                 plots.scatter_labels(

@@ -17,7 +17,8 @@ def _pyplot():  # noqa: ANN202 - imported lazily: no import-time side effects
 
 
 def _label(token: str) -> str:
-    return {"\n": "\\n", " ": "␣", "\t": "\\t"}.get(token, token)
+    """A token's text with its spaces and line breaks made visible."""
+    return token.replace("\n", "\\n").replace("\t", "\\t").replace(" ", "␣")
 
 
 def heatmap(

@@ -13,8 +13,7 @@ import torch
 from torch import Tensor, nn
 
 from ..data.shakespeare import split_text
-from ..data.sources import read_text_file
-from ..evaluation.evaluate import recorded_file
+from ..evaluation.evaluate import recorded_text
 from ..evaluation.prediction import probabilities
 from ..layers import padding_mask_from_ids
 from ..layers.trace import Trace
@@ -133,8 +132,7 @@ def validation_attention_distance(run: Any, windows: int) -> dict[str, Any]:  # 
         )
     if windows < 1:
         raise ValueError(f"--windows must be at least 1, got {windows}")
-    path = recorded_file(run, "text", "--text FILE")
-    ids = torch.tensor(run.tokenizer.encode(read_text_file(path)), dtype=torch.long)
+    ids = torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long)
     _, val = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
     t = min(run.config.max_length, MAX_TOKENS, len(val))
     starts = torch.linspace(0, len(val) - t, windows).long().unique()

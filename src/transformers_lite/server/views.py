@@ -52,12 +52,6 @@ class Limits:
 LIMITS = Limits()
 
 
-def show(tokenizer: Any, i: int) -> str:  # noqa: ANN401 - any Tokenizer
-    """A token as the page shows it: its text (byte-level pieces decoded), or its name for specials."""
-    text = tokenizer.decode([i], skip_special=False)
-    return text if text else tokenizer.token(i)
-
-
 # ---------------------------------------------------------------- every run
 PRIVATE = ("command", "machine", "imported_from")  # how and where a run was made: not shown to the page
 
@@ -121,7 +115,7 @@ def embedding_view(run: Run, method: str) -> dict[str, Any]:
     table = token_embeddings(run.model)[: LIMITS.embedding_points]  # (V', C)
     points = pca_2d(table) if method == "pca" else tsne_2d(table)  # (V', 2)
     tokenizer = run.src_tokenizer  # a translator's source side, the one tokenizer of the others
-    labels = [show(tokenizer, i) for i in range(table.shape[0])]
+    labels = [tokenizer.shown(i) for i in range(table.shape[0])]
     notices = []
     if len(tokenizer) > table.shape[0]:
         notices.append(f"showing the first {table.shape[0]:,} of {len(tokenizer):,} tokens")
@@ -169,9 +163,9 @@ def next_token_view(
     settings += [] if top_k is None else [f"top-k {top_k}"]
     settings += [] if top_p is None else [f"top-p {top_p:g}"]
     return {
-        "tokens": [show(run.tokenizer, i) for i in window[-shown:].tolist()],
+        "tokens": [run.tokenizer.shown(i) for i in window[-shown:].tolist()],
         "top": [
-            {"id": i, "token": show(run.tokenizer, i), "p": round(p, 5), "model_p": round(float(model_probs[i]), 5)}
+            {"id": i, "token": run.tokenizer.shown(i), "p": round(p, 5), "model_p": round(float(model_probs[i]), 5)}
             for i, p in zip(top.indices.tolist(), top.values.tolist())
         ],
         "sampling": ", ".join(settings),
@@ -202,7 +196,7 @@ def classify_view(run: Run, text: str) -> dict[str, Any]:
     n = int(valid[0].sum())
     weights = classifier_attention(run.model, ids[0], valid[0])  # L x (H, T, T)
     received = [(w[:, :n, :n].sum(1) / n).tolist() for w in weights]  # L x H x T: mean attention received
-    words = [show(run.tokenizer, i) for i in ids[0, :n].tolist()]
+    words = [run.tokenizer.shown(i) for i in ids[0, :n].tolist()]
     unk = run.tokenizer.unk_id
     if unk is not None and unk in ids[0, :n].tolist():
         notices.append("words the vocabulary does not hold read as the unknown word (shown as such)")
@@ -236,8 +230,8 @@ def translate_view(run: Run, text: str, beam: int) -> dict[str, Any]:
     attention = all_cross_attention(run.model, src, tgt_in)  # (L, H, T, S)
     return {
         "translation": tgt_tok.decode(out),
-        "source_tokens": [show(src_tok, i) for i in src.tolist()],
-        "target_tokens": [show(tgt_tok, i) for i in [*out, tgt_tok.eos_id]],
+        "source_tokens": [src_tok.shown(i) for i in src.tolist()],
+        "target_tokens": [tgt_tok.shown(i) for i in [*out, tgt_tok.eos_id]],
         "attention": _rounded(attention),
         "notices": notices,
     }
@@ -265,11 +259,11 @@ def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - app.
     }
     vocabulary = traced["probabilities"].shape[-1]
     if not traced.classes and vocabulary <= 128:
-        out["vocabulary"] = [show(run.tokenizer, i) for i in range(vocabulary)]
+        out["vocabulary"] = [run.tokenizer.shown(i) for i in range(vocabulary)]
     for step in out["steps"]:
         for row in step.get("top", []):
             for entry in row:
-                entry["token"] = show(run.tokenizer, entry["id"])
+                entry["token"] = run.tokenizer.shown(entry["id"])
     if request.switch_off:
         plain = run.trace(text, target=request.target)
         moved = (traced["probabilities"] - plain["probabilities"]).abs().max()

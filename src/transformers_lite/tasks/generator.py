@@ -1,4 +1,5 @@
-"""Character GPT task (post 004): random shifted windows of a text, next-character cross-entropy.
+"""Character GPT task (post 004): random shifted windows of a text, next-token cross-entropy (tokens are
+characters, or byte-level BPE pieces with ``tokenizer=bpe``).
 
 Shapes: B batch, T context (the model's ``max_length``), V vocabulary.
 """
@@ -15,20 +16,28 @@ from torch import Tensor, nn
 
 from .. import validate
 from ..config import GeneratorConfig
+from ..data.corpus import Corpus, corpus_sha256, read_corpus
 from ..data.shakespeare import get_shifted_batch, split_text, steps_per_epoch
-from ..data.sources import read_text_file, resolve, sha256
+from ..data.sources import resolve
 from ..errors import DataError, warn
 from ..evaluation.metrics import language_model_loss, perplexity
 from ..tokenizers import CharTokenizer, Tokenizer
+from ..tokenizers.byte_bpe import ByteLevelBPETokenizer
 from ..training.settings import setting
 from ..training.task import TaskBase
 
+TOKENIZERS = ("char", "bpe")
 CORPORA = {"tinyshakespeare": ("tinyshakespeare", "input.txt"), "complete-works": ("complete-works", "plays.txt")}
 
 
 @dataclass(frozen=True)
 class GeneratorSettings:
-    text: str | None = setting("training text", None, none="the --corpus file from the data folder", path=True)
+    text: str | None = setting(
+        "training text: a file, a folder (every text file under it) or a quoted glob pattern ('src/**/*.py')",
+        None,
+        none="the --corpus file from the data folder",
+        path=True,
+    )
     corpus: str = setting(
         "the text used without --text: tiny Shakespeare, or the plays of the Complete Works "
         "(tlite data download complete-works)",
@@ -38,9 +47,17 @@ class GeneratorSettings:
     batch_size: int = setting("windows per batch", 32)
     val_fraction: float = setting("the last fraction of the text, kept for validation", 0.1)
     eval_tokens: int | None = setting("validation tokens scored per evaluation", None, none="the whole split")
+    tokenizer: str = setting(
+        "characters (post 004), or a byte-level BPE learned on the text (GPT-2's scheme: any text encodes)",
+        "char",
+        choices=TOKENIZERS,
+    )
+    vocab_size: int = setting("the BPE's vocabulary size (tokenizer=bpe)", 1024)
 
     def __post_init__(self) -> None:
         validate.choice("corpus", self.corpus, CORPORA)
+        validate.choice("tokenizer", self.tokenizer, TOKENIZERS)
+        validate.integer("vocab_size", self.vocab_size, 258, high=1_000_000)
         validate.integer("batch_size", self.batch_size)
         validate.number("val_fraction", self.val_fraction, 0, 1, low_open=True, high_open=True)  # needs a split
         validate.integer("eval_tokens", self.eval_tokens, optional=True)
@@ -58,21 +75,24 @@ class GeneratorTask(TaskBase):
         ids: Tensor,
         *,
         seed: int = 0,
-        source: Path | None = None,
+        source: Path | str | None = None,
+        corpus: Corpus | None = None,
     ) -> None:
-        """``ids (N,)``: the whole text as token ids; the last ``val_fraction`` of it is for validation."""
-        self.settings, self.tokenizer, self.source = settings, tokenizer, source
+        """``ids (N,)``: the whole text as token ids; the last ``val_fraction`` of it is for validation;
+        ``source`` the file, folder or pattern it came from and ``corpus`` its files (for the record)."""
+        self.settings, self.tokenizer, self.source, self.corpus = settings, tokenizer, source, corpus
+        self.note = "" if corpus is None else corpus.report()
         self.train_ids, self.val_ids = split_text(ids, settings.val_fraction)
         self.context, self.batch_size, self.seed = config.max_length, settings.batch_size, seed
         where = source or "the text"
         if len(self.val_ids) < 2:
             raise DataError(
-                f"{where}: a validation split of {len(self.val_ids)} characters is too small; "
+                f"{where}: a validation split of {len(self.val_ids)} tokens is too small; "
                 "raise --val-fraction or use a longer text"
             )
         if len(self.train_ids) < self.context + 1:
             raise DataError(
-                f"{where}: {len(self.train_ids)} training characters are too few for a context of "
+                f"{where}: {len(self.train_ids)} training tokens are too few for a context of "
                 f"{self.context}; use a longer text or a smaller --set max_length"
             )
         self._rng = torch.Generator()
@@ -85,17 +105,25 @@ class GeneratorTask(TaskBase):
         seed: int = 0,
         tokenizers: dict[str, Tokenizer] | None = None,
     ) -> GeneratorTask:
-        """Read ``--text`` (or the ``--corpus`` file) and its characters (or the resumed run's tokenizer)."""
+        """Read ``--text`` (a file, folder or pattern; or the ``--corpus`` file) and build its tokenizer
+        (characters or a byte-level BPE; or take the resumed run's)."""
         if not config.causal:
             warn(
                 "causal=false is a teaching experiment (post 004): every position sees the characters it must "
                 "predict, so the loss falls far below what generation achieves"
             )
-        path = Path(settings.text) if settings.text else resolve(*CORPORA[settings.corpus])
-        raw = read_text_file(path)
-        tokenizer = (tokenizers or {}).get("tokenizer") or CharTokenizer.from_text(raw)
-        ids = torch.tensor(tokenizer.encode(raw), dtype=torch.long)
-        return cls(settings, config, tokenizer, ids, seed=seed, source=path)
+        source = settings.text if settings.text else resolve(*CORPORA[settings.corpus])
+        corpus = read_corpus(source)
+        if corpus.skipped:
+            shown = ", ".join(f"{p.name} ({why})" for p, why in corpus.skipped[:3])
+            warn(f"{source}: skipped {len(corpus.skipped):,} files that are not UTF-8 text: {shown}")
+        tokenizer = (tokenizers or {}).get("tokenizer")
+        if tokenizer is None:
+            bpe = settings.tokenizer == "bpe"
+            tokenizer = ByteLevelBPETokenizer.train([corpus.text], settings.vocab_size) if bpe else None
+            tokenizer = tokenizer or CharTokenizer.from_text(corpus.text)
+        ids = torch.tensor(tokenizer.encode(corpus.text), dtype=torch.long)
+        return cls(settings, config, tokenizer, ids, seed=seed, source=source, corpus=corpus)
 
     def model_config(self, config: GeneratorConfig) -> GeneratorConfig:
         return config.replace(vocab_size=len(self.tokenizer))
@@ -125,8 +153,9 @@ class GeneratorTask(TaskBase):
     def describe(self) -> dict[str, Any]:
         return {
             **asdict(self.settings),
-            "text": None if self.source is None else str(self.source.resolve()),
-            "text_sha256": None if self.source is None else sha256(self.source),
+            "text": None if self.source is None else str(Path(self.source).resolve()),  # a pattern stays one
+            "text_sha256": None if self.source is None else corpus_sha256(self.source),
+            "files": None if self.corpus is None else len(self.corpus.files),
             "train_tokens": len(self.train_ids),
             "val_tokens": len(self.val_ids),
         }

@@ -64,6 +64,12 @@ class TokenizerBase:
     def vocab_size(self) -> int:
         return len(self)  # type: ignore[arg-type]
 
+    def shown(self, i: int) -> str:
+        """Token ``i`` as people read it: its text (a byte-level piece decoded: ``" the"``, not ``"Ġthe"``),
+        or its name for a special token and for a piece that is part of a character."""
+        text = self.decode([i], skip_special=False)  # type: ignore[attr-defined]
+        return text if text and "\ufffd" not in text else self.token(i)  # type: ignore[attr-defined]
+
     def special_ids(self) -> set[int]:
         """Pad, BOS, EOS (and mask) ids (never the unknown id: it stands for real text)."""
         ids = (self.pad_id, self.bos_id, self.eos_id, getattr(self, "mask_id", None))

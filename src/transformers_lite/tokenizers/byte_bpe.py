@@ -47,6 +47,28 @@ class ByteLevelBPETokenizer(TokenizerBase):
         return cls(engine)
 
     @classmethod
+    def train(cls, texts: Iterable[str], vocab_size: int = 1024) -> ByteLevelBPETokenizer:
+        """A byte-level BPE learned on ``texts`` (GPT-2's scheme: the 256 bytes, then ``vocab_size - 257``
+        merges and ``<|endoftext|>``): any text encodes, nothing is unknown."""
+        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+        if vocab_size < 257 + 1:
+            raise ValueError(
+                f"a byte-level BPE needs vocab_size above the 256 bytes and <|endoftext|>, got {vocab_size}"
+            )
+        engine = Tokenizer(models.BPE())
+        engine.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        engine.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            special_tokens=[END_OF_TEXT],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+            show_progress=False,
+        )
+        engine.train_from_iterator(texts, trainer)
+        return cls(engine)
+
+    @classmethod
     def from_hf_json(cls, path: str | Path) -> ByteLevelBPETokenizer:
         """Read the ``tokenizer.json`` that current ``transformers`` saves for GPT-2 (its BPE vocabulary
         and merges), rebuilt as ``from_files`` builds it, so both layouts encode alike."""

@@ -61,6 +61,8 @@ def fitted_warmup(warmup_steps: int, total_steps: int | None) -> int:
     if total_steps is None or warmup_steps <= total_steps // 4:
         return warmup_steps
     fitted = max(1, total_steps // 10)
+    if fitted >= warmup_steps:
+        return warmup_steps
     warn(
         f"warmup_steps={warmup_steps} would spend {min(warmup_steps / total_steps, 1):.0%} of this run's "
         f"{total_steps} steps warming up; warming up for {fitted} steps instead (a tenth of the run)"

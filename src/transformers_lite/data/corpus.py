@@ -1,0 +1,101 @@
+"""A generator's training text, whatever shape it comes in: one file, a folder (every text file under
+it), or a glob pattern (``"src/**/*.py"``).
+
+The files are read in sorted path order and joined with a line break between them, so the last files
+make the validation split (the last fraction of the text). Files that are not UTF-8 text (images,
+archives, compiled files) and hidden files and folders (``.git``) are skipped and reported, never read
+as text. A corpus's sha256 is that of one file's bytes, or of the joined text for several: moving the
+files leaves it unchanged, editing any of them changes it.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import DataError
+from .sources import read_text_file, sha256
+
+GLOB_CHARS = "*?["
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The joined text, each file read with its characters, and each file skipped with the reason."""
+
+    text: str
+    files: list[tuple[Path, int]]
+    skipped: list[tuple[Path, str]] = field(default_factory=list)
+
+    def report(self, shown: int = 5) -> str:
+        """One line: how many files and characters, the largest files, and what was skipped."""
+        if len(self.files) == 1 and not self.skipped:
+            return f"read {self.files[0][0]} ({self.files[0][1]:,} characters)"
+        largest = sorted(self.files, key=lambda f: -f[1])[:shown]
+        line = f"read {len(self.files):,} files ({len(self.text):,} characters; largest: " + ", ".join(
+            f"{p.name} {n:,}" for p, n in largest
+        )
+        line += ")" if len(self.files) <= shown else ", ...)"
+        if self.skipped:
+            line += f"; skipped {len(self.skipped):,} ({self.skipped[0][0].name}: {self.skipped[0][1]}, ...)"
+        return line
+
+
+def is_corpus_spec(spec: str | Path) -> bool:
+    """Whether ``spec`` names several files (a folder or a glob pattern) rather than one file."""
+    return Path(spec).is_dir() or (not Path(spec).exists() and any(c in str(spec) for c in GLOB_CHARS))
+
+
+def corpus_files(spec: str | Path) -> list[Path]:
+    """The files ``spec`` names: itself, every file under a folder (hidden ones left out), or a glob's matches."""
+    path = Path(spec)
+    if path.is_file():
+        return [path]
+    if path.is_dir():
+        found = [p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path))]
+    elif any(c in str(spec) for c in GLOB_CHARS):
+        found = [Path(p) for p in glob.glob(str(spec), recursive=True) if Path(p).is_file()]
+    elif not path.exists():
+        raise FileNotFoundError(f"file not found: {path}")
+    else:
+        raise DataError(f"{path} is neither a file nor a folder")
+    if not found:
+        raise DataError(f"{spec}: no file found (a folder of text files, or a pattern like 'src/**/*.py')")
+    return sorted(found)
+
+
+def read_corpus(spec: str | Path) -> Corpus:
+    """The text of ``spec`` (see the module docstring); an error when no file holds text."""
+    files = corpus_files(spec)
+    if len(files) == 1:
+        text = read_text_file(files[0])
+        return Corpus(text, [(files[0], len(text))])
+    texts, read, skipped = [], [], []
+    for path in files:
+        try:
+            text = read_text_file(path)
+        except DataError as err:  # not UTF-8, empty, unreadable: reported, never read as text
+            skipped.append((path, str(err).split(": ", 1)[-1]))
+            continue
+        if "\x00" in text:
+            skipped.append((path, "binary (holds NUL bytes)"))
+            continue
+        texts.append(text if text.endswith("\n") else text + "\n")
+        read.append((path, len(text)))
+    if not texts:
+        raise DataError(f"{spec}: none of its {len(files):,} files holds UTF-8 text")
+    return Corpus("".join(texts), read, skipped)
+
+
+def corpus_sha256(spec: str | Path) -> str:
+    """One file's sha256 (of its bytes), or the sha256 of several files' joined text."""
+    files = corpus_files(spec)
+    if len(files) == 1:
+        return sha256(files[0])
+    return hashlib.sha256(read_corpus(spec).text.encode("utf-8")).hexdigest()
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)

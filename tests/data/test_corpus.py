@@ -1,0 +1,49 @@
+"""A generator's corpus from a file, a folder or a pattern: every text file read once, in order; nothing
+else read as text; a sha256 that follows the contents, not the place."""
+
+import shutil
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transformers_lite.data.corpus import corpus_sha256, read_corpus
+from transformers_lite.errors import DataError
+
+LINES = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\r\ufeff"), min_size=1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(texts=st.lists(LINES.filter(lambda t: t.strip()), min_size=1, max_size=6))
+def test_every_text_file_of_a_folder_is_read_once_in_path_order(tmp_path_factory, texts):
+    folder = tmp_path_factory.mktemp("corpus")
+    for i, text in enumerate(texts):
+        (folder / "sub" if i % 2 else folder).mkdir(exist_ok=True)
+        ((folder / "sub" if i % 2 else folder) / f"f{i:02d}.txt").write_text(text, encoding="utf-8")
+    (folder / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (folder / ".git").mkdir()
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    corpus = read_corpus(folder)
+    paths = sorted(p for p in folder.rglob("f*.txt"))
+    assert [p for p, _ in corpus.files] == paths  # hidden folders never read, the image skipped
+    assert [p.name for p, _ in corpus.skipped] == ["image.png"]
+    expected = "".join(t if t.endswith("\n") else t + "\n" for t in (p.read_text(encoding="utf-8") for p in paths))
+    if len(paths) > 1:
+        assert corpus.text == expected
+
+
+def test_a_pattern_a_moved_copy_and_a_changed_file(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("def a():\n    return 1\n")
+    (tmp_path / "src" / "b.py").write_text("def b():\n    return 2\n")
+    (tmp_path / "src" / "notes.md").write_text("not code\n")
+    corpus = read_corpus(str(tmp_path / "src" / "*.py"))
+    assert [p.name for p, _ in corpus.files] == ["a.py", "b.py"] and "not code" not in corpus.text
+    assert corpus.report() == "read 2 files (44 characters; largest: a.py 22, b.py 22)"
+    before = corpus_sha256(tmp_path / "src")
+    shutil.copytree(tmp_path / "src", tmp_path / "moved")
+    assert corpus_sha256(tmp_path / "moved") == before
+    (tmp_path / "moved" / "b.py").write_text("def b():\n    return 3\n")
+    assert corpus_sha256(tmp_path / "moved") != before
+    with pytest.raises(DataError, match="no file found"):
+        read_corpus(str(tmp_path / "src" / "*.rs"))
