@@ -82,3 +82,37 @@ def test_packaging_files():
     assert (ROOT / "src" / "transformers_lite" / "py.typed").is_file()
     text = (ROOT / "pyproject.toml").read_text()
     assert 'license = "MIT"' in text and "[project.urls]" in text and "all = [" in text
+
+
+def test_the_source_distribution_carries_the_tests_and_one_version(tmp_path):
+    """The version is written once (version.py, read by pyproject's dynamic version), and the sdist
+    holds the test tree so a packager can run it."""
+    import shutil
+    import subprocess
+    import sys
+    import tarfile
+
+    from transformers_lite.version import __version__
+
+    assert 'dynamic = ["version"]' in (ROOT / "pyproject.toml").read_text()
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in", "Makefile"):
+        shutil.copy(ROOT / name, tree / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "src", tree / "src", ignore=ignore)
+    shutil.copytree(ROOT / "tests", tree / "tests", ignore=ignore)
+    built = subprocess.run(
+        [sys.executable, "-c", "from setuptools import build_meta as b; print(b.build_sdist('dist'))"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr[-2000:]
+    name = built.stdout.strip().splitlines()[-1]
+    with tarfile.open(tree / "dist" / name) as sdist:
+        names = sdist.getnames()
+        info = sdist.extractfile(next(n for n in names if n.endswith("/PKG-INFO"))).read().decode()
+    assert any(n.endswith("/tests/test_packaging.py") for n in names)
+    assert any(n.endswith("/tests/fixtures/runs_0.2/reference.json") for n in names)
+    assert f"\nVersion: {__version__}\n" in info and "Classifier: Programming Language :: Python :: 3.11" in info
