@@ -24,6 +24,7 @@ from .evaluation.prediction import check_texts, class_names, classify_texts
 from .generation.generate import generate
 from .generation.prompt import read_prompt
 from .generation.translate import DecodeSettings, translate_texts
+from .inspect.backward import BackwardTrace, trace_backward
 from .inspect.forward import ForwardTrace, switch_off, trace_forward
 from .runs import LoadedRun
 
@@ -161,6 +162,15 @@ class Run(LoadedRun):
         units or the positions switched off (``blocks.0.attention.head.2``, ``blocks.1.feed_forward.hidden.unit.7``,
         ``position``; ``inspect.forward.switch_off``)."""
         return trace_forward(self, text, target=target, edits=switch_off(switch_off_steps, self.config.n_heads))
+
+    def backward_trace(self, text: str, *, target: str | None = None, position: int | None = None) -> BackwardTrace:
+        """The backward pass of one example: its loss and, for every step of the forward trace, the
+        gradient of the loss with respect to it (from the logits back to the embedding rows), every
+        parameter's gradient, and the posts' hand-derived gradients beside autograd's where they exist
+        (``inspect.backward``). A generator predicts each next token of ``text`` (or the one at
+        ``position``); a classifier's ``target`` is a class name; a translator's the reference. The
+        weights are not changed."""
+        return trace_backward(self, text, target=target, position=position)
 
     def evaluate(self, data: Any = None, **options: Any) -> dict[str, Any]:  # noqa: ANN401
         """Metrics on a file (``data``; a translator takes ``src=``/``ref=`` and ``beam=``), or on the run's

@@ -93,7 +93,7 @@ ERRORS = {
         "changes n_blocks (run 1, command 2)",
     ),
     "missing-text": (["train", "generator", "--text", "{tmp}/nope.txt"], "file not found"),
-    "text-is-a-folder": (["train", "generator", "--text", "{tmp}"], "is not a file"),
+    "text-is-an-empty-folder": (["train", "generator", "--text", "{emptydir}"], "no file found"),
     "empty-text-file": (["train", "generator", "--text", "{empty}"], "the file is empty"),
     "text-not-utf8": (["train", "generator", "--text", "{latin1}"], "bytes that are not UTF-8"),
     "corrupt-gzip": (["train", "generator", "--text", "{badgz}"], "cannot be read"),
@@ -182,6 +182,7 @@ def paths(files, runs, tmp_path_factory):
     (tmp / "notobj.jsonl").write_text("[1, 2]\n")
     (tmp / "emptyreview.jsonl").write_text('{"review_body": "ok", "stars": 1}\n{"review_body": "  ", "stars": 2}\n')
     (tmp / "nocol.csv").write_text("id,score\n1,5\n")
+    (tmp / "emptydir").mkdir()
     write_reviews(tmp / "threes.jsonl", 20, stars=(3,))
     write_reviews(tmp / "no5.jsonl", 20, stars=(1, 2, 3, 4))
     (tmp / "hole.src").write_text("\n" + (files / "train.src").read_text())  # line 1: no source
@@ -239,6 +240,7 @@ def paths(files, runs, tmp_path_factory):
         "notobj": tmp / "notobj.jsonl",
         "emptyreview": tmp / "emptyreview.jsonl",
         "csvnocol": tmp / "nocol.csv",
+        "emptydir": tmp / "emptydir",
         "threes": tmp / "threes.jsonl",
         "no5": tmp / "no5.jsonl",
         "holesrc": tmp / "hole.src",

@@ -290,3 +290,13 @@ def test_a_lone_surrogate_in_any_post_body_is_a_json_4xx_naming_the_field(client
 def test_unencodable_or_undecodable_bodies_are_json_4xx(client, path, raw):
     raw = raw.replace(b'"x"', f'"{POSTS[path][0]}"'.encode())
     refused_as_json(client.post(path, content=raw, headers={"Content-Type": "application/json"}))
+
+
+def test_the_backward_endpoint(client):
+    data = client.post("/api/runs/generator/backward", json={"text": "Before we", "position": 1}).json()
+    assert data["steps"][0]["name"] == "logits" and data["loss"] > 0
+    checked = [s for s in data["steps"] if "hand_max_diff" in s]
+    assert len(checked) >= 10 and all(s["hand_max_diff"] < 1e-5 for s in checked)
+    assert len(data["attribution"]) == len("Before we")
+    bad = client.post("/api/runs/classifier/backward", json={"text": "the box", "target": "6 stars"})
+    assert bad.status_code == 400 and "not one of the run's classes" in bad.json()["error"]

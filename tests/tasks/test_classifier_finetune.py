@@ -60,7 +60,9 @@ def test_fine_tuning_equals_loading_the_weights_by_hand(tmp_path, data):
         for name, tensor in model.state_dict().items():
             if name.startswith(ENCODER):
                 tensor.copy_(stored[name])
-    Trainer(model, task, exp.train, log=lambda *_: None).fit()
+    trainer = Trainer(model, task, exp.train, log=lambda *_: None)
+    trainer.fit_warmup_to_run()  # as a new run does
+    trainer.fit()
     tuned = load_file(run / "model.safetensors")
     assert tuned.keys() == model.state_dict().keys()
     for name, tensor in model.state_dict().items():

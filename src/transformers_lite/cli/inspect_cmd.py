@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
+from ..atomic import atomic_write_text
 from ..errors import ConfigError
 from ..evaluation.examples import example_inputs
 from ..inspect.curves import write_training_curves
@@ -35,9 +37,10 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     )
     p.add_argument(
         "kind",
-        choices=(*KINDS, "trace", "curves", "compare", "sinusoid", "all"),
+        choices=(*KINDS, "trace", "backward", "curves", "compare", "sinusoid", "all"),
         help="trace (any run: every step of one forward pass over --text, or --src/--tgt, as trace.json and a "
-        "PNG per block for --head); curves (any run: training loss and validation metrics); compare (several "
+        "PNG per block for --head); backward (the gradient of one example's loss at every step, hand-derived "
+        "beside autograd, as backward.json); curves (any run: training loss and validation metrics); compare (several "
         "runs' training and validation --metric on one plot, e.g. post 000's dropout figure); sinusoid (the "
         "sinusoidal encoding, no run needed); for generators attention, next-token, positions (learned beside "
         "sinusoidal), embeddings, all; for translators attention",
@@ -55,7 +58,17 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         "--all-tokens", action="store_true", help="next-token: bars for the whole vocabulary, not the top 20"
     )
     p.add_argument("--src", help="seq2seq: source sentence (default: the run's first validation sentence)")
-    p.add_argument("--tgt", help="seq2seq: target sentence (default: the model's greedy translation)")
+    p.add_argument(
+        "--tgt",
+        help="seq2seq: target sentence (default: the model's greedy translation); backward of a classifier: "
+        "the class whose loss (default: its prediction)",
+    )
+    p.add_argument(
+        "--position",
+        type=int,
+        default=None,
+        help="backward of a generator: the one position whose next-token loss (default: every position's mean)",
+    )
     p.add_argument("--block", type=int, default=0, help="which block (default: 0)")
     p.add_argument("--head", type=int, default=0, help="which head (default: 0)")
     p.add_argument(
@@ -126,6 +139,25 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{name}: mean attention distance per head " + " ".join(f"{d:.2f}" for d in heads))
             extra["validation_attention_distance"] = over
         written = write_trace(trace, args.out or runs[0] / "plots", args.head, extra=extra)
+    elif args.kind == "backward":
+        args.run = str(runs[0])
+        loaded = load_run(args)
+        _default_inputs(args, loaded)
+        text = args.src if loaded.family == "seq2seq" else args.text
+        result = loaded.backward_trace(text, target=args.tgt, position=args.position)
+        print(f"loss {result.loss:.6f}: {result.target}")
+        for name, grad in result.grads.items():
+            check = result.checks.get(name)
+            hand = (
+                f" | hand-derived ({check['rule'].split(':')[0]}) differs by {check['hand_max_diff']:.1e}"
+                if check
+                else ""
+            )
+            print(f"{name:>44}  |grad| {float(grad.norm()):.3e}{hand}")
+        out = args.out or runs[0] / "plots"
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / "backward.json", json.dumps(result.to_json()))
+        written = [out / "backward.json"]
     elif args.kind == "curves":
         written = [write_training_curves(r, args.out or r / "plots") for r in runs]
     else:

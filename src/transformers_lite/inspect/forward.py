@@ -251,12 +251,13 @@ def trace_forward(
     ``edits`` maps step names to functions applied to that step on the way; a name the forward never
     computes is an error."""
     trace = Trace(edits)
-    result = _traced(run, text, target, trace)
+    result, _ = _traced(run, text, target, trace)
     _check_edits(trace, edits)
     return result
 
 
-def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTrace:  # noqa: ANN401
+def _traced(run: Any, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
+    """The forward trace and the model's output itself (still in the graph when gradients are on)."""
     if not isinstance(text, str) or not text:
         raise ValueError("text: give a non-empty string to trace")
     model, cfg, family = run.model, run.config, run.config.family
@@ -265,7 +266,7 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTra
         ids = torch.tensor(read_prompt(run.tokenizer, text).ids[-min(cfg.max_length, MAX_TOKENS) :])  # (T,)
         logits = model(ids[None], trace=trace)  # (1, T, V)
         tokens = [run.tokenizer.shown(i) for i in ids.tolist()]
-        return ForwardTrace(family, tokens, _collect(trace, logits))
+        return ForwardTrace(family, tokens, _collect(trace, logits)), logits
     if family in ("classifier", "mlm"):
         limit = min(cfg.max_length, MAX_TOKENS)
         pads = getattr(cfg, "pads_to_length", False)
@@ -275,7 +276,7 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTra
         logits = model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
         tokens = [run.tokenizer.shown(i) for i in ids[0].tolist()]
         classes = class_names(cfg) if family == "classifier" else []
-        return ForwardTrace(family, tokens, _collect(trace, logits), classes=classes)
+        return ForwardTrace(family, tokens, _collect(trace, logits), classes=classes), logits
     if family == "seq2seq":
         src_tok, tgt_tok = run.src_tokenizer, run.tokenizer
         src = torch.tensor(encode_source(src_tok, text, cfg.max_length))  # (S,)
@@ -286,12 +287,13 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> ForwardTra
         tgt = torch.tensor([tgt_tok.bos_id, *out])  # (T,): the decoder's input, shifted right
         src_valid = padding_mask_from_ids(src, cfg.pad_id)
         logits = model(src[None], tgt[None], src_valid[None], trace=trace)  # (1, T, V)
-        return ForwardTrace(
+        found = ForwardTrace(
             family,
             [tgt_tok.shown(i) for i in tgt.tolist()],
             _collect(trace, logits, before="decoder.embedding", **{"decoder.tokens": tgt}),
             source_tokens=[src_tok.shown(i) for i in src.tolist()],
         )
+        return found, logits
     raise ValueError(f"no forward trace is known for a {family} run")
 
 

@@ -68,6 +68,12 @@ class TraceRequest(BaseModel):
     position: int = Field(-1, ge=-100_000, le=100_000, description="where the logit lens reads (-1: the last token)")
 
 
+class BackwardRequest(BaseModel):
+    text: str = Field(min_length=1, description="a text to predict, a review, or a translator's source")
+    target: str | None = Field(None, min_length=1, description="a class name, or a translator's reference")
+    position: int | None = Field(None, ge=0, le=100_000, description="a generator: the one position whose loss")
+
+
 def _sse(event: str, data: dict[str, Any]) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
@@ -192,6 +198,12 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
     def sweep(name: str, request: TraceRequest) -> dict[str, Any]:
         """Each head switched off in turn: how much the loss on the input rises, heads ranked."""
         return answer(entry(name), views.sweep_view, request.text, request.target)
+
+    @app.post("/api/runs/{name:path}/backward")
+    def backward(name: str, request: BackwardRequest) -> dict[str, Any]:
+        """The loss of one example and the gradient at every step back to the embeddings, every parameter's
+        gradient norm, hand-derived gradients beside autograd's, and gradient x input per token."""
+        return answer(entry(name), views.backward_view, request)
 
     @app.get("/api/runs/{name:path}")
     def run(name: str) -> dict[str, Any]:

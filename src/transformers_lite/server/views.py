@@ -271,6 +271,14 @@ def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - app.
     return out | {"notices": notices}
 
 
+def backward_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - app.BackwardRequest
+    """``inspect.backward.trace_backward`` of the (bounded) text, as JSON."""
+    notices: list[str] = []
+    text = _bounded(request.text, notices)
+    result = run.backward_trace(text, target=request.target, position=request.position)
+    return result.to_json() | {"notices": notices}
+
+
 def sweep_view(run: Run, text: str, target: str | None) -> dict[str, Any]:
     """``inspect.readout.head_sweep`` on the (bounded) text."""
     notices: list[str] = []

@@ -1,0 +1,113 @@
+"""The backward trace: autograd's gradient at every step of the forward, the posts' hand-derived rules
+beside it on the same numbers, and nothing changed in the model."""
+
+import json
+from types import SimpleNamespace
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import transformers_lite as tl
+from transformers_lite import ClassifierConfig, GeneratorConfig, build_model
+from transformers_lite.evaluation.prediction import class_names
+from transformers_lite.inspect.backward import trace_backward
+from transformers_lite.tokenizers import WordTokenizer
+from transformers_lite.tokenizers.char import CharTokenizer
+
+from ..reliability.conftest import cli, files, runs  # noqa: F401 - fixtures reused here
+
+TEXT = "To be, or not to be, that is the question."
+TOKENIZER = CharTokenizer(sorted(set(TEXT)))
+
+
+def _generator_run(**fields) -> SimpleNamespace:
+    config = GeneratorConfig(vocab_size=len(TOKENIZER), max_length=64, dropout=0.0, **fields)
+    torch.manual_seed(0)
+    return SimpleNamespace(model=build_model(config).eval(), config=config, tokenizer=TOKENIZER)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    blocks=st.integers(1, 2),
+    heads=st.sampled_from([1, 2, 4]),
+    length=st.integers(2, 20),
+    position=st.none() | st.integers(0, 18),
+)
+def test_every_step_of_the_seed_gpt_has_its_hand_derived_gradient(blocks, heads, length, position):
+    """Post 004's GPT (post-norm, learned positions, ReLU): each step's gradient from the posts' rules
+    equals autograd's, from the logits down to the embedding table and the position table."""
+    run = _generator_run(dim=16, n_heads=heads, dim_hidden=32, n_blocks=blocks)
+    text = TEXT[:length]
+    position = None if position is None or position >= length - 1 else position
+    result = trace_backward(run, text, position=position)
+    assert set(result.grads) == set(result.checks) - {"param:embedding.weight", "param:position_embedding.weight"}
+    assert {"param:embedding.weight", "param:position_embedding.weight"} <= set(result.checks)
+    worst = {n: c["hand_max_diff"] for n, c in result.checks.items() if c["hand_max_diff"] > 1e-5}
+    assert not worst, worst
+    assert all(p.grad is None for p in run.model.parameters())  # the model is left as it was
+
+
+def test_the_parameters_get_the_training_losss_gradient():
+    """With every position's loss, the parameter gradients are those of training's loss on the same window."""
+    run = _generator_run(dim=16, n_heads=2, dim_hidden=32, n_blocks=2)
+    result = trace_backward(run, TEXT[:12])
+    ids = torch.tensor(TOKENIZER.encode(TEXT[:12]))
+    before = {n: p.detach().clone() for n, p in run.model.named_parameters()}
+    loss = F.cross_entropy(run.model(ids[None, :-1])[0], ids[1:])  # the causal model on T - 1 tokens
+    loss.backward()
+    assert abs(loss.item() - result.loss) < 1e-6
+    for name, p in run.model.named_parameters():
+        assert torch.allclose(p.grad, result.params[name], atol=1e-6), name
+        assert torch.equal(p.detach(), before[name])
+    attribution = (result.grads["embedding"] * result.forward["embedding"]).sum(-1)
+    assert result.attribution == [round(float(x), 6) for x in attribution]
+
+
+@pytest.mark.parametrize("members, labels", [(1, 3), (2, 3), (1, 1)])
+def test_a_classifier_and_an_ensemble(members, labels):
+    words = "good bad fine awful great poor".split()
+    tokenizer = WordTokenizer(words, "[UNK]", pad="[PAD]")
+    config = ClassifierConfig(
+        vocab_size=len(tokenizer),
+        max_length=8,
+        dim=16,
+        n_heads=2,
+        dim_hidden=32,
+        n_labels=labels,
+        dropout=0.0,
+        head="mean",
+        members=members,
+        pad_id=tokenizer.pad_id,
+    )
+    torch.manual_seed(0)
+    run = SimpleNamespace(model=build_model(config).eval(), config=config, tokenizer=tokenizer)
+    names = class_names(SimpleNamespace(label_names=(), n_labels=2) if labels == 1 else config)
+    result = trace_backward(run, "good fine awful", target=names[-1])
+    assert result.checks["logits"]["hand_max_diff"] < 1e-6 and result.target.endswith(f"{names[-1]!r}")
+    assert max(c["hand_max_diff"] for c in result.checks.values()) < 1e-5
+    assert len(result.attribution) == 3 and result.loss > 0
+    with pytest.raises(ValueError, match="not one of the run's classes"):
+        trace_backward(run, "good", target="nope")
+
+
+def test_the_translator_through_autograd_and_the_json(runs):  # noqa: F811
+    run = tl.load(runs / "seq2seq")
+    result = run.backward_trace("alpha beta", target="beta alpha")
+    data = result.to_json()
+    names = [s["name"] for s in data["steps"]]
+    assert names[0] == "logits" and "encoder.embedding" in names  # the gradient reaches the source rows
+    assert data["loss"] == result.loss > 0 and json.dumps(data)
+    assert all("hand_max_diff" not in s or s["hand_max_diff"] < 1e-5 for s in data["steps"])
+
+
+def test_the_cli_writes_backward_json(cli, runs, tmp_path):  # noqa: F811
+    result = cli("inspect", "backward", runs / "generator", "--text", "Before we", "--position", "2", "--out", tmp_path)
+    assert result.code == 0, result.err
+    assert result.out.startswith("loss ") and "hand-derived (softmax)" in result.out
+    data = json.loads((tmp_path / "backward.json").read_text())
+    assert data["target"].startswith("cross-entropy of the next token 'o' at position 2")
+    bad = cli("inspect", "backward", runs / "generator", "--text", "Before", "--position", "99", "--out", tmp_path)
+    assert bad.code == 1 and "position 99 is out of range" in bad.err
