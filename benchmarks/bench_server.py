@@ -11,7 +11,8 @@ the app on a free local port, then measures:
   marks itself ready (run list fetched, views drawn), median of 5 fresh loads;
 - the forward trace of a 64-character input (``POST /api/runs/NAME/trace``) for a post-gpt and a
   baby-gpt run: the steps of one block with the outer steps (what the page asks for) and every step,
-  and the head sweep (``POST .../sweep``) over the same input, each the median of ``--repeats``.
+  and the head sweep (``POST .../sweep``) and the backward pass (``POST .../backward``, the loss at
+  position 20, every step's gradient) over the same input, each the median of ``--repeats``.
 One JSON line per measurement, with the machine.
 """
 
@@ -74,8 +75,14 @@ def page_ready_ms(base: str, loads: int = 5) -> list[float]:
 TRACE_TEXT = "ROMEO:\nBut soft, what light through yonder window breaks? It is the east"[:64]
 
 
+last_size_mb = 0.0  # the size of the last answer post_ms received
+
+
 def post_ms(url: str, body: dict, repeats: int) -> list[float]:
-    httpx.post(url, json=body, timeout=60).raise_for_status()  # warm-up
+    global last_size_mb
+    answer = httpx.post(url, json=body, timeout=60)  # warm-up
+    answer.raise_for_status()
+    last_size_mb = len(answer.content) / 1e6
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
@@ -128,8 +135,9 @@ def main() -> None:
                 ("trace, one block", {"text": TRACE_TEXT, "block": "blocks.0"}),
                 ("trace, every step", {"text": TRACE_TEXT}),
                 ("head sweep", {"text": TRACE_TEXT}),
+                ("backward, every step", {"text": TRACE_TEXT, "position": 20}),
             ):
-                path = "sweep" if what == "head sweep" else "trace"
+                path = {"head sweep": "sweep", "backward, every step": "backward"}.get(what, "trace")
                 times = post_ms(f"{base}/api/runs/{preset}/{path}", body, args.repeats)
                 emit(
                     benchmark=f"server-{path}",
@@ -138,7 +146,8 @@ def main() -> None:
                     input_chars=len(TRACE_TEXT),
                     median_ms=round(statistics.median(times), 1),
                     max_ms=round(max(times), 1),
-                    target_ms=1000 if path == "sweep" else 200,
+                    target_ms=200 if path == "trace" else 1000,
+                    **({"json_mb": round(last_size_mb, 2)} if path == "backward" else {}),
                 )
         server.should_exit = True
 

@@ -102,6 +102,18 @@ def main(argv: list[str]) -> None:
         wait(lambda d: d.find_element(By.ID, "trace-step-name").text.endswith(step))
         shot(name, "view-forward", height=1500)
 
+    def backward(name: str, position: str) -> None:
+        """The backward view of the default input (a generator's loss at ``position``) at the last block's
+        attention weights."""
+        driver.find_element(By.ID, "backward-position").clear()
+        driver.find_element(By.ID, "backward-position").send_keys(position)
+        driver.find_element(By.ID, "backward").click()
+        wait(lambda d: d.find_element(By.ID, "backward-result").is_displayed())
+        chip = "[...document.querySelectorAll('#backward-steps .step')]"
+        chip += ".find((c) => c.textContent.startsWith(arguments[0]))"
+        driver.execute_script(chip + ".click()", "blocks.3.attention.weights")
+        shot(name, "backward-result", height=1300)
+
     driver.get(f"http://127.0.0.1:{port}/")
     wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
     for entry in registry.entries.values():
@@ -123,6 +135,7 @@ def main(argv: list[str]) -> None:
             shot("generator_attention", "attention-grid", height=1250)
             shot("run", "run-panel", height=1400)
             trace("forward_generator", "blocks.1", "attention.weights")
+            backward("backward_generator", "20")
         elif entry.family == "classifier":
             driver.find_element(By.ID, "classify").click()
             wait(lambda d: d.find_element(By.ID, "cls-result").is_displayed())

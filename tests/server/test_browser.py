@@ -268,3 +268,35 @@ def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser):
     row = _numbers(browser)
     assert len(row) == 3 and abs(sum(row) - 1) < 1e-3  # alpha beta <eos>
     assert console_errors(browser) == []
+
+
+def test_the_backward_pass_in_a_real_browser(base_url, browser, runs_folder):
+    """The loss and every step's gradient from the library, shown step by step with the hand-derived
+    check; gradient x input colours each token."""
+    from selenium.webdriver.common.by import By
+
+    import transformers_lite as tl
+
+    browser.get(base_url + "/")
+    wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    pick(browser, "generator")
+    box = browser.find_element(By.ID, "trace-text")
+    box.clear()
+    box.send_keys("First Citizen")
+    browser.find_element(By.ID, "backward-position").send_keys("3")
+    browser.find_element(By.ID, "backward").click()
+    wait(browser, lambda d: d.find_element(By.ID, "backward-result").is_displayed())
+    expected = tl.load(runs_folder / "generator").backward_trace("First Citizen", position=3)
+    assert browser.find_element(By.ID, "backward-loss").text.startswith(f"loss {expected.loss:.6f}: cross-entropy")
+    steps = [s.text for s in browser.find_elements(By.CSS_SELECTOR, "#backward-steps .step")]
+    assert steps[0] == "logits \u2713" and len(steps) == len(expected.grads)
+    info = browser.find_element(By.ID, "backward-step-info").text
+    assert "loss: (softmax(z) - onehot(y)) / N" in info and f"{float(expected.grads['logits'].norm()):.6g}" in info
+    chips = browser.find_elements(By.CSS_SELECTOR, "#backward-attribution .chip")
+    values = [float(c.get_attribute("data-value")) for c in chips]
+    assert values == expected.attribution and len(values) == len("First Citizen")
+    browser.find_element(By.ID, "backward-next").click()
+    assert "\u2202L/\u2202(" in browser.find_element(By.ID, "backward-step-info").text
+    assert browser.find_elements(By.CSS_SELECTOR, "#backward-view canvas.heatmap")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#backward-params .bar-fill")) > 5
+    assert not console_errors(browser)

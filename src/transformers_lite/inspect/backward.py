@@ -41,7 +41,7 @@ from ..backprop.ops import layer_norm_backward, layer_norm_forward, softmax_back
 from ..layers.trace import Trace
 from .forward import ForwardTrace, _traced
 
-MAX_SHOWN = 2048  # values per step in the JSON; larger gradients give their norm and shape only
+MAX_SHOWN = 16_384  # values per step in the JSON (4 heads' 64 x 64 weights); larger gradients give their norm only
 
 
 class GradTrace(Trace):
@@ -76,10 +76,15 @@ class BackwardTrace:
     attribution: list[float] = field(default_factory=list)
 
     def to_json(self, digits: int = 6) -> dict[str, Any]:
-        scale = 10.0**digits
+        """JSON-ready: each step's gradient to about ``digits`` significant digits of its largest entry
+        (gradients are small: a fixed number of decimals would round them away)."""
 
         def values(t: Tensor) -> Any:  # noqa: ANN401
-            return (t.double() * scale).round().div(scale).tolist() if t.numel() <= MAX_SHOWN else None
+            if t.numel() > MAX_SHOWN:
+                return None
+            largest = float(t.abs().max()) if t.numel() else 0.0
+            scale = 10.0 ** (digits - math.ceil(math.log10(largest))) if largest > 0 else 1.0
+            return (t.double() * scale).round().div(scale).tolist()
 
         return {
             "family": self.forward.family,

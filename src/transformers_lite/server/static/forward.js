@@ -7,7 +7,10 @@ const trace = { data: null, plain: null, step: 0, pos: 0, block: "", off: new Se
 function setupTrace(info) {
   $("view-forward").hidden = false;
   $("trace-text").value = info.example.text;  // from the run's validation data (views.run_info)
-  $("trace-target-row").hidden = info.family !== "seq2seq";
+  $("trace-target-row").hidden = info.family === "generator" || info.family === "mlm";
+  $("trace-target").placeholder = info.family === "classifier" ? "Backward: the class (default: its prediction)" : "default: the model's translation";
+  $("trace-target").value = "";
+  $("backward-result").hidden = true;
   $("trace-result").hidden = $("sweep-result").hidden = true;
   Object.assign(trace, { data: null, plain: null, step: 0, pos: 0, block: "", off: new Set() });
 }

@@ -1,0 +1,75 @@
+// The backward pass, step by step: one example's loss backpropagated through the run's model
+// (POST /api/runs/NAME/backward), from the logits back to the embedding rows, each step's gradient as a
+// signed heatmap with the posts' hand-derived rule and its difference to autograd, the parameters'
+// gradient norms and gradient x input per token.
+"use strict";
+
+const backward = { data: null, step: 0 };
+
+async function runBackward() {
+  const body = { text: $("trace-text").value };
+  const target = $("trace-target").value.trim();
+  if (target && state.info.family !== "generator") body.target = target;
+  const position = $("backward-position").value.trim();
+  if (position !== "" && state.info.family === "generator") body.position = Number(position);
+  setStatus("backpropagating\u2026");
+  backward.data = await api(runPath(state.run, "/backward"), body);
+  backward.step = 0;
+  setStatus("");
+  notices("trace-notices", backward.data.notices);
+  $("backward-result").hidden = false;
+  renderBackward();
+}
+
+function renderBackward() {
+  const data = backward.data;
+  $("backward-loss").textContent = `loss ${data.loss.toFixed(6)}: ${data.target}`;
+  $("backward-steps").replaceChildren(...data.steps.map((s, i) => {
+    const mark = s.hand_max_diff !== undefined ? " \u2713" : "";
+    const chip = el("span", { className: `step${i === backward.step ? " current" : ""}` }, s.name + mark);
+    chip.addEventListener("click", () => { backward.step = i; renderBackward(); });
+    return chip;
+  }));
+  renderGradient(data.steps[backward.step], data);
+  const params = [...data.parameters].sort((a, b) => b.norm - a.norm).slice(0, 16);
+  bars($("backward-params"), params.map((p) => [p.name, p.norm]), null, (label) => label);
+  renderAttribution(data);
+}
+
+function renderGradient(step, data) {
+  const row = (k, v) => el("tr", {}, el("th", {}, k), el("td", {}, v));
+  const hand = step.hand_max_diff !== undefined
+    ? `${step.rule}; largest difference to autograd ${step.hand_max_diff.toExponential(2)}`
+    : "autograd only (no hand-derived rule for this step)";
+  $("backward-step-info").replaceChildren(
+    row("step", `${backward.step + 1} / ${data.steps.length}: \u2202L/\u2202(${step.name})`),
+    row("shape", `(${step.shape.join(", ")})`),
+    row("norm", step.norm.toPrecision(6)),
+    row("hand-derived", hand),
+  );
+  const view = $("backward-view");
+  if (!step.values) {
+    view.replaceChildren(el("p", { className: "muted" }, `${step.shape.join(" \u00d7 ")} values: the norm only`));
+    return;
+  }
+  const onSource = data.source_tokens.length && step.name.startsWith("encoder.");
+  const rows = onSource ? data.source_tokens : data.tokens;
+  const head = Number($("trace-head").value || 0);
+  const matrix = matrixOf(step, head);
+  const perHead = step.shape.length === 3;
+  view.replaceChildren(signedMap(matrix, rows, null, perHead ? `head ${Math.min(head, step.shape[0] - 1)}` : step.name, false, -1));
+}
+
+function renderAttribution(data) {
+  const max = Math.max(...data.attribution.map(Math.abs), 1e-12);
+  $("backward-attribution").replaceChildren(...data.attribution.map((a, i) => {
+    const chip = el("span", { className: "chip", title: `${a}` }, visible(data.tokens[i] ?? ""));
+    chip.style.background = signedHeat(a, max);
+    chip.dataset.value = a;
+    return chip;
+  }));
+}
+
+$("backward").addEventListener("click", guard(runBackward));
+$("backward-prev").addEventListener("click", () => { backward.step = Math.max(0, backward.step - 1); renderBackward(); });
+$("backward-next").addEventListener("click", () => { backward.step = Math.min(backward.data.steps.length - 1, backward.step + 1); renderBackward(); });
