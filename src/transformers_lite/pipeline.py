@@ -26,6 +26,7 @@ from .generation.prompt import read_prompt
 from .generation.translate import DecodeSettings, translate_texts
 from .inspect.backward import BackwardTrace, trace_backward
 from .inspect.forward import ForwardTrace, switch_off, trace_forward
+from .inspect.one_step import one_step
 from .runs import LoadedRun
 
 
@@ -171,6 +172,12 @@ class Run(LoadedRun):
         ``position``); a classifier's ``target`` is a class name; a translator's the reference. The
         weights are not changed."""
         return trace_backward(self, text, target=target, position=position)
+
+    def take_step(self, text: str, *, target: str | None = None, position: int | None = None) -> dict[str, Any]:
+        """One AdamW step (the run's learning rate, a fresh optimizer) on this example, on a copy of the
+        model: the loss before and after, and the probabilities that moved most (``inspect.one_step``).
+        The run itself is not changed."""
+        return one_step(self, text, target=target, position=position)
 
     def evaluate(self, data: Any = None, **options: Any) -> dict[str, Any]:  # noqa: ANN401
         """Metrics on a file (``data``; a translator takes ``src=``/``ref=`` and ``beam=``), or on the run's

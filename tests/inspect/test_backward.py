@@ -111,3 +111,24 @@ def test_the_cli_writes_backward_json(cli, runs, tmp_path):  # noqa: F811
     assert data["target"].startswith("cross-entropy of the next token 'o' at position 2")
     bad = cli("inspect", "backward", runs / "generator", "--text", "Before", "--position", "99", "--out", tmp_path)
     assert bad.code == 1 and "position 99 is out of range" in bad.err
+
+
+def test_one_step_moves_a_copy_and_never_the_run(runs):  # noqa: F811
+    """The step is AdamW's first on this example alone: the loss falls, the moved probabilities are read
+    from the forward before and after it, and the run's weights are untouched."""
+    run = tl.load(runs / "generator")
+    weights = {n: t.clone() for n, t in run.model.state_dict().items()}
+    result = run.take_step("Before we proceed", position=5)
+    assert (
+        result["loss_after"]
+        < result["loss_before"]
+        == pytest.approx(run.backward_trace("Before we proceed", position=5).loss)
+    )
+    assert all(torch.equal(weights[n], t) for n, t in run.model.state_dict().items())
+    assert all(p.grad is None for p in run.model.parameters())
+    probabilities = run.trace("Before we proceed")["probabilities"][5]
+    first = result["moved"][0]
+    shown = [run.tokenizer.shown(i) for i in range(len(probabilities))]
+    assert first["before"] == round(float(probabilities[shown.index(first["label"])]), 5)
+    classifier = tl.load(runs / "classifier").take_step("the box was superb")
+    assert {m["label"] for m in classifier["moved"]} == {"1 star", "2 stars", "3 stars", "4 stars", "5 stars"}

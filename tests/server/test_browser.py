@@ -299,4 +299,10 @@ def test_the_backward_pass_in_a_real_browser(base_url, browser, runs_folder):
     assert "\u2202L/\u2202(" in browser.find_element(By.ID, "backward-step-info").text
     assert browser.find_elements(By.CSS_SELECTOR, "#backward-view canvas.heatmap")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#backward-params .bar-fill")) > 5
+    browser.find_element(By.ID, "take-step").click()  # one optimizer step on a copy: the loss moves
+    wait(browser, lambda d: d.find_element(By.ID, "step-result").is_displayed())
+    step = tl.load(runs_folder / "generator").take_step("First Citizen", position=3)
+    summary = browser.find_element(By.ID, "step-summary").text
+    assert summary.startswith(f"loss {step['loss_before']:.4f} \u2192 {step['loss_after']:.4f} after AdamW")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#step-moved tbody tr")) == len(step["moved"])
     assert not console_errors(browser)

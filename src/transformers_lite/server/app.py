@@ -205,6 +205,13 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
         gradient norm, hand-derived gradients beside autograd's, and gradient x input per token."""
         return answer(entry(name), views.backward_view, request)
 
+    @app.post("/api/runs/{name:path}/step")
+    def step(name: str, request: BackwardRequest) -> dict[str, Any]:
+        """One optimizer step on this example, on a copy of the model: the loss before and after, and
+        the probabilities that moved most. The run is not changed."""
+        found = entry(name)
+        return answer(found, lambda r: r.take_step(request.text, target=request.target, position=request.position))
+
     @app.get("/api/runs/{name:path}")
     def run(name: str) -> dict[str, Any]:
         """Parameter table, hyperparameters, training curves and config of a run."""

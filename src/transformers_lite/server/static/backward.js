@@ -14,6 +14,8 @@ async function runBackward() {
   if (position !== "" && state.info.family === "generator") body.position = Number(position);
   setStatus("backpropagating\u2026");
   backward.data = await api(runPath(state.run, "/backward"), body);
+  backward.body = body;
+  $("step-result").hidden = true;
   backward.step = 0;
   setStatus("");
   notices("trace-notices", backward.data.notices);
@@ -70,6 +72,18 @@ function renderAttribution(data) {
   }));
 }
 
+async function takeStep() {
+  setStatus("taking one step on a copy of the model\u2026");
+  const data = await api(runPath(state.run, "/step"), backward.body);
+  setStatus("");
+  $("step-summary").textContent = `loss ${data.loss_before.toFixed(4)} \u2192 ${data.loss_after.toFixed(4)} after ${data.optimizer} (learning rate ${data.lr}); the run itself is unchanged`;
+  const head = el("tr", {}, el("th", {}, "output"), el("th", {}, "before"), el("th", {}, "after"));
+  $("step-moved").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.moved.map((m) =>
+    el("tr", {}, el("td", {}, visible(m.label)), el("td", { className: "num" }, m.before.toFixed(4)), el("td", { className: "num" }, m.after.toFixed(4))))));
+  $("step-result").hidden = false;
+}
+
 $("backward").addEventListener("click", guard(runBackward));
+$("take-step").addEventListener("click", guard(takeStep));
 $("backward-prev").addEventListener("click", () => { backward.step = Math.max(0, backward.step - 1); renderBackward(); });
 $("backward-next").addEventListener("click", () => { backward.step = Math.min(backward.data.steps.length - 1, backward.step + 1); renderBackward(); });

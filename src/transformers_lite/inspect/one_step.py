@@ -1,0 +1,63 @@
+"""One optimizer step on one example, on a copy of the model: how the loss and the prediction move.
+
+The step is the one training would take from a fresh optimizer on this example alone: AdamW with the
+run's recorded learning rate, betas and weight decay (the first step of Adam moves each weight by
+about the learning rate, in the direction against its gradient's sign). The copy is thrown away:
+the run's weights and files are never touched.
+"""
+
+from __future__ import annotations
+
+import copy
+from types import SimpleNamespace
+from typing import Any
+
+import torch
+
+from ..training.optim import make_optimizer
+from .backward import trace_backward
+
+SHOWN = 8  # the probabilities that moved most
+
+
+def one_step(run: Any, text: str, *, target: str | None = None, position: int | None = None) -> dict[str, Any]:  # noqa: ANN401
+    """``{"lr", "loss_before", "loss_after", "moved"}``: the example's loss before and after one AdamW
+    step on it, and the probabilities that moved most (at the loss's position, or of the classes)."""
+    train = run.hyperparameters.get("train", {})
+    lr = float(train.get("lr", 1e-3))
+    before = trace_backward(run, text, target=target, position=position)
+    model = copy.deepcopy(run.model)
+    optimizer = make_optimizer(
+        model, lr, train.get("weight_decay", 0.01), (train.get("beta1", 0.9), train.get("beta2", 0.99))
+    )
+    for name, p in model.named_parameters():
+        p.grad = before.params.get(name, torch.zeros_like(p)).clone()
+    optimizer.step()
+    copied = SimpleNamespace(**{k: getattr(run, k) for k in ("config", "tokenizer", "hyperparameters")}, model=model)
+    if run.config.family == "seq2seq":
+        copied.src_tokenizer = run.src_tokenizer
+    target_after = target
+    if run.config.family == "classifier" and target is None:  # the same class as before, not the new prediction
+        target_after = before.forward.classes[int(before.forward["probabilities"].argmax())]
+    if run.config.family == "seq2seq" and target is None:  # the same target tokens
+        target_after = run.tokenizer.decode(before.forward["decoder.tokens"][1:].tolist())
+    after = trace_backward(copied, text, target=target_after, position=position)
+    return {
+        "lr": lr,
+        "optimizer": "AdamW, one step from a fresh state",
+        "loss_before": before.loss,
+        "loss_after": after.loss,
+        "moved": _moved(run, before.forward, after.forward, position),
+    }
+
+
+def _moved(run: Any, before: Any, after: Any, position: int | None) -> list[dict[str, Any]]:  # noqa: ANN401
+    """The entries of the output distribution whose probability changed most."""
+    p0, p1 = before["probabilities"].float(), after["probabilities"].float()
+    if p0.dim() == 2:  # (T, V): at the loss's position (the last predicting one by default)
+        row = position if position is not None else p0.shape[0] - 2 if run.config.family == "generator" else -1
+        p0, p1 = p0[row], p1[row]
+    order = (p1 - p0).abs().argsort(descending=True)[:SHOWN].tolist()
+    names = before.classes or [run.tokenizer.shown(i) for i in order]
+    label = (lambda i: names[i]) if before.classes else (lambda i: names[order.index(i)])
+    return [{"label": label(i), "before": round(float(p0[i]), 5), "after": round(float(p1[i]), 5)} for i in order]
