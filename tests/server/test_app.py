@@ -300,3 +300,20 @@ def test_the_backward_endpoint(client):
     assert len(data["attribution"]) == len("Before we")
     bad = client.post("/api/runs/classifier/backward", json={"text": "the box", "target": "6 stars"})
     assert bad.status_code == 400 and "not one of the run's classes" in bad.json()["error"]
+
+
+def test_the_timeline_endpoint(client, runs_folder):
+    """Step 0 and the final evaluation of a four-step run, as written; the uniform guess is ln V."""
+    import math
+
+    from transformers_lite.inspect.timeline import read_timeline
+
+    data = client.get("/api/runs/generator/timeline").json()
+    steps = [s["step"] for s in data["snapshots"]]
+    assert steps == [0, 4] and data["snapshots"] == read_timeline(runs_folder / "generator")
+    first, last = data["snapshots"]
+    assert len(first["token_losses"]) == len(first["tokens"]) - 1 and "val_loss" in last["scores"]
+    assert data["uniform_loss"] == pytest.approx(math.log(len(first["embeddings"])))
+    assert "update_norms" in last and not data["notices"]
+    cls = client.get("/api/runs/classifier/timeline").json()
+    assert len(cls["snapshots"][0]["probabilities"]) == 5 and cls["classes"][0] == "1 star"

@@ -306,3 +306,29 @@ def test_the_backward_pass_in_a_real_browser(base_url, browser, runs_folder):
     assert summary.startswith(f"loss {step['loss_before']:.4f} \u2192 {step['loss_after']:.4f} after AdamW")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#step-moved tbody tr")) == len(step["moved"])
     assert not console_errors(browser)
+
+
+def test_the_training_timeline_in_a_real_browser(base_url, browser, runs_folder):
+    """The slider moves the attention map and the per-token losses to an earlier snapshot's."""
+    from selenium.webdriver.common.by import By
+
+    from transformers_lite.inspect.timeline import read_timeline
+
+    browser.get(base_url + "/")
+    wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    pick(browser, "generator")
+    wait(browser, lambda d: d.find_element(By.ID, "timeline-body").is_displayed())
+    snaps = read_timeline(runs_folder / "generator")
+    step = browser.find_element(By.ID, "timeline-step")
+    assert step.text.startswith(f"step {snaps[-1]['step']}: ")
+    losses = lambda: [
+        float(c.get_attribute("data-loss")) for c in browser.find_elements(By.CSS_SELECTOR, "#timeline-losses .chip")
+    ]  # noqa: E731
+    assert losses() == snaps[-1]["token_losses"]
+    browser.execute_script(
+        "const s = document.getElementById('timeline-slider'); s.value = 0; s.dispatchEvent(new Event('input'))"
+    )
+    assert step.text == "step 0 (before training)" and losses() == snaps[0]["token_losses"]
+    assert browser.find_elements(By.CSS_SELECTOR, "#timeline-attention canvas.heatmap")
+    assert browser.find_elements(By.CSS_SELECTOR, "#timeline-curve svg polyline")
+    assert not console_errors(browser)

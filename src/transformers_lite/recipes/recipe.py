@@ -29,6 +29,7 @@ from ..atomic import atomic_write_json
 from ..config import Config, apply_overrides, config_from_dict
 from ..errors import ConfigError, RunError
 from ..families import family
+from ..inspect.timeline import TIMELINE_FAMILIES, Timeline
 from ..models import build_model
 from ..runs import latest_checkpoint, load_tokenizers, read_json
 from ..runs.files import FORMAT
@@ -189,6 +190,8 @@ class Recipe:
                 torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
                 model = build_model(config)
                 hooks = [Checkpointer(run_dir, self.train.checkpoint_every), *callbacks]
+                if self.train.snapshots and self.family in TIMELINE_FAMILIES:
+                    hooks.append(Timeline(run_dir, task, self.train.snapshots))
                 if self.train.logger and dist_ctx.is_main:
                     hooks.append(make_logger(self.train.logger, run_dir, self.train.to_dict()))
                 trainer = Trainer(model, task, self.train, callbacks=hooks, log=log, dist_ctx=dist_ctx)

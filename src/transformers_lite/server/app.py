@@ -205,6 +205,11 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
         gradient norm, hand-derived gradients beside autograd's, and gradient x input per token."""
         return answer(entry(name), views.backward_view, request)
 
+    @app.get("/api/runs/{name:path}/timeline")
+    def timeline(name: str) -> dict[str, Any]:
+        """The run's training snapshots (step 0 and each evaluation) and the loss of a uniform guess."""
+        return answer(entry(name), views.timeline_view)
+
     @app.post("/api/runs/{name:path}/step")
     def step(name: str, request: BackwardRequest) -> dict[str, Any]:
         """One optimizer step on this example, on a copy of the model: the loss before and after, and

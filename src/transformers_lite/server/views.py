@@ -33,6 +33,7 @@ from ..inspect.scores import (
     token_embeddings,
     tsne_2d,
 )
+from ..inspect.timeline import read_timeline
 from ..pipeline import Run
 from ..runs.history import HistoryFileError
 from ..summary import summary_rows
@@ -269,6 +270,25 @@ def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - app.
         moved = (traced["probabilities"] - plain["probabilities"]).abs().max()
         out["switched_off"] = {"steps": request.switch_off, "largest_probability_change": round(float(moved), 5)}
     return out | {"notices": notices}
+
+
+def timeline_view(run: Run) -> dict[str, Any]:
+    """The snapshots ``inspect.timeline`` wrote while the run trained, the loss a uniform guess scores
+    (ln V, or ln K for a classifier) and the classes; a notice when the run has none."""
+    snapshots = read_timeline(run.run_dir)
+    cfg = run.config
+    outputs = max(getattr(cfg, "n_labels", 2), 2) if cfg.family == "classifier" else getattr(cfg, "vocab_size", 0)
+    notices = (
+        []
+        if snapshots
+        else ["this run has no training snapshots (trained before the timeline existed, or with --snapshots 0)"]
+    )
+    return {
+        "snapshots": snapshots,
+        "uniform_loss": math.log(outputs) if outputs else None,
+        "classes": class_names(cfg) if cfg.family == "classifier" else [],
+        "notices": notices,
+    }
 
 
 def backward_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - app.BackwardRequest

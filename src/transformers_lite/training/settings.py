@@ -67,6 +67,11 @@ class TrainConfig:
     patience: int | None = setting(
         "stop after this many evaluations without a better validation loss", None, none="no early stopping"
     )
+    snapshots: int = setting(
+        "the training timeline: at most this many snapshots of the model on a validation example, taken at "
+        "step 0 and at evaluations (RUN/snapshots; 0 = none)",
+        16,
+    )
     bf16: bool = setting("bfloat16 autocast", False)
     compile: bool = setting("torch.compile the model", False)
     seed: int = setting("random seed (weights, batches, dropout)", 0)
@@ -81,7 +86,13 @@ class TrainConfig:
         validate.number("beta2", self.beta2, 0, 1, high_open=True)
         validate.number("min_lr_ratio", self.min_lr_ratio, 0, 1)
         validate.choice("logger", self.logger, (None, "tensorboard", "wandb"))
-        for name, low in (("warmup_steps", 0), ("eval_every", 0), ("log_every", 0), ("accumulate", 1)):
+        for name, low in (
+            ("warmup_steps", 0),
+            ("eval_every", 0),
+            ("log_every", 0),
+            ("accumulate", 1),
+            ("snapshots", 0),
+        ):
             validate.integer(name, getattr(self, name), low)
         validate.seed("seed", self.seed)
         for name in ("max_steps", "stop_at", "checkpoint_every", "patience"):

@@ -117,6 +117,7 @@ async function selectRun(name) {
   $("gen-inspect").hidden = $("cls-result").hidden = $("mt-result").hidden = true;
   renderRunPanel(info);
   setupTrace(info);
+  await loadTimeline();
   setStatus("");
   await loadEmbeddings();
   document.body.dataset.ready = "1";

@@ -1,0 +1,159 @@
+"""A timeline of training: at step 0 and at every evaluation, a small snapshot of the model on a fixed
+probe input from the validation data, so the inspector can scrub through training and show the
+attention form, the per-token loss fall and the sample improve.
+
+A snapshot (``RUN/snapshots/step-00001200.json``, written atomically) holds the step, the evaluation's
+scores, the probe's tokens, every block's and head's attention over them (``(L, H, T, T)``), the loss
+of each next token (a generator), the class probabilities (a classifier) or the greedy translation (a
+translator), a greedy sample (a generator), the 2-D map of the token embeddings, and how far each
+layer's weights moved since the snapshot before (the update's norm per layer).
+
+Snapshots cost little and stay bounded: they are taken only when the run evaluates anyway, the probe
+is at most ``PROBE_TOKENS`` tokens, and when a run holds more than ``TrainConfig.snapshots`` of them
+every other one is removed (the first and the last are kept). They read the model in evaluation mode
+under ``no_grad`` and draw no random number (the sample is greedy), so resuming stays bitwise exact.
+The step-0 snapshot is written with the first evaluation's, so a run that fails before its first
+checkpoint leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ..atomic import atomic_write_text
+from ..generation.generate import generate
+from ..generation.translate import DecodeSettings, decode_batch
+from ..layers.trace import Trace
+from ..training.callbacks import Callback
+from .scores import pca_2d, token_embeddings
+
+TIMELINE_FAMILIES = ("generator", "classifier", "seq2seq")
+PROBE_TOKENS = 24
+SAMPLE_TOKENS = 48
+FOLDER = "snapshots"
+
+
+class Timeline(Callback):
+    """Snapshots of ``trainer.model`` on the task's first validation example (see the module docstring)."""
+
+    def __init__(self, run_dir: str | Path, task: Any, limit: int) -> None:  # noqa: ANN401 - a training task
+        self.folder, self.task, self.limit = Path(run_dir) / FOLDER, task, limit
+        self.pending: dict[str, Any] | None = None
+        self.previous: dict[str, Tensor] | None = None
+
+    def on_train_start(self, trainer: Any, state: Any) -> None:  # noqa: ANN401
+        if self.limit and trainer.dist.is_main and state.step == 0:
+            self.pending = self.snapshot(trainer.model, 0, {})
+
+    def on_evaluate(self, trainer: Any, state: Any, record: dict[str, Any]) -> None:  # noqa: ANN401
+        if not self.limit or not trainer.dist.is_main:
+            return
+        if self.pending is not None:
+            self._write(self.pending)
+            self.pending = None
+        scores = {k: v for k, v in record.items() if isinstance(v, float) and k != "lr"}
+        self._write(self.snapshot(trainer.model, state.step, scores))
+        self._thin()
+
+    @torch.no_grad()
+    def snapshot(self, model: Any, step: int, scores: dict[str, float]) -> dict[str, Any]:  # noqa: ANN401
+        was_training = model.training
+        model.eval()
+        try:
+            out = {"step": step, "scores": scores, **_probe(model, self.task)}
+            out["embeddings"] = _rounded(_signed(pca_2d(token_embeddings(model).cpu())), 3)
+            weights = {n: p.detach().float().cpu().clone() for n, p in model.named_parameters()}
+            if self.previous is not None:
+                out["update_norms"] = _layer_norms({n: w - self.previous[n] for n, w in weights.items()})
+            self.previous = weights
+        finally:
+            model.train(was_training)
+        return out
+
+    def _write(self, snapshot: dict[str, Any]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(self.folder / f"step-{snapshot['step']:08d}.json", json.dumps(snapshot))
+
+    def _thin(self) -> None:
+        files = sorted(self.folder.glob("step-*.json"))
+        while len(files) > max(self.limit, 2):
+            for path in files[1:-1:2]:  # every other one; the first and the last stay
+                path.unlink(missing_ok=True)
+            files = sorted(self.folder.glob("step-*.json"))
+
+
+def read_timeline(run_dir: str | Path) -> list[dict[str, Any]]:
+    """A run's snapshots in step order (an unreadable file is left out)."""
+    out = []
+    for path in sorted((Path(run_dir) / FOLDER).glob("step-*.json")):
+        try:
+            out.append(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def _probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
+    """The family's view of its first validation example."""
+    device = next(model.parameters()).device
+    family = model.config.family
+    if family == "generator":
+        ids = task.val_ids[: min(PROBE_TOKENS, model.config.max_length)].to(device)  # (T,)
+        trace = Trace()
+        logits = model(ids[None], trace=trace)[0]  # (T, V)
+        losses = F.cross_entropy(logits[:-1].float(), ids[1:], reduction="none")  # position t predicts t + 1
+        sample = [column[0] for column in generate(model, ids[: PROBE_TOKENS // 2], SAMPLE_TOKENS, temperature=0)]
+        return {
+            "tokens": [task.tokenizer.shown(i) for i in ids.tolist()],
+            "attention": _attention(trace, len(model.blocks), "blocks"),
+            "token_losses": _rounded(losses, 4),
+            "sample": task.tokenizer.decode(ids[: PROBE_TOKENS // 2].tolist() + sample),
+        }
+    if family == "classifier":
+        ids, valid = task.val_ids[:1].to(device), task.val_valid[:1].to(device)  # (1, T)
+        n = int(valid[0].sum())
+        trace = Trace()
+        logits = model(ids, valid, trace=trace)  # (1, K)
+        probs = torch.softmax(logits.float(), -1)[0] if logits.shape[-1] > 1 else torch.sigmoid(logits.float())[0]
+        scope = (
+            "members.0.encoder.blocks" if "members.0.encoder.blocks.0.attention.weights" in trace else "encoder.blocks"
+        )
+        return {
+            "tokens": [task.tokenizer.shown(i) for i in ids[0, :n].tolist()],
+            "attention": _attention(trace, model.config.n_blocks, scope, n),
+            "probabilities": _rounded(probs, 4),
+            "label": int(task.val_labels[0]),
+        }
+    src = torch.tensor(task.val_src[0], device=device)  # (S,)
+    out = decode_batch(model, src[None], task.tgt_tok.bos_id, task.tgt_tok.eos_id, DecodeSettings())[0]
+    return {"tokens": [task.src_tok.shown(i) for i in src.tolist()], "translation": task.tgt_tok.decode(out)}
+
+
+def _attention(trace: Trace, n_blocks: int, scope: str, n: int | None = None) -> list:
+    """Every block's ``(H, T, T)`` weights (the first ``n`` tokens: a classifier's padding left out)."""
+    return [_rounded(trace[f"{scope}.{i}.attention.weights"][0][:, :n, :n], 2) for i in range(n_blocks)]
+
+
+def _signed(points: Tensor) -> Tensor:
+    """Each axis turned so that its largest coordinate is positive: a map that does not flip between snapshots."""
+    flip = torch.sign(points.gather(0, points.abs().argmax(0, keepdim=True)))  # (1, 2)
+    return points * torch.where(flip == 0, torch.ones_like(flip), flip)
+
+
+def _layer_norms(deltas: dict[str, Tensor]) -> dict[str, float]:
+    """Norm of the change per layer (parameters grouped by name up to their last part)."""
+    groups: dict[str, float] = {}
+    for name, delta in deltas.items():
+        layer = name.rsplit(".", 1)[0]
+        groups[layer] = groups.get(layer, 0.0) + float(delta.pow(2).sum())
+    return {k: round(v**0.5, 6) for k, v in groups.items()}
+
+
+def _rounded(t: Tensor, digits: int) -> Any:  # noqa: ANN401
+    return (t.detach().double().cpu() * 10**digits).round().div(10**digits).tolist()

@@ -1,0 +1,53 @@
+"""The training timeline: snapshots at step 0 and at each evaluation, bounded, and invisible to training."""
+
+import torch
+from safetensors.torch import load_file
+
+from transformers_lite import GeneratorConfig, Recipe
+from transformers_lite.inspect.timeline import Timeline, read_timeline
+from transformers_lite.tasks.generator import GeneratorSettings
+from transformers_lite.training.settings import TrainConfig
+
+from ..helpers import train_run
+
+TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n" * 20
+TINY = GeneratorConfig(dim=16, n_heads=2, dim_hidden=32, n_blocks=1, max_length=16)
+
+
+def test_snapshots_are_taken_at_step_0_and_each_evaluation_and_thinned(tmp_path):
+    (tmp_path / "t.txt").write_text(TEXT)
+    settings = GeneratorSettings(text=str(tmp_path / "t.txt"), batch_size=4)
+    train_run(TINY, settings, tmp_path / "run", max_steps=12, eval_every=2, warmup_steps=1, snapshots=4)
+    snaps = read_timeline(tmp_path / "run")
+    assert len(snaps) <= 4 and snaps[0]["step"] == 0 and snaps[-1]["step"] == 12  # the first and the last stay
+    assert "update_norms" not in snaps[0] and all("update_norms" in s for s in snaps[1:])
+    assert len(snaps[0]["attention"][0]) == 2 and len(snaps[0]["attention"][0][0]) == len(snaps[0]["tokens"])
+    train_run(TINY, settings, tmp_path / "off", max_steps=4, eval_every=2, warmup_steps=1, snapshots=0)
+    assert read_timeline(tmp_path / "off") == [] and not (tmp_path / "off" / "snapshots").exists()
+
+
+def test_a_paused_and_resumed_run_with_snapshots_ends_bit_for_bit_as_a_straight_one(tmp_path):
+    (tmp_path / "t.txt").write_text(TEXT)
+    settings = GeneratorSettings(text=str(tmp_path / "t.txt"), batch_size=4)
+    train = dict(max_steps=10, eval_every=2, warmup_steps=1, seed=5)
+    train_run(TINY, settings, tmp_path / "straight", snapshots=0, **train)
+    train_run(TINY, settings, tmp_path / "paused", snapshots=8, stop_at=4, **train)
+    recipe = Recipe("generator", TINY, TrainConfig(snapshots=8, **train), settings)
+    recipe.run(log=lambda *_: None, resume_dir=tmp_path / "paused")
+    straight, resumed = (
+        load_file(tmp_path / "straight" / "model.safetensors"),
+        load_file(tmp_path / "paused" / "model.safetensors"),
+    )
+    assert all(torch.equal(straight[k], resumed[k]) for k in straight)
+    assert [s["step"] for s in read_timeline(tmp_path / "paused")] == [0, 2, 4, 6, 8, 10]
+
+
+def test_thinning_keeps_the_first_and_the_last(tmp_path):
+    timeline = Timeline(tmp_path, None, 3)
+    for step in range(0, 100, 10):
+        timeline._write({"step": step})
+    timeline._thin()
+    steps = [s["step"] for s in read_timeline(tmp_path)]
+    assert len(steps) <= 3 and steps[0] == 0 and steps[-1] == 90
+    (tmp_path / "snapshots" / "step-00000050.json").write_text("{damaged")
+    assert [s["step"] for s in read_timeline(tmp_path)] == steps  # an unreadable snapshot is left out
