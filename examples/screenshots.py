@@ -104,15 +104,30 @@ def main(argv: list[str]) -> None:
 
     def backward(name: str, position: str) -> None:
         """The backward view of the default input (a generator's loss at ``position``) at the last block's
-        attention weights."""
+        attention weights."""  # noqa: D401
         driver.find_element(By.ID, "backward-position").clear()
         driver.find_element(By.ID, "backward-position").send_keys(position)
         driver.find_element(By.ID, "backward").click()
         wait(lambda d: d.find_element(By.ID, "backward-result").is_displayed())
         chip = "[...document.querySelectorAll('#backward-steps .step')]"
-        chip += ".find((c) => c.textContent.startsWith(arguments[0]))"
-        driver.execute_script(chip + ".click()", "blocks.3.attention.weights")
+        chip += ".find((c) => c.textContent.includes(arguments[0]))"  # the last block's: the first from the loss
+        driver.execute_script(chip + ".click()", "attention.weights")
         shot(name, "backward-result", height=1300)
+
+    def timeline(first: str, last: str) -> None:
+        """The training timeline of a run with snapshots, at its first and its last one (block 2 when it has one)."""
+        if not driver.find_element(By.ID, "timeline-body").is_displayed():
+            print("no training snapshots in this run: no timeline pictures")
+            return
+        driver.execute_script(
+            "const b = document.getElementById('timeline-block'); b.value = Math.min(2, b.options.length - 1);"
+            "b.dispatchEvent(new Event('change')); document.querySelector('#run-panel details').open = false"
+        )
+        shot(last, "run-panel", height=1150)
+        driver.execute_script(
+            "const s = document.getElementById('timeline-slider'); s.value = 0; s.dispatchEvent(new Event('input'))"
+        )
+        shot(first, "run-panel", height=1150)
 
     driver.get(f"http://127.0.0.1:{port}/")
     wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
@@ -136,6 +151,7 @@ def main(argv: list[str]) -> None:
             shot("run", "run-panel", height=1400)
             trace("forward_generator", "blocks.1", "attention.weights")
             backward("backward_generator", "20")
+            timeline("timeline_start", "timeline_trained")
         elif entry.family == "classifier":
             driver.find_element(By.ID, "classify").click()
             wait(lambda d: d.find_element(By.ID, "cls-result").is_displayed())

@@ -317,3 +317,27 @@ def test_the_timeline_endpoint(client, runs_folder):
     assert "update_norms" in last and not data["notices"]
     cls = client.get("/api/runs/classifier/timeline").json()
     assert len(cls["snapshots"][0]["probabilities"]) == 5 and cls["classes"][0] == "1 star"
+
+
+def test_a_run_that_is_still_training_is_shown_live(runs, tmp_path):  # noqa: F811
+    """A run folder that appears after the server started is listed; while a process holds its lock and
+    it has no final weights, its info says where training stands, and a newer checkpoint is loaded."""
+    import shutil
+
+    from fastapi.testclient import TestClient
+
+    from transformers_lite.server.app import create_app
+    from transformers_lite.server.registry import RunRegistry
+    from transformers_lite.training.rundir import RunLock
+
+    shutil.copytree(runs / "classifier", tmp_path / "done")
+    client = TestClient(create_app(RunRegistry(tmp_path), allowed_hosts=["testserver"]))
+    shutil.copytree(runs / "generator", tmp_path / "live")
+    (tmp_path / "live" / "model.safetensors").unlink()  # not finished: the latest checkpoint is loaded
+    assert [r["name"] for r in client.get("/api/runs").json()["runs"]] == ["done", "live"]
+    assert client.get("/api/runs/live").json()["training"] is None  # nobody holds its lock: not training
+    with RunLock(tmp_path / "live"):
+        info = client.get("/api/runs/live").json()
+        assert info["training"]["step"] == 4 and info["training"]["total_steps"] == 4
+        assert info["training"]["elapsed_s"] >= 0 and info["training"]["budget_s"] is None
+    assert client.get("/api/runs/live").json()["training"] is None

@@ -148,7 +148,8 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
 
     @app.get("/api/runs")
     def runs() -> dict[str, Any]:
-        """The runs this server shows, with their model family."""
+        """The runs this server shows, with their model family (runs started since are added)."""
+        registry.refresh()
         return {"runs": [{"name": e.name, "family": e.family} for e in registry.entries.values()]}
 
     @app.get("/api/runs/{name:path}/embeddings")

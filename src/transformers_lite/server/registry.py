@@ -1,8 +1,9 @@
 """The runs a server shows: one run directory, or every run directory inside a folder.
 
-Runs are loaded on first use and kept. A model call changes nothing on the model (attention maps and
-every other inspected step come back from the forward through a ``Trace``), so requests on one run
-need no lock.
+Runs are loaded on first use and kept; a run still training is loaded again from each newer checkpoint
+it writes, and runs that appear in the folder later are added when the run list is asked for. A model
+call changes nothing on the model (attention maps and every other inspected step come back from the
+forward through a ``Trace``), so requests on one run need no lock.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from ..errors import RunError
 from ..families import load
 from ..pipeline import Run
+from ..runs.files import weights_file
 
 
 @dataclass
@@ -23,6 +25,7 @@ class Entry:
     path: Path
     family: str
     run: Run | None = None
+    weights: Path | None = None  # the file the run was loaded from (a checkpoint while it trains)
 
 
 def _family(path: Path) -> str:
@@ -40,18 +43,24 @@ class RunRegistry:
         root = Path(root)
         if not root.is_dir():
             raise RunError(f"{root} is not a run directory or a folder of runs (no such folder)")
+        self.root = root
+        self.entries: dict[str, Entry] = {}
+        self._loading = threading.Lock()
+        self.refresh()
+        if not self.entries:
+            raise RunError(f"{root} holds no runs (no config.json in it or in its sub-folders)")
+
+    def refresh(self) -> None:
+        """Add the runs that appeared since (a run started after the server holds a config.json at once)."""
+        root = self.root
         if (root / "config.json").is_file():
             paths = [root]
         else:
             paths = sorted({p.parent for p in [*root.glob("*/config.json"), *root.glob("*/*/config.json")]})
-        if not paths:
-            raise RunError(f"{root} holds no runs (no config.json in it or in its sub-folders)")
-        self.root = root
-        self.entries: dict[str, Entry] = {}
         for path in paths:
             name = path.name if path == root else str(path.relative_to(root))
-            self.entries[name] = Entry(name, path, _family(path))
-        self._loading = threading.Lock()
+            if name not in self.entries:
+                self.entries[name] = Entry(name, path, _family(path))
 
     def names(self) -> list[str]:
         return list(self.entries)
@@ -62,6 +71,11 @@ class RunRegistry:
             raise KeyError(f"no run named {name!r}; known: {', '.join(self.entries)}")
         entry = self.entries[name]
         with self._loading:
-            if entry.run is None:
+            try:
+                current = weights_file(entry.path)
+            except RunError:
+                current = None
+            if entry.run is None or (current is not None and current != entry.weights):  # a newer checkpoint
                 entry.run = load(entry.path)
+                entry.weights = current
         return entry

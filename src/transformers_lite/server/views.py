@@ -35,8 +35,9 @@ from ..inspect.scores import (
 )
 from ..inspect.timeline import read_timeline
 from ..pipeline import Run
-from ..runs.history import HistoryFileError
+from ..runs.history import HistoryFileError, read_metrics
 from ..summary import summary_rows
+from ..training.rundir import is_training
 
 
 @dataclass(frozen=True)
@@ -83,9 +84,29 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
         "total_trainable": sum(r[2] for r in rows),
         "total_fixed": sum(r[3] for r in rows),
         "curves": curves,
+        "training": training_state(run),
         "example": example_inputs(run),
         "limits": LIMITS.__dict__,
         "notices": notices,
+    }
+
+
+def training_state(run: Run) -> dict[str, Any] | None:
+    """Where a run that is still training stands (a process holds its lock): its last recorded step and
+    elapsed seconds, its step limit and time budget; ``None`` for a run that is not training."""
+    if not is_training(run.run_dir):
+        return None
+    try:
+        rows = read_metrics(run.run_dir)
+    except HistoryFileError:
+        rows = []
+    last = rows[-1] if rows else {}
+    budget = run.hyperparameters.get("train", {}).get("max_minutes")
+    return {
+        "step": last.get("step", 0),
+        "elapsed_s": last.get("wall_s", 0.0),
+        "total_steps": run.hyperparameters.get("total_steps"),
+        "budget_s": None if budget is None else budget * 60,
     }
 
 

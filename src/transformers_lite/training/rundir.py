@@ -109,6 +109,23 @@ def _make(path: Path, exist_ok: bool) -> None:
         raise PermissionError(f"the output directory {path} is not writable")
 
 
+def is_training(run_dir: str | Path) -> bool:
+    """Whether a process holds ``run_dir``'s lock now (it is training), without waiting or taking it."""
+    path = Path(run_dir) / ".lock"
+    if not path.is_file():
+        return False
+    try:
+        with open(path, encoding="utf-8") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except OSError:
+        return False
+    return False
+
+
 class RunLock:
     """``with RunLock(run_dir):`` holds the run directory for this process (see the module docstring)."""
 

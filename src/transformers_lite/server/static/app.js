@@ -118,9 +118,43 @@ async function selectRun(name) {
   renderRunPanel(info);
   setupTrace(info);
   await loadTimeline();
+  watchTraining(info);
   setStatus("");
   await loadEmbeddings();
   document.body.dataset.ready = "1";
+}
+
+// a run that is still training: its curves and snapshots are fetched again every few seconds, with where
+// it stands (step, elapsed time, budget left), until it finishes or another run is picked
+const WATCH_MS = 5000;
+let watching = null;
+
+function watchTraining(info) {
+  clearTimeout(watching);
+  showTraining(info.training);
+  if (!info.training) return;
+  const name = state.run;
+  watching = setTimeout(async () => {
+    if (state.run !== name) return;
+    const fresh = await api(runPath(name)).catch(() => null);
+    if (!fresh || state.run !== name) return;
+    state.info = fresh;
+    renderRunPanel(fresh);
+    const slider = $("timeline-slider");
+    const atEnd = Number(slider.value) === Number(slider.max);
+    await loadTimeline();
+    if (!atEnd) slider.value = Math.min(Number(slider.value), Number(slider.max));
+    watchTraining(fresh);
+  }, WATCH_MS);
+}
+
+function showTraining(training) {
+  const box = $("run-training");
+  box.hidden = !training;
+  if (!training) return;
+  const limit = training.total_steps ? ` of ${training.total_steps.toLocaleString("en")}` : "";
+  const budget = training.budget_s ? `, ${Math.max(0, training.budget_s - training.elapsed_s).toFixed(0)} s of the ${(training.budget_s / 60).toFixed(1)}-minute budget left` : "";
+  box.textContent = `still training: step ${training.step.toLocaleString("en")}${limit} at the last evaluation, ${training.elapsed_s.toFixed(0)} s in${budget}; the curves and the timeline update as it writes them`;
 }
 
 function renderRunPanel(info) {

@@ -46,6 +46,7 @@ function renderSnapshot() {
   $("timeline-losses").replaceChildren(...losses.map((l, i) => {
     const chip = el("span", { className: "chip", title: `loss ${l}` }, visible(snap.tokens[i + 1] ?? ""));
     chip.style.background = heat(l, max);
+    if (l / max > 0.5) chip.style.color = "white";  // legible on the darker cells
     chip.dataset.loss = l;
     return chip;
   }));
