@@ -311,6 +311,7 @@ def test_the_backward_pass_in_a_real_browser(base_url, browser, runs_folder):
 def test_the_training_timeline_in_a_real_browser(base_url, browser, runs_folder):
     """The slider moves the attention map and the per-token losses to an earlier snapshot's."""
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 
     from transformers_lite.inspect.timeline import read_timeline
 
@@ -331,4 +332,9 @@ def test_the_training_timeline_in_a_real_browser(base_url, browser, runs_folder)
     assert step.text == "step 0 (before training)" and losses() == snaps[0]["token_losses"]
     assert browser.find_elements(By.CSS_SELECTOR, "#timeline-attention canvas.heatmap")
     assert browser.find_elements(By.CSS_SELECTOR, "#timeline-curve svg polyline")
+    # another run of the family beside it, at the snapshot nearest the same step, on the same example
+    Select(browser.find_element(By.ID, "timeline-compare")).select_by_value("more/gpt")
+    wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-other canvas.heatmap"))
+    assert browser.find_element(By.ID, "timeline-other").text.startswith("more/gpt at step 0")
+    assert "(the same validation example)" in browser.find_element(By.ID, "timeline-other").text
     assert not console_errors(browser)

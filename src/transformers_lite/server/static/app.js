@@ -94,6 +94,7 @@ function heatmap(matrix, rowLabels, colLabels, title) {
 // ------------------------------------------------------------------ runs
 async function loadRuns() {
   const { runs } = await api("/api/runs");
+  state.runs = runs;
   const picker = $("run-picker");
   picker.replaceChildren(...runs.map((r) => el("option", { value: r.name }, `${r.name} (${r.family})`)));
   picker.disabled = runs.length < 2;

@@ -4,7 +4,7 @@
 // moved since the snapshot before; the loss curve beside them with a uniform guess drawn as a line.
 "use strict";
 
-const timeline = { data: null };
+const timeline = { data: null, other: null };
 
 async function loadTimeline() {
   timeline.data = await api(runPath(state.run, "/timeline"));
@@ -18,7 +18,40 @@ async function loadTimeline() {
   fillSelect($("timeline-block"), snaps[0].attention ? snaps[0].attention.length : 0, "block");
   fillSelect($("timeline-head"), snaps[0].attention && snaps[0].attention[0] ? snaps[0].attention[0].length : 0, "head");
   $("timeline-curve").replaceChildren(timelineCurve(snaps, timeline.data.uniform_loss));
+  const others = (state.runs || []).filter((r) => r.name !== state.run && r.family === state.info.family);
+  const compare = $("timeline-compare");
+  const chosen = compare.value;
+  compare.replaceChildren(el("option", { value: "" }, "no other run"), ...others.map((r) => el("option", { value: r.name }, r.name)));
+  compare.value = others.some((r) => r.name === chosen) ? chosen : "";
+  if (!compare.value) timeline.other = null;
   renderSnapshot();
+}
+
+// a second run of the same family beside this one, at the snapshot nearest the same step
+async function loadComparison() {
+  const name = $("timeline-compare").value;
+  timeline.other = name ? { name, data: await api(runPath(name, "/timeline")) } : null;
+  renderSnapshot();
+}
+
+function renderComparison(snap) {
+  const box = $("timeline-other");
+  if (!timeline.other || !timeline.other.data.snapshots.length) {
+    box.replaceChildren(...(timeline.other ? [el("p", { className: "muted" }, `${timeline.other.name} has no training snapshots`)] : []));
+    return;
+  }
+  const theirs = timeline.other.data.snapshots.reduce((best, s) => (Math.abs(s.step - snap.step) < Math.abs(best.step - snap.step) ? s : best));
+  const same = JSON.stringify(theirs.tokens) === JSON.stringify(snap.tokens);
+  const parts = [el("p", {}, `${timeline.other.name} at step ${theirs.step}` + (theirs.scores.val_loss !== undefined ? `: val_loss ${theirs.scores.val_loss.toFixed(4)}` : "") +
+    (same ? " (the same validation example)" : " (another validation example: the runs read different data)"))];
+  if (theirs.attention) {
+    const block = theirs.attention[Math.min(Number($("timeline-block").value || 0), theirs.attention.length - 1)];
+    const matrix = block[Math.min(Number($("timeline-head").value || 0), block.length - 1)];
+    parts.push(heatmap(matrix, theirs.tokens, theirs.tokens, `${timeline.other.name}, step ${theirs.step}`));
+  }
+  if (theirs.sample !== undefined) parts.push(el("pre", { className: "sample" }, theirs.sample));
+  if (theirs.translation !== undefined) parts.push(el("p", {}, `translation: ${theirs.translation}`));
+  box.replaceChildren(...parts);
 }
 
 function renderSnapshot() {
@@ -52,6 +85,7 @@ function renderSnapshot() {
   }));
   const norms = Object.entries(snap.update_norms || {}).sort((a, b) => b[1] - a[1]).slice(0, 10);
   bars($("timeline-updates"), norms, null, (label) => label);
+  renderComparison(snap);
 }
 
 function timelineCurve(snaps, uniform) {
@@ -67,3 +101,4 @@ function timelineCurve(snaps, uniform) {
 $("timeline-slider").addEventListener("input", () => renderSnapshot());
 $("timeline-block").addEventListener("change", () => renderSnapshot());
 $("timeline-head").addEventListener("change", () => renderSnapshot());
+$("timeline-compare").addEventListener("change", guard(loadComparison));
