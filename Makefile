@@ -5,7 +5,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser test lint demo bench bench-speed screenshots clean
+.PHONY: setup browser test lint docs demo bench bench-speed screenshots clean
 
 setup: $(STAMP)
 
@@ -32,6 +32,10 @@ test: lint browser
 lint: setup
 	$(BIN)/ruff check src tests benchmarks experiments examples
 	$(BIN)/ruff format --check src tests benchmarks experiments examples
+
+# the documentation site, offline, into site/ (strict: a broken link or reference is an error)
+docs: setup
+	$(BIN)/mkdocs build --strict --site-dir site
 
 demo: setup
 	$(BIN)/python examples/demo.py
