@@ -209,10 +209,14 @@ class Seq2SeqConfig(TransformerConfig):
     share_embeddings: bool = False  # one table for source and target (needs a shared vocabulary)
     tie_embeddings: bool = True  # the output Dense shares the target embedding table
     pad_id: int = 1  # the tokenizers' convention: <unk>=0, <pad>=1, <bos>=2, <eos>=3
+    # "none" is post 001's experiment: no position encoding at all (the encoder then reads a bag of words;
+    # only the decoder's causal mask tells positions apart)
+    position: str = "sinusoidal"
 
     def __post_init__(self) -> None:
         super().__post_init__()
         _positive(self, "src_vocab_size", "tgt_vocab_size", "n_encoder_blocks", "n_decoder_blocks")
+        validate.choice("position", self.position, ("sinusoidal", "none"))
         if self.share_embeddings and self.src_vocab_size != self.tgt_vocab_size:
             raise ConfigError(
                 f"share_embeddings needs equal vocabularies, got {self.src_vocab_size} and {self.tgt_vocab_size}"

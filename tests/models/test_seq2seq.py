@@ -69,3 +69,19 @@ def test_shapes_presets_and_sharing():
     with pytest.raises(ValueError, match="equal vocabularies"):
         CFG.replace(share_embeddings=True)
     assert count_parameters(build_model(get_preset("seq2seq-small").model))[0] > 1_000_000
+
+
+@pytest.mark.parametrize("position", ["sinusoidal", "none"])
+def test_without_a_position_encoding_the_encoder_reads_a_bag_of_words(position):
+    """position="none" (post 001's question): the encoder's output for a reversed source is its output
+    for the source, reversed; with the sinusoidal encoding it is not. The decoder's causal mask still
+    tells its own positions apart."""
+    config = Seq2SeqConfig(
+        src_vocab_size=20, tgt_vocab_size=20, dim=16, n_heads=2, dim_hidden=32, max_length=10, position=position
+    )
+    torch.manual_seed(0)
+    model = build_model(config).eval()
+    src = torch.tensor([[5, 6, 7, 8, 9]])
+    ones = torch.ones_like(src, dtype=torch.bool)
+    forward, backward = model.encode(src, ones), model.encode(src.flip(1), ones)
+    assert torch.allclose(forward.flip(1), backward, atol=1e-5) == (position == "none")

@@ -59,6 +59,8 @@ class TransformerSeq2Seq(nn.Module):
         self.encoder = Encoder(
             source, spec, c.n_encoder_blocks, positions=c.max_length, scale=self.scale, input_dropout=c.dropout
         )
+        if c.position == "none":  # post 001's question: the encoding's rows all zero, for encoder and decoder
+            self.encoder.position_encoding.weight.zero_()
         self.tgt_embedding = target
         self.dropout = nn.Dropout(c.dropout)
         self.decoder = nn.ModuleList(DecoderBlock(spec) for _ in range(c.n_decoder_blocks))
