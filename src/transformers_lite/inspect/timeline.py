@@ -6,7 +6,8 @@ A snapshot (``RUN/snapshots/step-00001200.json``, written atomically) holds the 
 scores, the probe's tokens, every block's and head's attention over them (``(L, H, T, T)``), the loss
 of each next token (a generator), the class probabilities (a classifier) or the greedy translation (a
 translator), a greedy sample (a generator), the 2-D map of the token embeddings, and how far each
-layer's weights moved since the snapshot before (the update's norm per layer).
+layer's weights moved since the snapshot before (the update's norm per layer; the first snapshot of a
+resumed run has none: the weights before it were not kept).
 
 Snapshots cost little and stay bounded: they are taken only when the run evaluates anyway, the probe
 is at most ``PROBE_TOKENS`` tokens, and when a run holds more than ``TrainConfig.snapshots`` of them
