@@ -290,3 +290,20 @@ def test_a_masked_language_model_traces_and_reads_out_but_does_not_sweep():
     assert lens[0]["at"] == "input" and lens[-1]["top"][0]["id"] == best
     with pytest.raises(ValueError, match="a sweep ranks the heads of a generator"):
         head_sweep(run, "the coffee was great")
+
+
+def test_a_sweep_over_validation_windows_averages_each_heads_rise(runs):  # noqa: F811
+    from transformers_lite.inspect.readout import _validation_windows, validation_head_sweep
+
+    run = tl.load(runs / "generator")
+    over = validation_head_sweep(run, 3)
+    val, starts, t = _validation_windows(run, 3)
+    one = [head_sweep(run, run.tokenizer.decode(val[s : s + t].tolist(), skip_special=False)) for s in starts]
+    head = over["heads"][0]["head"]
+    rises = [next(r["rise"] for r in sweep["heads"] if r["head"] == head) for sweep in one]
+    assert over["windows"] == len(starts) and over["heads"][0]["rise"] == pytest.approx(
+        sum(rises) / len(rises), abs=1e-5
+    )
+    assert [r["rise"] for r in over["heads"]] == sorted((r["rise"] for r in over["heads"]), reverse=True)
+    with pytest.raises(ValueError, match="a generator's text, not a classifier's"):
+        validation_head_sweep(tl.load(runs / "classifier"), 2)

@@ -341,3 +341,10 @@ def test_a_run_that_is_still_training_is_shown_live(runs, tmp_path):  # noqa: F8
         assert info["training"]["step"] == 4 and info["training"]["total_steps"] == 4
         assert info["training"]["elapsed_s"] >= 0 and info["training"]["budget_s"] is None
     assert client.get("/api/runs/live").json()["training"] is None
+
+
+def test_the_sweep_over_validation_windows(client):
+    data = client.post("/api/runs/generator/sweep", json={"text": "Before", "windows": 2}).json()
+    assert data["windows"] == 2 and data["heads"][0]["rise"] >= data["heads"][-1]["rise"]
+    bad = client.post("/api/runs/classifier/sweep", json={"text": "the box", "windows": 2})
+    assert bad.status_code == 400 and "a generator's text" in bad.json()["error"]

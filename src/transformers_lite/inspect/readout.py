@@ -132,12 +132,9 @@ def validation_attention_distance(run: Any, windows: int) -> dict[str, Any]:  # 
         )
     if windows < 1:
         raise ValueError(f"--windows must be at least 1, got {windows}")
-    ids = torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long)
-    _, val = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
-    t = min(run.config.max_length, MAX_TOKENS, len(val))
-    starts = torch.linspace(0, len(val) - t, windows).long().unique()
+    val, starts, t = _validation_windows(run, windows)
     totals: dict[str, Tensor] = {}
-    for start in starts.tolist():
+    for start in starts:
         trace = Trace()
         run.model(val[start : start + t][None], trace=trace)  # (1, T) -> logits; the weights are traced
         for name in trace.names():
@@ -172,6 +169,35 @@ def _loss(run: Any, trace: ForwardTrace, label: int | None) -> float:  # noqa: A
     if len(ids) < 2:
         raise ValueError("a sweep needs at least two tokens: the loss is that of predicting each next one")
     return float(-p[torch.arange(len(ids) - 1), ids[1:]].log().mean())
+
+
+def _validation_windows(run: Any, windows: int) -> tuple[Tensor, list[int], int]:  # noqa: ANN401
+    """A generator's validation ids, the starts of ``windows`` full-context windows spread evenly over
+    them, and the window length."""
+    if run.config.family != "generator":
+        raise ValueError(f"validation windows are a generator's text, not a {run.config.family}'s")
+    if windows < 1:
+        raise ValueError(f"windows must be at least 1, got {windows}")
+    ids = torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long)
+    _, val = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
+    t = min(run.config.max_length, MAX_TOKENS, len(val))
+    return val, torch.linspace(0, len(val) - t, windows).long().unique().tolist(), t
+
+
+def validation_head_sweep(run: Any, windows: int) -> dict[str, Any]:  # noqa: ANN401
+    """``head_sweep`` over ``windows`` windows of a generator's own validation text: each head's rise in
+    loss averaged over them, so the ranking says what the model needs in general, not on one input."""
+    val, starts, t = _validation_windows(run, windows)
+    sweeps = [head_sweep(run, run.tokenizer.decode(val[s : s + t].tolist(), skip_special=False)) for s in starts]
+    totals: dict[str, list[float]] = {}
+    for sweep in sweeps:
+        for row in sweep["heads"]:
+            loss, rise = totals.get(row["head"], [0.0, 0.0])
+            totals[row["head"]] = [loss + row["loss"], rise + row["rise"]]
+    n = len(sweeps)
+    rows = [{"head": h, "loss": round(loss / n, 5), "rise": round(rise / n, 5)} for h, (loss, rise) in totals.items()]
+    rows.sort(key=lambda r: -r["rise"])
+    return {"loss": round(sum(sw["loss"] for sw in sweeps) / n, 5), "heads": rows, "windows": n}
 
 
 def head_sweep(run: Any, text: str, target: str | None = None) -> dict[str, Any]:  # noqa: ANN401

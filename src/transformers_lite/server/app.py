@@ -66,6 +66,7 @@ class TraceRequest(BaseModel):
     switch_off: list[str] = Field([], max_length=64, description="heads, units or 'position' to switch off")
     block: str | None = Field(None, max_length=200, description="the steps outside blocks and this block's only")
     position: int = Field(-1, ge=-100_000, le=100_000, description="where the logit lens reads (-1: the last token)")
+    windows: int = Field(0, ge=0, le=32, description="a sweep of a generator over this many validation windows")
 
 
 class BackwardRequest(BaseModel):
@@ -198,7 +199,7 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
     @app.post("/api/runs/{name:path}/sweep")
     def sweep(name: str, request: TraceRequest) -> dict[str, Any]:
         """Each head switched off in turn: how much the loss on the input rises, heads ranked."""
-        return answer(entry(name), views.sweep_view, request.text, request.target)
+        return answer(entry(name), views.sweep_view, request.text, request.target, request.windows)
 
     @app.post("/api/runs/{name:path}/backward")
     def backward(name: str, request: BackwardRequest) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from ..generation.prompt import read_prompt
 from ..generation.sampling import filter_logits, scale
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
-from ..inspect.readout import attention_distance, head_sweep, logit_lens
+from ..inspect.readout import attention_distance, head_sweep, logit_lens, validation_head_sweep
 from ..inspect.scores import (
     all_cross_attention,
     all_generator_attention,
@@ -320,9 +320,12 @@ def backward_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - a
     return result.to_json() | {"notices": notices}
 
 
-def sweep_view(run: Run, text: str, target: str | None) -> dict[str, Any]:
-    """``inspect.readout.head_sweep`` on the (bounded) text."""
+def sweep_view(run: Run, text: str, target: str | None, windows: int = 0) -> dict[str, Any]:
+    """``inspect.readout.head_sweep`` on the (bounded) text, or with ``windows`` over that many windows of a
+    generator's validation text (``validation_head_sweep``)."""
     notices: list[str] = []
+    if windows:
+        return validation_head_sweep(run, windows) | {"notices": notices}
     return head_sweep(run, _bounded(text, notices), target) | {"notices": notices}
 
 

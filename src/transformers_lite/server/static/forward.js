@@ -11,6 +11,7 @@ function setupTrace(info) {
   $("trace-target").placeholder = info.family === "classifier" ? "Backward: the class (default: its prediction)" : "default: the model's translation";
   $("trace-target").value = "";
   $("backward-result").hidden = true;
+  $("sweep-windows").parentElement.hidden = info.family !== "generator";
   $("trace-result").hidden = $("sweep-result").hidden = true;
   Object.assign(trace, { data: null, plain: null, step: 0, pos: 0, block: "", off: new Set() });
 }
@@ -223,9 +224,11 @@ function renderDistance(data) {
 async function sweep() {
   const body = traceBody();
   setStatus("switching each head off in turn\u2026");
-  const data = await api(runPath(state.run, "/sweep"), { text: body.text, target: body.target });
+  const windows = state.info.family === "generator" ? Number($("sweep-windows").value || 0) : 0;
+  const data = await api(runPath(state.run, "/sweep"), { text: body.text, target: body.target, windows });
   setStatus("");
-  $("sweep-loss").textContent = `(loss with every head: ${data.loss.toFixed(4)})`;
+  const where = data.windows ? `, averaged over ${data.windows} windows of the validation text` : " on this input";
+  $("sweep-loss").textContent = `(loss with every head: ${data.loss.toFixed(4)}${where})`;
   const head = el("tr", {}, el("th", {}, "head switched off"), el("th", {}, "loss"), el("th", {}, "rise"));
   $("sweep-table").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.heads.map((h) =>
     el("tr", {}, el("td", {}, h.head), el("td", { className: "num" }, h.loss.toFixed(4)), el("td", { className: "num" }, h.rise.toFixed(4))))));
