@@ -57,3 +57,14 @@ def test_train_translate_evaluate_and_inspect_seq2seq(tmp_path):
     out = tlite("inspect", "attention", run, "--src", "alpha beta", "--tgt", "beta alpha")
     assert out.returncode == 0, out.stderr
     assert (run / "plots" / "cross_attention_block0_head0.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_translating_a_table_of_pairs_reads_its_source_column(tmp_path):
+    """A pairs TSV given to translate --input: the source column, never the longer target column."""
+    from types import SimpleNamespace
+
+    from transformers_lite.cli.common import inputs
+
+    (tmp_path / "pairs.tsv").write_text("src\ttgt\nein hund\ta dog that is much longer than its source\n")
+    args = SimpleNamespace(texts=[], input=str(tmp_path / "pairs.tsv"), json=False)
+    assert inputs(args, ("text", "source", "src")) == (["ein hund"], False)

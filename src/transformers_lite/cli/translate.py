@@ -31,8 +31,9 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    texts, as_jsonl = inputs(args, ("text", "source"))
     loaded = load_run(args, "translate")
+    column = loaded.hyperparameters.get("data", {}).get("src_column")  # a table of pairs: its source column
+    texts, as_jsonl = inputs(args, tuple(c for c in (column, "text", "source", "src") if c))
     outputs = loaded.translate(
         texts,
         beam=args.beam,
