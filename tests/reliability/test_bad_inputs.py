@@ -138,7 +138,7 @@ ERRORS = {
     "classify-input-bad-json-line": (["classify", "{cls}", "--input", "{badlines}"], "bad.jsonl:2: invalid JSON"),
     "translate-input-missing-field": (
         ["translate", "{s2s}", "--input", "{nofieldlines}"],
-        "no 'text' or 'source' field",
+        "no 'text' or 'source' or 'src' field",
     ),
     "inspect-a-classifier": (["inspect", "all", "{cls}"], "inspect draws generator and translator runs"),
     "inspect-block-out-of-range": (["inspect", "attention", "{gen}", "--block", "5"], "block 5 / head 0 out of range"),
