@@ -58,6 +58,5 @@ def _moved(run: Any, before: Any, after: Any, position: int | None) -> list[dict
         row = position if position is not None else p0.shape[0] - 2 if run.config.family == "generator" else -1
         p0, p1 = p0[row], p1[row]
     order = (p1 - p0).abs().argsort(descending=True)[:SHOWN].tolist()
-    names = before.classes or [run.tokenizer.shown(i) for i in order]
-    label = (lambda i: names[i]) if before.classes else (lambda i: names[order.index(i)])
+    label = (lambda i: before.classes[i]) if before.classes else run.tokenizer.shown
     return [{"label": label(i), "before": round(float(p0[i]), 5), "after": round(float(p1[i]), 5)} for i in order]

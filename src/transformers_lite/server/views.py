@@ -85,10 +85,21 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
         "total_fixed": sum(r[3] for r in rows),
         "curves": curves,
         "training": training_state(run),
-        "example": example_inputs(run),
+        "example": _example(run),
         "limits": LIMITS.__dict__,
         "notices": notices,
     }
+
+
+_EXAMPLES: dict[str, tuple[int, dict[str, Any]]] = {}  # run folder -> (id of the loaded run, its example)
+
+
+def _example(run: Run) -> dict[str, Any]:
+    """``example_inputs`` read once per loaded run (a live run's info is asked for every few seconds)."""
+    key = str(run.run_dir)
+    if _EXAMPLES.get(key, (None,))[0] != id(run):
+        _EXAMPLES[key] = (id(run), example_inputs(run))
+    return _EXAMPLES[key][1]
 
 
 def training_state(run: Run) -> dict[str, Any] | None:
