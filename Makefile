@@ -32,6 +32,7 @@ test: lint browser
 lint: setup
 	$(BIN)/ruff check src tests benchmarks experiments examples
 	$(BIN)/ruff format --check src tests benchmarks experiments examples
+	$(BIN)/mypy
 
 # the documentation site, offline, into site/ (strict: a broken link or reference is an error)
 docs: setup

@@ -2,6 +2,7 @@
 cache against no cache, and the README's GPT results.
 
     .venv/bin/python benchmarks/bench_gpt.py throughput   # training tokens/s, trainer overhead
+    .venv/bin/python benchmarks/bench_gpt.py snapshots    # training with the timeline's snapshots vs without
     .venv/bin/python benchmarks/bench_gpt.py generation   # KV cache vs no cache at context 256
     .venv/bin/python benchmarks/bench_gpt.py quality      # the README commands, 3 random seeds (~20 minutes)
     .venv/bin/python benchmarks/bench_gpt.py quality --only post-gpt --steps-per-second 33   # a slower machine
@@ -47,11 +48,11 @@ def bare_loop(task: GeneratorTask, config, steps: int) -> float:  # noqa: ANN001
     return time.perf_counter() - start
 
 
-def trainer_loop(task: GeneratorTask, config, steps: int) -> float:  # noqa: ANN001
+def trainer_loop(task: GeneratorTask, config, steps: int, eval_every: int = 0, callbacks=()) -> float:  # noqa: ANN001
     torch.manual_seed(0)
-    cfg = TrainConfig(max_steps=steps, eval_every=0, warmup_steps=10)
-    trainer = Trainer(build_model(config), task, cfg, log=lambda *_: None)
-    task.evaluate = lambda model: {}  # measure the loop, not the final evaluation
+    cfg = TrainConfig(max_steps=steps, eval_every=eval_every, warmup_steps=10)
+    trainer = Trainer(build_model(config), task, cfg, log=lambda *_: None, callbacks=list(callbacks))
+    task.evaluate = lambda model, split="val": {}  # measure the loop (and the snapshots), not the evaluations
     state = trainer.fit()
     return state.history[-1]["wall_s"]  # elapsed training time, taken before evaluation
 
@@ -75,6 +76,33 @@ def throughput(steps: int) -> None:
             bare_tokens_per_s=round(tokens / bare),
             trainer_tokens_per_s=round(tokens / wrapped),
             trainer_overhead_pct=round(100 * (wrapped / bare - 1), 2),
+        )
+
+
+def snapshot_cost(steps: int, every: int) -> None:
+    """The trainer with the timeline's snapshots (``Timeline``: step 0 and one per evaluation, every
+    ``every`` steps; the presets evaluate every 1,000) against without, interleaved, best of three."""
+    from transformers_lite.inspect.timeline import Timeline
+
+    for name, (preset, batch) in CONFIGS.items():
+        config = get_preset(preset).model
+        task = GeneratorTask.prepare(GeneratorSettings(str(TEXT), batch_size=batch, eval_tokens=1000), config)
+        config = task.model_config(config)
+        off, on = [], []
+        for _ in range(3):
+            off.append(trainer_loop(task, config, steps, every))
+            with tempfile.TemporaryDirectory() as tmp:
+                on.append(trainer_loop(task, config, steps, every, [Timeline(tmp, task, 16)]))
+                taken = len(list((Path(tmp) / "snapshots").glob("step-*.json")))
+        emit(
+            benchmark="snapshot_cost",
+            config=name,
+            steps=steps,
+            eval_every=every,
+            snapshots=taken,
+            off_s=round(min(off), 2),
+            on_s=round(min(on), 2),
+            overhead_pct=round(100 * (min(on) / min(off) - 1), 2),
         )
 
 
@@ -165,7 +193,7 @@ def quality(only: str | None = None, seeds: str = "0,1,2", throttle: float | Non
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=("throughput", "generation", "quality", "all"))
+    parser.add_argument("what", choices=("throughput", "snapshots", "generation", "quality", "all"))
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--tokens", type=int, default=250)
     parser.add_argument("--only", choices=tuple(README), help="quality: run one README command")
@@ -179,6 +207,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.what in ("throughput", "all"):
         throughput(args.steps)
+    if args.what in ("snapshots", "all"):
+        snapshot_cost(args.steps * 2, args.steps // 2)  # 5 snapshots: step 0 and every quarter
     if args.what in ("generation", "all"):
         generation(args.tokens)
     if args.what in ("quality", "all"):

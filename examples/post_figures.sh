@@ -20,14 +20,15 @@ rm -rf "$RUNS/gpt"
 "$TL" train generator --text "$D/tinyshakespeare/input.txt" --preset post-gpt --max-minutes 1 --out "$RUNS/gpt"
 "$TL" inspect positions "$RUNS/gpt" --out "$FIG"
 "$TL" inspect next-token "$RUNS/gpt" --prompt "ROMEO:" --all-tokens --out "$FIG"
-# post 000: the binary model (one logit) as the post trained it, with and without dropout: training and
-# validation accuracy per epoch (evaluated before the first step too), and probabilities per true star
-for p in 0.0 0.1; do
+# post 000: the binary model (one logit) as the post trained it, with and without dropout, and with post
+# 003's dropout after the position encoding too: training and validation accuracy per epoch (evaluated
+# before the first step too), and probabilities per true star
+for p in 0.0 0.1 0.1+input; do
   rm -rf "$RUNS/binary-dropout$p"
   "$TL" train classifier --train "$R/train.jsonl" --preset post-classifier-original --labels 1 --vocab "$D/amazon_reviews_vocab/amazon_reviews_train_en.txt" \
-    --set dropout=$p --out "$RUNS/binary-dropout$p"
+    --set dropout="${p%+input}" --set input_dropout="$([ "$p" = 0.1+input ] && echo 0.1 || echo 0.0)" --out "$RUNS/binary-dropout$p"
 done
-"$TL" inspect compare "$RUNS/binary-dropout0.0" "$RUNS/binary-dropout0.1" --metric accuracy --out "$FIG"
+"$TL" inspect compare "$RUNS/binary-dropout0.0" "$RUNS/binary-dropout0.1" "$RUNS/binary-dropout0.1+input" --metric accuracy --out "$FIG"
 "$TL" evaluate "$RUNS/binary-dropout0.1" --data "$R/dev.jsonl" --json
 cp "$RUNS/binary-dropout0.1/probabilities_by_star.png" "$FIG/"
 ls "$FIG"

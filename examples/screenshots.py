@@ -114,8 +114,9 @@ def main(argv: list[str]) -> None:
         driver.execute_script(chip + ".click()", "attention.weights")
         shot(name, "backward-result", height=1300)
 
-    def timeline(first: str, last: str) -> None:
-        """The training timeline of a run with snapshots, at its first and its last one (block 2 when it has one)."""
+    def timeline(first: str | None, last: str) -> None:
+        """The training timeline of a run with snapshots, at its last one and (``first``) its first one
+        (block 2 when it has one)."""
         if not driver.find_element(By.ID, "timeline-body").is_displayed():
             print("no training snapshots in this run: no timeline pictures")
             return
@@ -124,10 +125,11 @@ def main(argv: list[str]) -> None:
             "b.dispatchEvent(new Event('change')); document.querySelector('#run-panel details').open = false"
         )
         shot(last, "run-panel", height=1150)
-        driver.execute_script(
-            "const s = document.getElementById('timeline-slider'); s.value = 0; s.dispatchEvent(new Event('input'))"
-        )
-        shot(first, "run-panel", height=1150)
+        if first:
+            driver.execute_script(
+                "const s = document.getElementById('timeline-slider'); s.value = 0; s.dispatchEvent(new Event('input'))"
+            )
+            shot(first, "run-panel", height=1150)
 
     driver.get(f"http://127.0.0.1:{port}/")
     wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
@@ -157,11 +159,13 @@ def main(argv: list[str]) -> None:
             wait(lambda d: d.find_element(By.ID, "cls-result").is_displayed())
             shot("classifier", height=800)
             trace("forward_classifier", "members.0.encoder.blocks.0", "attention.weights")
+            timeline(None, "timeline_classifier")
         else:
             driver.find_element(By.ID, "translate").click()
             wait(lambda d: d.find_element(By.ID, "mt-result").is_displayed())
             shot("translator", height=900)
             trace("forward_translator", "decoder.blocks.1", "cross_attention.weights")
+            timeline(None, "timeline_translator")
     driver.quit()
     server.should_exit = True
 

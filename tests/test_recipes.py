@@ -88,6 +88,22 @@ def test_print_config_is_what_will_be_trained_and_reads_back(tmp_path):
     assert again == printed
 
 
+def test_a_config_file_whose_data_fields_were_edited_says_what_the_data_replaces(tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("abcab" * 100)
+    result = tlite("train", "generator", "--text", text, "--print-config", "--set", "dim=16", "--set", "n_heads=2")
+    assert "replaced" not in result.stderr  # the printout's own values are the data's
+    printed = json.loads(result.stdout)
+    printed["model"]["vocab_size"] = 50
+    path = tmp_path / "recipe.json"
+    path.write_text(json.dumps(printed))
+    again = tlite("train", "generator", "--config", path, "--print-config")
+    assert "the model's vocab_size 50 is replaced by 4 from the data" in again.stderr
+    assert json.loads(again.stdout)["model"]["vocab_size"] == 4
+    plain = tlite("train", "generator", "--text", text, "--preset", "baby-gpt", "--print-config")
+    assert "replaced" not in plain.stderr  # a preset's placeholder is no value of the user's
+
+
 def test_print_config_without_data_names_the_fields_the_data_will_set():
     printed = json.loads(tlite("train", "classifier", "--print-config").stdout)
     assert set(printed["set_from_data"]["fields"]) == {"n_labels", "label_names", "pad_id", "vocab_size"}

@@ -1,4 +1,5 @@
-"""Atomic file writes: write to a temporary file beside the target, fsync, then rename.
+"""Atomic file writes: write to a temporary file beside the target, fsync, then rename (and ``read_json``,
+the checked read of what they wrote).
 
 A crash (or SIGKILL) in the middle of a save leaves either the old file or the new one, never a
 truncated mix, because ``os.replace`` is atomic on POSIX file systems.
@@ -21,6 +22,20 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from .errors import RunError
+
+
+def read_json(path: str | Path, what: str, error: type[Exception] = RunError, hint: str = "") -> Any:  # noqa: ANN401
+    """The JSON value in the file ``path``: a missing file is a ``FileNotFoundError`` and one that does not
+    parse an ``error``, each naming the path and ``what`` the file should be (``hint``: what to do)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{what} not found: {path}")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise error(f"{path}: damaged {what}, not valid JSON ({err}){hint}") from None
 
 
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from . import validate
-from .atomic import atomic_write_text
+from .atomic import atomic_write_text, read_json
 from .errors import ConfigError
 from .layers import ACTIVATIONS, BlockSpec
 
@@ -246,7 +246,7 @@ class EncoderLMConfig(EncoderConfig):
 
 
 Config = ClassifierConfig | GeneratorConfig | Seq2SeqConfig | EncoderLMConfig
-CONFIGS: dict[str, type] = {c.family: c for c in (ClassifierConfig, GeneratorConfig, Seq2SeqConfig, EncoderLMConfig)}
+CONFIGS: dict[str, Any] = {c.family: c for c in (ClassifierConfig, GeneratorConfig, Seq2SeqConfig, EncoderLMConfig)}
 
 
 def _unknown_keys(family: str, keys: list[str], known: set[str]) -> ConfigError:
@@ -272,13 +272,7 @@ def config_from_dict(data: dict[str, Any]) -> Config:
 
 
 def load_config(path: str | Path) -> Config:
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"config file not found: {path}")
-    try:
-        data = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: not valid JSON ({err})") from None
+    data = read_json(path, "config file", ConfigError)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a config file holds one JSON object")
     return config_from_dict(data)

@@ -65,7 +65,7 @@ class Family:
     name: str
     title: str
     config: type  # its model config class
-    task: type  # the task that trains it; ``task.Settings`` are its data settings
+    task: Any  # the task class that trains it; ``task.Settings`` are its data settings
     default_preset: str
     actions: tuple[str, ...]  # what its runs do: Run methods and inspector views
     evaluate: Callable[..., dict[str, Any]]  # (run, data=None, **options) -> scores

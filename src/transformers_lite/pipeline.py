@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, overload
 
 import torch
 
@@ -30,18 +30,9 @@ from .inspect.one_step import one_step
 from .runs import LoadedRun
 
 
-class FamilyEntry(Protocol):
-    """What a ``Run`` reads of its family's entry (``families.Family``)."""
-
-    name: str
-    actions: tuple[str, ...]
-
-    def evaluate(self, run: Run, **options: Any) -> dict[str, Any]: ...  # noqa: ANN401
-
-
 @dataclass
 class Run(LoadedRun):
-    family_entry: FamilyEntry | None = None
+    family_entry: Any = None  # its ``families.Family`` (which imports this module)
 
     def _can(self, action: str) -> None:
         if self.family_entry is None or action not in self.family_entry.actions:
@@ -69,8 +60,8 @@ class Run(LoadedRun):
             warn(read.notice)
         out: list[int] = []
         shown = ""
-        sampling = dict(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, stride=stride, path=path)
-        for (token,) in generate(self.model, torch.tensor(read.ids), max_new_tokens, **sampling):
+        sampling: dict[str, Any] = dict(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed, stride=stride)
+        for (token,) in generate(self.model, torch.tensor(read.ids), max_new_tokens, path=path, **sampling):
             out.append(token)
             text = self.tokenizer.decode(out)
             if text.endswith("\ufffd") and self.tokenizer.kind == "byte-bpe":
@@ -115,6 +106,10 @@ class Run(LoadedRun):
         return texts[0] if num_samples == 1 else texts
 
     # ---------------------------------------------------------------- classifier
+    @overload
+    def classify(self, texts: str, *, progress: bool = False) -> dict[str, Any]: ...
+    @overload
+    def classify(self, texts: list[str], *, progress: bool = False) -> list[dict[str, Any]]: ...
     def classify(self, texts: str | list[str], *, progress: bool = False) -> dict[str, Any] | list[dict[str, Any]]:
         """For each text: the predicted class and every class's probability (one text: one result)."""
         self._can("classify")

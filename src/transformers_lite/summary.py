@@ -44,9 +44,9 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
         if isinstance(module, Attention):
             rows.append((indent + path, f"{type(module).__name__}({module.extra_repr()})", 0, 0))
             count(p for name, p in module.named_parameters() if not name.startswith("rope."))
-            for name, desc, n in module.summary_rows():
-                rows.append((indent + "  " + name, desc, n, 0))
-            if getattr(module, "rope", None) is not None:
+            for name, what, n in module.summary_rows():
+                rows.append((indent + "  " + name, what, n, 0))
+            if module.rope is not None:
                 visit(module.rope, "rope", depth + 1)
             return
         if isinstance(module, Residual):
@@ -71,7 +71,7 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
             )
             rows.append((indent + path + ".dense2", _dense(module.dense2), count(module.dense2.parameters()), 0))
             return
-        desc = None
+        desc: str | None = None
         if isinstance(module, TokenEmbedding):
             desc = f"Embedding({module.vocab_size} => {module.dim})"
         elif isinstance(module, BigramEmbedding):

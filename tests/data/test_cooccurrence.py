@@ -9,7 +9,6 @@ from hypothesis import strategies as st
 from transformers_lite.data.cooccurrence import (
     cooccurrence_counts,
     ppmi,
-    ppmi_vector_draws,
     ppmi_vectors,
     randomized_svd,
 )
@@ -73,13 +72,13 @@ def test_words_with_the_same_company_get_the_same_vector():
     # 0 and 1 are interchangeable (always between 2 and 3); 4..7 fill other contexts; 8 never occurs
     rows = [[2, 0, 3], [2, 1, 3], [4, 5, 6], [5, 6, 7], [2, 4, 7], [3, 5, 6]] * 5
     ids, valid = np.array(rows), np.ones((len(rows), 3), bool)
-    vectors = ppmi_vectors(ids, valid, 9, 4, window=1)
+    (vectors,) = ppmi_vectors(ids, valid, 9, 4, window=1)
     assert vectors.shape == (9, 4) and vectors.dtype == torch.float32
     assert torch.allclose(vectors[0], vectors[1], atol=1e-5)
     assert torch.count_nonzero(vectors[8]) == 0  # never seen -> zero row
     seen = vectors[:8]
     assert seen.mean(0).abs().max() < 1e-5 and seen.std(unbiased=False).item() == pytest.approx(1.0, abs=1e-4)
-    assert torch.equal(vectors, ppmi_vectors(ids, valid, 9, 4, window=1))  # deterministic
+    assert torch.equal(vectors, ppmi_vectors(ids, valid, 9, 4, window=1)[0])  # deterministic
 
 
 def test_bad_arguments_are_named():
@@ -141,7 +140,7 @@ def test_the_vectors_are_scikit_learns():
         assert np.allclose(s.numpy(), sk_s, rtol=1e-10, atol=0)
         assert np.allclose(u.numpy(), sk_u, atol=1e-8)
     seen = np.bincount(ids[valid], minlength=400) > 0  # every word that occurs (in a text of 2+ tokens here)
-    for seed, vectors in zip(seeds, ppmi_vector_draws(ids, valid, 400, 16, window=3, seeds=seeds)):
+    for seed, vectors in zip(seeds, ppmi_vectors(ids, valid, 400, 16, window=3, seeds=seeds)):
         sk_u, sk_s, _ = sk_svd(scipy_matrix, 16, random_state=seed)
         e = (sk_u * np.sqrt(sk_s))[seen]  # what ppmi_vectors did with scikit-learn's output
         e = e - e.mean(axis=0)

@@ -4,8 +4,10 @@ import torch
 from safetensors.torch import load_file
 
 from transformers_lite import GeneratorConfig, Recipe
-from transformers_lite.inspect.timeline import Timeline, read_timeline
+from transformers_lite.inspect.timeline import PROBE_TOKENS, Timeline, _probe, read_timeline
+from transformers_lite.models.generator import TransformerGenerator
 from transformers_lite.tasks.generator import GeneratorSettings
+from transformers_lite.tokenizers import CharTokenizer
 from transformers_lite.training.settings import TrainConfig
 
 from ..helpers import train_run
@@ -21,6 +23,7 @@ def test_snapshots_are_taken_at_step_0_and_each_evaluation_and_thinned(tmp_path)
     snaps = read_timeline(tmp_path / "run")
     assert len(snaps) <= 4 and snaps[0]["step"] == 0 and snaps[-1]["step"] == 12  # the first and the last stay
     assert "update_norms" not in snaps[0] and all("update_norms" in s for s in snaps[1:])
+    assert all(set(s["grad_norms"]) >= {"embedding", "blocks.0.attention.qkv"} for s in snaps)
     assert len(snaps[0]["attention"][0]) == 2 and len(snaps[0]["attention"][0][0]) == len(snaps[0]["tokens"])
     train_run(TINY, settings, tmp_path / "off", max_steps=4, eval_every=2, warmup_steps=1, snapshots=0)
     assert read_timeline(tmp_path / "off") == [] and not (tmp_path / "off" / "snapshots").exists()
@@ -51,3 +54,23 @@ def test_thinning_keeps_the_first_and_the_last(tmp_path):
     assert len(steps) <= 3 and steps[0] == 0 and steps[-1] == 90
     (tmp_path / "snapshots" / "step-00000050.json").write_text("{damaged")
     assert [s["step"] for s in read_timeline(tmp_path)] == steps  # an unreadable snapshot is left out
+
+
+def test_the_gradient_norms_are_those_of_the_probe_loss_per_layer_and_leave_grad_alone():
+    torch.manual_seed(0)
+    model = TransformerGenerator(TINY).eval()
+    tokenizer = CharTokenizer.from_text(TEXT)
+    ids = torch.tensor(tokenizer.encode(TEXT[:40]))
+    task = type("Task", (), {"val_ids": ids, "tokenizer": tokenizer})()
+    with torch.no_grad():  # as the snapshot calls it
+        norms = _probe(model, task)["grad_norms"]
+    assert all(p.grad is None for p in model.parameters())  # training's gradients are not touched
+    probe = ids[: min(PROBE_TOKENS, TINY.max_length)]
+    logits = model(probe[None])[0]
+    torch.nn.functional.cross_entropy(logits[:-1], probe[1:]).backward()
+    layers: dict[str, float] = {}
+    for name, p in model.named_parameters():
+        layer = name.rsplit(".", 1)[0]
+        layers[layer] = layers.get(layer, 0.0) + float(p.grad.pow(2).sum())
+    assert norms.keys() == layers.keys()
+    assert all(abs(norms[k] - v**0.5) <= 1e-5 * max(1.0, v**0.5) for k, v in layers.items())

@@ -71,6 +71,17 @@ def test_latest_naming_a_missing_folder_falls_back_to_the_newest_complete_checkp
     assert result.code == 0 and "resumed" in result.out and "at step 6" in result.out
 
 
+def test_a_checkpoint_linked_from_outside_the_run_is_never_loaded_nor_kept_over_real_ones(cli, gen, tmp_path):
+    outside = tmp_path / "elsewhere" / "step-00000004"
+    shutil.copytree(gen / "checkpoint" / "step-00000004", outside)
+    (gen / "checkpoint" / "step-00000009").symlink_to(outside, target_is_directory=True)
+    (gen / "checkpoint" / "LATEST").write_text("step-00000009\n")
+    assert latest_checkpoint(gen).name == "step-00000004" and latest_checkpoint(gen).parent == gen / "checkpoint"
+    result = cli("train", "generator", "--resume", gen, "--max-steps", "6")
+    assert result.code == 0 and "at step 6" in result.out
+    assert (gen / "checkpoint" / "step-00000009").is_symlink() and outside.is_dir()  # the link is left alone
+
+
 def test_a_run_stopped_before_its_first_checkpoint_trains_again_from_step_0(cli, runs, gen):
     shutil.rmtree(gen / "checkpoint")  # what a kill between the metadata and the first checkpoint leaves
     (gen / "model.safetensors").unlink()

@@ -330,6 +330,10 @@ def test_the_training_timeline_in_a_real_browser(base_url, browser, runs_folder)
         "const s = document.getElementById('timeline-slider'); s.value = 0; s.dispatchEvent(new Event('input'))"
     )
     assert step.text == "step 0 (before training)" and losses() == snaps[0]["token_losses"]
+    grads = browser.find_elements(By.CSS_SELECTOR, "#timeline-grads .bar-value")
+    strongest = max(snaps[0]["grad_norms"].items(), key=lambda kv: kv[1])
+    assert browser.find_element(By.CSS_SELECTOR, "#timeline-grads .bar-label").text == strongest[0]
+    assert float(grads[0].get_attribute("title")) == strongest[1]
     assert browser.find_elements(By.CSS_SELECTOR, "#timeline-attention canvas.heatmap")
     assert browser.find_elements(By.CSS_SELECTOR, "#timeline-curve svg polyline")
     # another run of the family beside it, at the snapshot nearest the same step, on the same example

@@ -103,3 +103,36 @@ def test_values_that_are_no_finite_number_are_left_out_with_a_notice(damaged):
     (run / "metrics.csv").write_bytes(metrics)  # intact again: every curve, no notice
     info = panel(client)
     assert "train_loss" in info["curves"] and info["notices"] == []
+
+
+def test_an_edited_run_is_refused_without_this_machines_paths(runs, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from transformers_lite.server.app import create_app
+    from transformers_lite.server.registry import RunRegistry
+
+    shutil.copytree(runs / "generator", tmp_path / "served" / "gpt")
+    config = tmp_path / "served" / "gpt" / "config.json"
+    config.write_text(config.read_text().replace('"causal": true', '"causal": false'))
+    client = TestClient(create_app(RunRegistry(tmp_path / "served"), allowed_hosts=["testserver"]))
+    for response in (client.get("/api/runs/gpt"), client.post("/api/runs/gpt/trace", json={"text": "To be"})):
+        assert response.status_code == 400
+        message = response.json()["error"]
+        assert "gpt/config.json was changed" in message and str(tmp_path) not in message
+
+
+@given(
+    inside=st.lists(st.text("abc-_.", min_size=1, max_size=5).filter(lambda p: p not in (".", "..")), max_size=3),
+    name=st.text("xyz_", min_size=1, max_size=6),
+)
+def test_public_text_keeps_paths_in_the_served_folder_relative_and_others_by_name(tmp_path_factory, inside, name):
+    from transformers_lite.server.views import public_text
+
+    root = tmp_path_factory.mktemp("root")
+    path = root.joinpath(*inside, name)
+    relative = "/".join([*inside, name])
+    assert public_text(f"{path}: damaged (see {path})", root) == f"{relative}: damaged (see {relative})"
+    assert public_text(f"file /etc/{name}/x.json is gone", root) == "file x.json is gone"
+    assert (
+        public_text("3.5 steps/s at http://host/a and (C, T, B)", root) == "3.5 steps/s at http://host/a and (C, T, B)"
+    )

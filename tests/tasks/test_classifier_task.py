@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from transformers_lite import ClassifierConfig, build_model, get_preset
+from transformers_lite.errors import ConfigError
 from transformers_lite.tasks.classifier import ClassifierSettings, ClassifierTask
 from transformers_lite.training.trainer import TrainConfig, Trainer
 
@@ -188,7 +189,7 @@ def test_ppmi_initialisation_uses_only_the_training_texts(corpus):
     assert len(task.unlabelled) == 1500 > len(task.train_labels)  # 3-star reviews count, dev reviews do not
     split = ClassifierTask.prepare(ClassifierSettings(str(train), min_df=1, val_fraction=0.2), base)
     assert len(split.unlabelled) == len(split.train_labels) == 1200  # the split-off validation is not counted
-    assert torch.equal(model.encoder.embedding.weight, ppmi_vectors(ids, valid, config.vocab_size, 16, window=10))
+    assert torch.equal(model.encoder.embedding.weight, ppmi_vectors(ids, valid, config.vocab_size, 16, window=10)[0])
     # the keywords' vectors differ: co-occurrence alone tells them apart from the filler words
     kw = [task.tokenizer.encode("awful")[0], task.tokenizer.encode("superb")[0]]
     assert not torch.allclose(model.encoder.embedding.weight[kw[0]], model.encoder.embedding.weight[kw[1]])
@@ -250,7 +251,7 @@ def test_an_ensemble_trains_each_member_on_its_own_order_and_start(corpus):
     task.init_model(model)
     ids, valid = task.tokenizer.encode_batch(task.unlabelled, 2048)
     for k, member in enumerate(model.members):
-        want = ppmi_vectors(ids, valid, config.vocab_size, 16, window=10, seed=member_seed(0, k))
+        want = ppmi_vectors(ids, valid, config.vocab_size, 16, window=10, seeds=[member_seed(0, k)])[0]
         assert torch.equal(member.encoder.embedding.weight, want)
     assert member_seed(7, 0) == 7 and len({member_seed(7, k) for k in range(3)}) == 3
     model.eval()
@@ -278,3 +279,32 @@ def test_an_ensemble_with_bigrams_learns_and_reads_back(tmp_path, corpus):
     assert loaded.model.members[1].bigram_embedding.weight.abs().sum() > 0  # the pair table learned
     ids, valid = task.val_ids[:8], task.val_valid[:8]
     assert torch.equal(loaded.model.eval()(ids, valid), model.eval()(ids, valid))
+
+
+def test_word_vectors_start_the_rows_of_their_words_scaled_to_the_table(tmp_path, corpus):
+    """Post 001's GloVe start, for the classifier: the rows of the file's words, at the table's spread."""
+    train, dev = corpus
+    vectors = {w: [float(i + j) for j in range(16)] for i, w in enumerate(["awful", "superb", "Box", "absent"])}
+    path = tmp_path / "glove.txt"
+    path.write_text("".join(f"{w} {' '.join(map(str, v))}\n" for w, v in vectors.items()))
+    base = get_preset("post-classifier").model.replace(dim=16, n_heads=2, dim_hidden=32, max_length=16)
+    task = ClassifierTask.prepare(ClassifierSettings(str(train), str(dev), labels=2, min_df=1, vectors=str(path)), base)
+    assert "word vectors: 2 of" in task.note  # awful, superb ("Box" is not "box"; "absent" is not a token)
+    torch.manual_seed(0)
+    model = build_model(task.model_config(base))
+    before = model.encoder.embedding.weight.detach().clone()
+    task.init_model(model)
+    after = model.encoder.embedding.weight.detach()
+    rows = torch.tensor([vectors["awful"], vectors["superb"]])
+    scale = before.std(unbiased=False) / rows.std(unbiased=False)
+    ids = [task.tokenizer.encode("awful")[0], task.tokenizer.encode("superb")[0]]
+    assert torch.allclose(after[ids], rows * scale)
+    others = [i for i in range(len(after)) if i not in ids]
+    assert torch.equal(after[others], before[others])
+    assert task.describe()["vectors_sha256"]
+    with pytest.raises(ConfigError, match="vectors of 16 numbers but the model's dim is 32"):
+        ClassifierTask.prepare(
+            ClassifierSettings(str(train), str(dev), labels=2, min_df=1, vectors=str(path)), base.replace(dim=32)
+        )
+    with pytest.raises(ConfigError, match="--init-from or --vectors, not both"):
+        ClassifierSettings(str(train), vectors=str(path), init_from=str(tmp_path))

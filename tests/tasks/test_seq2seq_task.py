@@ -89,3 +89,27 @@ def test_your_own_pairs_never_meet_the_default_corpus(tmp_path, monkeypatch):
     assert seq2seq.read_pairs(settings, seed=3)[1] == val  # the split is seeded
     with pytest.raises(ConfigError, match="--train-tgt is given without --train-src"):
         seq2seq.read_pairs(Seq2SeqSettings(train_tgt=str(tmp_path / "pairs.tsv")), seed=0)
+
+
+def test_word_vectors_start_the_source_and_target_rows_of_their_words(tmp_path):
+    """Post 001 starts both embeddings from GloVe: each table's rows of the file's words, at its own spread."""
+    train = write_reverse_task(tmp_path, 200, 0)
+    val = write_reverse_task(tmp_path, 20, 1)
+    path = tmp_path / "glove.txt"
+    path.write_text("".join(f"{w} {' '.join(str(i - j / 8) for j in range(32))}\n" for i, w in enumerate(WORDS[:3])))
+    settings = Seq2SeqSettings(*map(str, train), *map(str, val), tokenizer="word", bleu_sentences=0, vectors=str(path))
+    config = Seq2SeqConfig(dim=32, n_heads=4, dim_hidden=64, n_encoder_blocks=1, n_decoder_blocks=1, max_length=16)
+    task = Seq2SeqTask.prepare(settings, config)
+    assert task.note.count("word vectors: 3 of") == 2  # the source's tokenizer and the target's
+    torch.manual_seed(0)
+    model = build_model(task.model_config(config))
+    tables = {"src": model.encoder.embedding.weight, "tgt": model.tgt_embedding.weight}
+    before = {k: t.detach().clone() for k, t in tables.items()}
+    task.init_model(model)
+    rows = torch.tensor([[i - j / 8 for j in range(32)] for i in range(3)])
+    for key, tok in (("src", task.src_tok), ("tgt", task.tgt_tok)):
+        ids = [tok.encode(w)[0] for w in WORDS[:3]]
+        scale = before[key].std(unbiased=False) / rows.std(unbiased=False)
+        assert torch.allclose(tables[key].detach()[ids], rows * scale)
+        others = [i for i in range(len(tok)) if i not in ids]
+        assert torch.equal(tables[key].detach()[others], before[key][others])

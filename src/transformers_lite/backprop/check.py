@@ -112,7 +112,7 @@ def check_layer_norm_posts() -> float:
     return _compare(posts, [x, g, b], dy, list(ops.layer_norm_posts_backward(dy, c)))
 
 
-ACTIVATIONS = {
+ACTIVATIONS: dict[str, tuple[Callable, Callable, Callable]] = {
     "relu": (F.relu, ops.relu_forward, ops.relu_backward),
     "gelu": (F.gelu, ops.gelu_forward, ops.gelu_backward),
     "sigmoid": (torch.sigmoid, ops.sigmoid_forward, ops.sigmoid_backward),

@@ -112,16 +112,16 @@ def run(args: argparse.Namespace) -> int:
         args.run = str(runs[0])
         loaded = load_run(args)
         _default_inputs(args, loaded)
-        text = args.src if loaded.family == "seq2seq" else args.text
+        text = args.src if _translates(loaded) else args.text
         if not text:
             raise ConfigError(
                 "inspect trace of a translator needs a non-empty --src SENTENCE"
-                if loaded.family == "seq2seq"
+                if _translates(loaded)
                 else "inspect trace needs a non-empty --text"
             )
         if args.windows < 0:
             raise ConfigError(f"--windows must be 0 or more, got {args.windows}")
-        if args.windows and loaded.family != "generator":
+        if args.windows and "generate" not in loaded.family_entry.actions:
             raise ConfigError(f"--windows reads a generator's text; {args.run} holds a {loaded.family}")
         trace = loaded.trace(text, target=args.tgt, switch_off_steps=args.switch_off)
         if not 0 <= args.head < loaded.config.n_heads:
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         args.run = str(runs[0])
         loaded = load_run(args)
         _default_inputs(args, loaded)
-        text = args.src if loaded.family == "seq2seq" else args.text
+        text = args.src if _translates(loaded) else args.text
         result = loaded.backward_trace(text, target=args.tgt, position=args.position)
         print(f"loss {result.loss:.6f}: {result.target}")
         for name, grad in result.grads.items():
@@ -170,11 +170,16 @@ def run(args: argparse.Namespace) -> int:
 
 def _default_inputs(args: argparse.Namespace, loaded: Run) -> None:
     """Fill the inputs not given from the run's own validation data (``evaluation.examples``)."""
-    if args.text is None or args.prompt is None or (args.src is None and loaded.family == "seq2seq"):
+    if args.text is None or args.prompt is None or (args.src is None and _translates(loaded)):
         example = example_inputs(loaded)
         args.text = example["text"] if args.text is None else args.text
         args.prompt = example["prompt"] if args.prompt is None else args.prompt
-        args.src = example["text"] if args.src is None and loaded.family == "seq2seq" else args.src
+        args.src = example["text"] if args.src is None and _translates(loaded) else args.src
+
+
+def _translates(loaded: Run) -> bool:
+    """A translator's run: its input is a source sentence (``--src``), not ``--text``."""
+    return "translate" in loaded.family_entry.actions
 
 
 def _model_plots(args: argparse.Namespace, out: Path) -> list[Path]:

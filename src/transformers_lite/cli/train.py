@@ -12,8 +12,10 @@ import argparse
 import dataclasses
 import json
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 
+from ..atomic import read_json
 from ..config import load_config
 from ..devices import resolve_device
 from ..errors import ConfigError, DataError
@@ -22,7 +24,11 @@ from ..recipes import ALIASES, ORIGINAL, Recipe, get_preset, presets_of, resume_
 from ..training.distributed import cleanup, setup
 from .options import add_options, given
 
-EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}  # 128 + signal number, as shells do
+EXIT_CODES: dict[int, int] = {
+    signal.SIGINT: 130,
+    signal.SIGTERM: 143,
+    signal.SIGHUP: 129,
+}  # 128 + signal number, as shells do
 OLD_NAMES = ", ".join(f"{old} = {new}" for old, new in ALIASES.items())
 
 
@@ -120,12 +126,7 @@ def _base(args: argparse.Namespace) -> Recipe:
 
 def read_recipe_file(path: Path, family: str) -> Recipe:
     """A ``--print-config`` printout, or a model config JSON (trained with the family's default preset)."""
-    if not path.is_file():
-        raise FileNotFoundError(f"config file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ConfigError(f"{path}: not valid JSON ({err})") from None
+    data = read_json(path, "config file", ConfigError)
     if isinstance(data, dict) and "model" in data:
         recipe = Recipe.from_dict(data, path)
     else:
@@ -159,7 +160,7 @@ def print_config(recipe: Recipe) -> str:
     return json.dumps(printed, indent=2)
 
 
-def run(args: argparse.Namespace, callbacks: list = ()) -> int:  # noqa: ANN001 - training.callbacks.Callback
+def run(args: argparse.Namespace, callbacks: Sequence = ()) -> int:  # noqa: ANN001 - training.callbacks.Callback
     """Train as the command line says; ``callbacks`` are added to the trainer's (tests use this)."""
     recipe = build_recipe(args)
     if args.print_config:
@@ -170,4 +171,4 @@ def run(args: argparse.Namespace, callbacks: list = ()) -> int:  # noqa: ANN001 
         result = recipe.override(device=device).run(args.out, callbacks=callbacks, dist_ctx=ctx, resume_dir=args.resume)
     finally:
         cleanup(ctx)
-    return EXIT_CODES.get(result.interrupted_by, 0)
+    return EXIT_CODES.get(result.interrupted_by, 0) if result.interrupted_by is not None else 0

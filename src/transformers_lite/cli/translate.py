@@ -49,5 +49,5 @@ def run(args: argparse.Namespace) -> int:
             [json.dumps({"task": "seq2seq", "beam": args.beam, "translations": pairs}, ensure_ascii=False)], args.output
         )
     else:
-        write_lines(outputs, args.output)
+        write_lines(list(outputs) if isinstance(outputs, list) else [outputs], args.output)
     return 0

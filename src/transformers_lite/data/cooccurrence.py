@@ -11,7 +11,7 @@ starting embeddings, the classic count-based alternative to word2vec:
    ``P(w) = N(w) / N`` (``N`` = all counts, ``N(w)`` = row sums) and the context distribution
    smoothed by ``alpha``: ``P_alpha(c) ∝ N(c)^alpha`` (0.75 damps rare contexts); negatives
    clipped to 0.
-3. ``ppmi_vectors``: the top ``dim`` singular directions (``randomized_svd``), ``U sqrt(S)`` (one
+3. ``ppmi_vectors``: per random seed, the top ``dim`` singular directions (``randomized_svd``), ``U sqrt(S)`` (one
    row per word), centred and scaled to unit standard deviation over the words that occur; words
    that never occur (and the pad id) get zero rows.
 
@@ -128,29 +128,15 @@ def ppmi_vectors(
     *,
     window: int = 10,
     alpha: float = 0.75,
-    seed: int = 0,
-) -> Tensor:
-    """``(V, dim)`` float32 word vectors from the texts ``ids``/``valid`` (see the module docstring).
-
-    Deterministic for a given random ``seed`` (randomized SVD). Unit standard deviation matches the
-    classifier's ``N(0, 1)`` embedding initialisation (post 000), so the position encoding keeps its
-    relative weight.
-    """
-    return ppmi_vector_draws(ids, valid, vocab_size, dim, window=window, alpha=alpha, seeds=[seed])[0]
-
-
-def ppmi_vector_draws(
-    ids: Tensor | np.ndarray,
-    valid: Tensor | np.ndarray,
-    vocab_size: int,
-    dim: int,
-    *,
-    window: int = 10,
-    alpha: float = 0.75,
     seeds: Sequence[int] = (0,),
 ) -> list[Tensor]:
-    """``ppmi_vectors`` for each random seed in ``seeds`` (one per member of an ensemble), counting the
-    co-occurrences once: the draws of the randomized SVD differ, the statistics do not."""
+    """``(V, dim)`` float32 word vectors from the texts ``ids``/``valid`` (see the module docstring), one
+    for each random seed in ``seeds`` (one per member of an ensemble): the co-occurrences are counted
+    once, only the draws of the randomized SVD differ.
+
+    Deterministic for given seeds. Unit standard deviation matches the classifier's ``N(0, 1)`` embedding
+    initialisation (post 000), so the position encoding keeps its relative weight.
+    """
     if dim < 1:
         raise ValueError(f"dim must be >= 1, got {dim}")
     counts = cooccurrence_counts(ids, valid, vocab_size, window)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from pathlib import Path
 
 from ..errors import DataError
+from .inputs import parse_json
 from .sources import read_text_file
 
 FIELDS = ("review_body", "text")
@@ -28,10 +28,7 @@ def read_documents(path: str | Path) -> list[str]:
         for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataError(f"{path}:{number}: invalid JSON ({err.msg})") from None
+            record = parse_json(line, f"{path}:{number}")
             found = [record[f] for f in FIELDS if isinstance(record, dict) and isinstance(record.get(f), str)]
             if not found:
                 raise DataError(f"{path}:{number}: no 'review_body' or 'text' field")

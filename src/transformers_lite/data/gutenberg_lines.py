@@ -245,7 +245,7 @@ def find_works(lines: list[str], notice: list[bool]) -> tuple[list[Work], range]
         and not _is(_CAST, lines, near(lines, i, -1))
     ]
     titles = sorted({*marked, *titled}) or [next((i for i, ln in enumerate(lines) if ln.strip()), 0)]
-    starts = [j if _is(_YEAR, lines, j := near(lines, i, -1)) else i for i in titles]
+    starts = [j if (j := near(lines, i, -1)) is not None and _is(_YEAR, lines, j) else i for i in titles]
     ends = [*starts[1:], len(lines)]
     works = [
         Work(lines[i].strip(), s, i, e, any(_ACT.match(ln.strip()) for ln in lines[i:e]))

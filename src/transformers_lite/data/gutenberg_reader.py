@@ -98,7 +98,8 @@ class _PlayReader:
         self.place = False  # the next line may be the place of the scene just headed
         self.entered: str | None = None  # who entered alone ("Enter Gower."): the speaker of an unnamed speech
         self.ended = False  # after "THE END": notices only
-        self.speeches, self.turn = 0, None  # speeches (a speaker's turn, however many passages) and whose
+        self.speeches = 0  # speeches (a speaker's turn, however many passages)
+        self.turn: str | None = None  # whose turn the last speech was
 
     def read(self) -> tuple[list[str], int]:
         """Fills in the play's categories; returns its passages and how many are speeches."""
@@ -196,9 +197,9 @@ class _PlayReader:
             if self._directs(text, ind):
                 return self._direction(text, inside=i > 0 and self.categories[i - 1] != "blank")
             return self._speech(text)
-        if (name := alone_speaker(self.lines, i)) and indent(self.lines[i + 1]) > ind:  # the speech on the next line
+        if (alone := alone_speaker(self.lines, i)) and indent(self.lines[i + 1]) > ind:  # the speech on the next line
             self.speaker_indent = ind
-            self._start(name)
+            self._start(alone)
             return "speaker"
         continued = self.open == "direction" and self.categories[i - 1] == "direction"
         if ind != self.margin or is_direction(text) or continued:
@@ -314,7 +315,8 @@ def read_works(lines: list[str]) -> Reading:
         categories[i] = "contents" if lines[i].strip() else "blank"
     reading = Reading("1990s" if inline else "current", categories, works)
     for work in works:
-        passages, speeches, ended = [], 0, False
+        passages: list[str] = []
+        speeches, ended = 0, False
         if work.is_play:
             passages, speeches = _PlayReader(lines, notice, categories, inline, work).read()
         else:

@@ -17,6 +17,7 @@ import gzip
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..errors import DataError
 
@@ -56,10 +57,7 @@ def split_lines(text: str) -> list[str]:
 
 
 def _record_text(line: str, fields: tuple[str, ...], where: str) -> str:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError as err:
-        raise DataError(f"{where}: invalid JSON ({err.msg}); give one JSON object per line") from None
+    record = parse_json(line, where, "; give one JSON object per line")
     if not isinstance(record, dict):
         raise DataError(f"{where}: {json_kind(record)}, not a JSON object; give one object per line")
     field = next((f for f in fields if f in record), None)
@@ -70,6 +68,16 @@ def _record_text(line: str, fields: tuple[str, ...], where: str) -> str:
         shown = json.dumps(value)[:40]
         raise DataError(f"{where}: the {field!r} field holds {json_kind(value)} ({shown}), not a string")
     return value
+
+
+def parse_json(text: str, where: str, hint: str = "") -> Any:  # noqa: ANN401
+    """``json.loads(text)``; invalid JSON is a ``DataError`` naming ``where`` (with the line number when
+    ``text`` has several lines), the problem and its column, then ``hint``."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        place = f"{where}:{err.lineno}" if "\n" in text else where
+        raise DataError(f"{place}: invalid JSON ({err.msg} at column {err.colno}){hint}") from None
 
 
 def json_kind(value: object) -> str:
@@ -99,9 +107,10 @@ def _decode(raw: bytes | str, name: str) -> str:
     """UTF-8 text without a byte-order mark; undecodable bytes are an error naming the line."""
     if isinstance(raw, bytes):
         try:
-            raw = raw.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
             line = raw[: err.start].count(b"\n") + 1
             bad = raw[err.start : err.start + 1]
             raise DataError(f"{name}:{line}: bytes that are not UTF-8 ({bad!r}); save the input as UTF-8") from None
+        return text.removeprefix("\ufeff")
     return raw.removeprefix("\ufeff")

@@ -33,9 +33,10 @@ class Masking:
 
     @classmethod
     def of(cls, tokenizer: Tokenizer, objective: str = "masked", mask_prob: float = 0.15) -> Masking:
-        if getattr(tokenizer, "mask_id", None) is None or tokenizer.pad_id is None:
+        if tokenizer.mask_id is None or tokenizer.pad_id is None:
             raise ValueError("the tokenizer needs [PAD] and [MASK] tokens for pretraining")
-        first = max(tokenizer.special_ids() | {tokenizer.unk_id}) + 1
+        unknown = set() if tokenizer.unk_id is None else {tokenizer.unk_id}
+        first = max(tokenizer.special_ids() | unknown) + 1
         return cls(tokenizer.pad_id, tokenizer.mask_id, first, len(tokenizer), objective, mask_prob)
 
     def sequences(self, tokenizer: Tokenizer, docs: list[str], max_length: int) -> list[Tensor]:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import DataError
 from ..optional import need
-from .inputs import json_kind
+from .inputs import json_kind, parse_json
 from .sources import read_text_file
 
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
@@ -122,7 +122,7 @@ def pick_column(table: Table, given: str | None, known: tuple[str | None, ...], 
             if all(isinstance(r.get(c), str) for r in rows) and not all(_is_number(r[c]) for r in rows)
         }
         if lengths:
-            return max(lengths, key=lengths.get)
+            return max(lengths, key=lambda c: lengths[c])
     raise DataError(f"{table.source}: which column holds the {what}? columns are {table.columns}; pass {option}")
 
 
@@ -149,19 +149,13 @@ def _read_jsonl(path: Path, text: str) -> Table:
     for lineno, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as err:
-            raise DataError(f"{path}:{lineno}: invalid JSON ({err.msg} at column {err.colno})") from None
+        records.append(parse_json(line, f"{path}:{lineno}"))
         where.append(f"{path}:{lineno}")
     return _from_records(str(path), records, where)
 
 
 def _read_json_list(path: Path, text: str) -> Table:
-    try:
-        records = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise DataError(f"{path}:{err.lineno}: invalid JSON ({err.msg})") from None
+    records = parse_json(text, str(path))
     if not isinstance(records, list):
         raise DataError(f"{path}: a JSON file holds a list of objects (or use JSON Lines, one object per line)")
     return _from_records(str(path), records, [f"{path}: record {i}" for i in range(1, len(records) + 1)])

@@ -146,7 +146,9 @@ def bucket_batches(
     lengths = np.array([max(len(s), len(t)) + 1 for s, t in zip(src, tgt)])
     jitter = rng.random(len(lengths)) if seed is not None else np.zeros(len(lengths))
     order = np.lexsort((jitter, lengths))
-    batches, current, longest = [], [], 0
+    batches: list[list[int]] = []
+    current: list[int] = []
+    longest = 0
     for i in order:
         longest_new = max(longest, lengths[i])
         if current and longest_new * (len(current) + 1) > max_tokens:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from ..config import ClassifierConfig
 from ..data.reviews import SENTIMENT_NAMES, STAR_NAMES
@@ -52,9 +52,7 @@ def probabilities(logits: Tensor) -> Tensor:
 
 
 @torch.no_grad()
-def predict_logits(
-    model: nn.Module, ids: Tensor, valid: Tensor, batch_size: int = 256, progress: bool = False
-) -> Tensor:
+def predict_logits(model: Any, ids: Tensor, valid: Tensor, batch_size: int = 256, progress: bool = False) -> Tensor:
     """Logits ``(N, K)`` of ``ids (N, T)`` with mask ``valid (N, T)``, ``batch_size`` rows at a time."""
     device = next(model.parameters()).device
     starts = range(0, len(ids), batch_size)
@@ -77,7 +75,7 @@ def encode_for_classifier(
     if tokenizer.pad_id is None:
         rows = [tokenizer.encode(t, max_length=max_length) for t in texts]
         width = max_length if pad_to_length else max([1, *map(len, rows)])
-        ids = torch.full((len(texts), width), tokenizer.unk_id, dtype=torch.long)  # (N, T)
+        ids = torch.full((len(texts), width), tokenizer.need("unk"), dtype=torch.long)  # (N, T)
         for i, row in enumerate(rows):
             ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
         return ids, torch.ones_like(ids, dtype=torch.bool)
@@ -108,7 +106,7 @@ def check_texts(texts: list[str], tokenizer: Tokenizer, max_length: int) -> None
         )
 
 
-def classify_texts(model: nn.Module, tokenizer: Tokenizer, texts: list[str], progress: bool = False) -> np.ndarray:
+def classify_texts(model: Any, tokenizer: Tokenizer, texts: list[str], progress: bool = False) -> np.ndarray:
     """Class probabilities ``(N, K)`` for raw review texts (K = 2 for a one-logit binary model)."""
     cfg = model.config
     ids, valid = encode_for_classifier(tokenizer, texts, cfg.max_length, cfg.pads_to_length)

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor, nn
+from torch import Tensor
 
 from ..data.documents import read_documents
 from ..data.masking import IGNORE, Masking
@@ -24,7 +24,10 @@ from .metrics import perplexity
 
 @torch.no_grad()
 def score(
-    model: nn.Module, batches: list[tuple[Tensor, Tensor, Tensor]], prefix: str, objective: str
+    model: Any,
+    batches: list[tuple[Tensor, Tensor, Tensor]],
+    prefix: str,
+    objective: str,  # a TransformerEncoderLM
 ) -> dict[str, float]:
     """Loss, accuracy and perplexity of ``model`` over the target positions of ``batches``."""
     device = next(model.parameters()).device

@@ -52,7 +52,7 @@ def evaluate_translation(
     """BLEU and chrF on ``src``/``ref`` (default: the run's own validation pairs)."""
     if (src is None) != (ref is None):
         raise ConfigError("give both --src FILE and --ref FILE, or neither (the run's validation pairs)")
-    if src is None:
+    if src is None or ref is None:
         sources, references = recorded_validation_pairs(run)
     else:
         sources, references = load_parallel(src, ref)

@@ -23,12 +23,16 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from .. import validate
 from .sampling import check_sampling, sample_rows
+
+if TYPE_CHECKING:
+    from ..models.generator import TransformerGenerator
 
 PATHS = ("cache", "no-cache")
 OLD_PATHS = {"fast": "cache", "modules": "cache"}  # two cached paths until 0.2, one forward since
@@ -51,7 +55,7 @@ class _CachedDecoder:
     """The model's forward with a KV cache: ``step`` feeds the tokens after those cached. The weights are
     read once (``model.weights(detach=True)``) and handed to the forward's ``run`` at every token."""
 
-    def __init__(self, model: nn.Module, batch: int) -> None:
+    def __init__(self, model: TransformerGenerator, batch: int) -> None:
         self.model, self.cache, self.weights = model, model.new_cache(batch), model.weights(detach=True)
 
     def step(self, ids: Tensor) -> Tensor:
@@ -70,7 +74,7 @@ MAX_IDS = 100_000_000
 
 @torch.inference_mode()
 def generate(
-    model: nn.Module,
+    model: TransformerGenerator,
     prompt: Tensor,
     max_new_tokens: int,
     *,
@@ -130,7 +134,7 @@ def generate(
 
 
 def generate_tokens(
-    model: nn.Module,
+    model: TransformerGenerator,
     prompt: Tensor,
     max_new_tokens: int,
     *,

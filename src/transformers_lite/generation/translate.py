@@ -10,15 +10,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from .. import validate
 from ..errors import DataError, warn
 from ..layers.masks import padding_mask_from_ids
 from ..progress import progress_bar
 from ..tokenizers import Tokenizer, pad_batch
+
+if TYPE_CHECKING:
+    from ..models.seq2seq import TransformerSeq2Seq
 
 LENGTH_PENALTY_MAX = 10.0
 
@@ -43,7 +47,9 @@ class DecodeSettings:
 class _Decoder:
     """Feeds tokens to the decoder with or without a cache; ``step`` returns log-probs ``(N, V)``."""
 
-    def __init__(self, model: nn.Module, memory: Tensor, src_valid: Tensor, max_new: int, use_cache: bool) -> None:
+    def __init__(
+        self, model: TransformerSeq2Seq, memory: Tensor, src_valid: Tensor, max_new: int, use_cache: bool
+    ) -> None:
         self.model, self.memory, self.src_valid = model, memory, src_valid
         # the cache holds the target prefix's keys/values and every block's encoder keys/values
         self.cache = model.start_decoding(memory, src_valid, capacity=max_new + 1) if use_cache else None
@@ -71,7 +77,7 @@ def _max_new(src_valid: Tensor, settings: DecodeSettings, limit: int) -> int:
 
 @torch.no_grad()
 def greedy_decode(
-    model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
+    model: TransformerSeq2Seq, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
 ) -> list[list[int]]:
     """Most likely next token at every step, for a batch ``src (B, S)``; stops at EOS. A sentence that
     has ended leaves the batch, so the last long sentences do not drag the finished ones along."""
@@ -102,7 +108,7 @@ def greedy_decode(
 
 @torch.no_grad()
 def beam_search(
-    model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
+    model: TransformerSeq2Seq, src: Tensor, bos: int, eos: int, settings: DecodeSettings = DecodeSettings()
 ) -> list[list[int]]:
     """Beam search over ``settings.beam`` hypotheses per sentence; the best finished hypothesis by
     ``log p / length**length_penalty``. Beam 1 is exactly greedy decoding.
@@ -177,7 +183,9 @@ def beam_search(
     return [best_tokens[i, : lengths[i]].tolist() if found[i] else [] for i in range(b)]
 
 
-def decode_batch(model: nn.Module, src: Tensor, bos: int, eos: int, settings: DecodeSettings) -> list[list[int]]:
+def decode_batch(
+    model: TransformerSeq2Seq, src: Tensor, bos: int, eos: int, settings: DecodeSettings
+) -> list[list[int]]:
     return (
         greedy_decode(model, src, bos, eos, settings)
         if settings.beam == 1
@@ -214,7 +222,7 @@ def split_to_fit(tokenizer: Tokenizer, text: str, max_length: int) -> list[str]:
 
 
 def translate_texts(
-    model: nn.Module,
+    model: TransformerSeq2Seq,
     src_tokenizer: Tokenizer,
     tgt_tokenizer: Tokenizer,
     texts: list[str],
@@ -254,7 +262,7 @@ def translate_texts(
         idx = order[start : start + batch_size]
         src, _ = pad_batch([encode_source(src_tokenizer, pieces[i], limit) for i in idx], model.config.pad_id)
         for i, ids in zip(
-            idx, decode_batch(model, src.to(device), tgt_tokenizer.bos_id, tgt_tokenizer.eos_id, settings)
+            idx, decode_batch(model, src.to(device), tgt_tokenizer.need("bos"), tgt_tokenizer.need("eos"), settings)
         ):
             done[i] = tgt_tokenizer.decode(ids)
     out: list[list[str]] = [[] for _ in texts]

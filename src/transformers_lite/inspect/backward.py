@@ -132,7 +132,9 @@ def trace_backward(
             loss, what, labels, rows = _loss(run, forward, logits, target, position)
             loss.backward()
         live = {n: t for n, t in trace.live.items() if t.grad is not None}
-        grads = {n: _unbatched(t.grad) for n, t in reversed(list(live.items()))}  # the loss back to the embeddings
+        grads = {
+            n: _unbatched(t.grad) for n, t in reversed(list(live.items())) if t.grad is not None
+        }  # the loss back to the embeddings
         params = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
     finally:
         model.zero_grad(set_to_none=True)
@@ -300,8 +302,8 @@ def _block_input(check: Any, cfg: Any, model: Any, forward: ForwardTrace, grads:
     names = forward.names()
     block = s[: -len("attention.")]
     into = names[names.index(s + "q") - 1]  # the step just before Q: the block's input
-    parts = [grads.get(s + n) for n in ("q", "k", "v")]
-    if into in grads and all(p is not None for p in parts) and block + "attention_residual.sum" in grads:
+    parts = [grads[s + n] for n in ("q", "k", "v") if s + n in grads]
+    if into in grads and len(parts) == 3 and block + "attention_residual.sum" in grads:
         merged = torch.cat([p.transpose(0, 1).reshape(p.shape[1], -1) for p in parts], -1)  # (T, 3C)
         weight = model.get_submodule(s + "qkv").weight.detach()  # (3C, C)
         if into.endswith(("input", "_residual.norm")) and merged.shape[-1] == weight.shape[0]:

@@ -9,13 +9,13 @@ from ..runs.history import read_history, read_metrics
 from . import plots
 
 
-def curve_series(run_dir: Path) -> dict[str, tuple[list[float], list[float]]]:
+def curve_series(run_dir: Path) -> dict[str, tuple[list, list]]:
     """``name -> (steps, values)`` from ``metrics.csv`` (or ``history.json`` for runs without one)."""
     rows = read_metrics(run_dir) or read_history(run_dir)
     names = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in ("step", "epoch", "wall_s", "lr")]
-    series = {}
+    series: dict[str, tuple[list, list]] = {}
     for name in names:
-        points = [(r["step"], r[name]) for r in rows if r.get(name) is not None]
+        points = [(r["step"], value) for r in rows if (value := r.get(name)) is not None]
         if points:
             series[name] = ([p[0] for p in points], [p[1] for p in points])
     return series

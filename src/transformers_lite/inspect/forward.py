@@ -24,7 +24,7 @@ from ..evaluation.prediction import class_names, encode_for_classifier, probabil
 from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..layers import padding_mask_from_ids
-from ..layers.trace import Edit, Trace
+from ..layers.trace import Edit, NamedSteps, Trace
 
 MAX_TOKENS = 512  # the longest input a trace reads (each block keeps several (H, T, T) tensors)
 
@@ -119,7 +119,7 @@ def step_info(name: str, ndim: int) -> StepInfo:
 
 
 @dataclass
-class ForwardTrace:
+class ForwardTrace(NamedSteps):
     """Every step of one forward pass. ``tensors`` maps each step's full name (``blocks.0.attention.q``)
     to its tensor without the batch dimension; ``tokens`` are the tokens the steps' T axis runs over
     (a translator's target tokens, its source tokens in ``source_tokens``)."""
@@ -129,16 +129,6 @@ class ForwardTrace:
     tensors: dict[str, Tensor]
     source_tokens: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
-
-    def __getitem__(self, name: str) -> Tensor:
-        return self.tensors[name]
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.tensors
-
-    def names(self) -> list[str]:
-        """Every step, in the order the forward computed them."""
-        return list(self.tensors)
 
     def blocks(self) -> list[str]:
         """The blocks in forward order: ``blocks.0``, ``encoder.blocks.1``, ``decoder.blocks.0``, ..."""
@@ -308,13 +298,17 @@ def _check_edits(trace: Trace, edits: dict[str, Edit] | None) -> None:
 _HEAD = re.compile(r"^(?P<scope>.+\.(?:cross_)?attention)\.head\.(?P<head>\d+)$")
 
 
+def _in_turn(first: Edit, then: Edit) -> Edit:
+    return lambda t: then(first(t))
+
+
 def switch_off(specs: list[str] | tuple[str, ...], n_heads: int) -> dict[str, Edit]:
     """The trace edits that switch off each of ``specs`` (several edits of one step apply in turn)."""
     edits: dict[str, Edit] = {}
     for spec in specs:
         name, edit = _switch_off_one(spec, n_heads)
         before = edits.get(name)
-        edits[name] = edit if before is None else (lambda t, first=before, then=edit: then(first(t)))
+        edits[name] = edit if before is None else _in_turn(before, edit)
     return edits
 
 

@@ -4,20 +4,22 @@ similarity, and 2-D maps (PCA, t-SNE) of the token and output embeddings."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from torch import nn
 
 from ..tokenizers import Tokenizer
 from . import plots, scores
 from .post_figures import write_position_comparison
 
+if TYPE_CHECKING:
+    from ..models.generator import TransformerGenerator
+
 KINDS = ("attention", "next-token", "positions", "embeddings")
 
 
 def write_generator_plots(
-    model: nn.Module,
+    model: TransformerGenerator,
     tokenizer: Tokenizer,
     out: Path,
     kinds: tuple[str, ...] = KINDS,

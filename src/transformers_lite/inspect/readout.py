@@ -195,7 +195,9 @@ def validation_head_sweep(run: Any, windows: int) -> dict[str, Any]:  # noqa: AN
             loss, rise = totals.get(row["head"], [0.0, 0.0])
             totals[row["head"]] = [loss + row["loss"], rise + row["rise"]]
     n = len(sweeps)
-    rows = [{"head": h, "loss": round(loss / n, 5), "rise": round(rise / n, 5)} for h, (loss, rise) in totals.items()]
+    rows: list[dict[str, Any]] = [
+        {"head": h, "loss": round(loss / n, 5), "rise": round(rise / n, 5)} for h, (loss, rise) in totals.items()
+    ]
     rows.sort(key=lambda r: -r["rise"])
     return {"loss": round(sum(sw["loss"] for sw in sweeps) / n, 5), "heads": rows, "windows": n}
 
@@ -213,7 +215,7 @@ def head_sweep(run: Any, text: str, target: str | None = None) -> dict[str, Any]
         )
     label = int(base["probabilities"].argmax()) if run.config.family == "classifier" else None
     base_loss = _loss(run, base, label)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for scope in heads:
         for h in range(n_heads):
             spec = f"{scope}.head.{h}"

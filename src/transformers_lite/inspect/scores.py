@@ -7,6 +7,8 @@ nothing is switched on the modules, so several callers may use one model at once
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -15,6 +17,9 @@ from ..layers import Trace, padding_mask_from_ids
 from ..models.ensemble import classifier_members
 from ..optional import need
 
+if TYPE_CHECKING:
+    from ..models import TransformerGenerator, TransformerSeq2Seq
+
 
 def _check(block: int, head: int, n_blocks: int, n_heads: int) -> None:
     if not 0 <= block < n_blocks or not 0 <= head < n_heads:
@@ -22,7 +27,7 @@ def _check(block: int, head: int, n_blocks: int, n_heads: int) -> None:
 
 
 @torch.no_grad()
-def generator_attention(model: nn.Module, ids: Tensor, block: int, head: int) -> Tensor:
+def generator_attention(model: TransformerGenerator, ids: Tensor, block: int, head: int) -> Tensor:
     """Attention weights ``(T, T)`` of one head of one block over ``ids (T,)``; masked cells are NaN."""
     _check(block, head, len(model.blocks), model.config.n_heads)
     model.eval()
@@ -39,15 +44,15 @@ def generator_attention(model: nn.Module, ids: Tensor, block: int, head: int) ->
 def classifier_attention(model: nn.Module, ids: Tensor, valid: Tensor | None = None) -> list[Tensor]:
     """Per block, attention weights ``(H, T, T)`` of a classifier over ``ids (T,)`` (of an ensemble:
     its first member's, since the members' heads do not correspond to each other)."""
-    model = classifier_members(model)[0]
-    model.eval()
+    member: Any = classifier_members(model)[0]  # a TransformerClassifier
+    member.eval()
     trace = Trace()
-    model(ids[None], None if valid is None else valid[None], trace=trace)
-    return [trace[f"encoder.blocks.{i}.attention.weights"][0] for i in range(model.config.n_blocks)]
+    member(ids[None], None if valid is None else valid[None], trace=trace)
+    return [trace[f"encoder.blocks.{i}.attention.weights"][0] for i in range(member.config.n_blocks)]
 
 
 @torch.no_grad()
-def next_token_probabilities(model: nn.Module, ids: Tensor) -> Tensor:
+def next_token_probabilities(model: TransformerGenerator, ids: Tensor) -> Tensor:
     """Probabilities ``(V,)`` of the token after ``ids (T,)`` (cropped to the context)."""
     model.eval()
     ids = ids[-model.config.max_length :]
@@ -80,14 +85,14 @@ def tsne_2d(vectors: Tensor, seed: int = 0) -> Tensor:
 
 
 @torch.no_grad()
-def cross_attention(model: nn.Module, src: Tensor, tgt: Tensor, block: int, head: int) -> Tensor:
+def cross_attention(model: TransformerSeq2Seq, src: Tensor, tgt: Tensor, block: int, head: int) -> Tensor:
     """Cross-attention weights ``(T, S)`` of a seq2seq model: target tokens (rows) over source tokens."""
     _check(block, head, len(model.decoder), model.config.n_heads)
     return all_cross_attention(model, src, tgt)[block, head]
 
 
 @torch.no_grad()
-def all_generator_attention(model: nn.Module, ids: Tensor) -> Tensor:
+def all_generator_attention(model: TransformerGenerator, ids: Tensor) -> Tensor:
     """Every block's and head's attention ``(L, H, T, T)`` over ``ids (T,)``, cropped to the context."""
     model.eval()
     ids = ids[-model.config.max_length :]
@@ -97,7 +102,7 @@ def all_generator_attention(model: nn.Module, ids: Tensor) -> Tensor:
 
 
 @torch.no_grad()
-def all_cross_attention(model: nn.Module, src: Tensor, tgt: Tensor) -> Tensor:
+def all_cross_attention(model: TransformerSeq2Seq, src: Tensor, tgt: Tensor) -> Tensor:
     """Every decoder block's and head's cross-attention ``(L, H, T, S)``: target rows over source tokens."""
     model.eval()
     src_valid = padding_mask_from_ids(src, model.config.pad_id)

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from torch import nn
 
 from ..generation.translate import encode_source, greedy_decode
 from ..tokenizers import Tokenizer
 from . import plots, scores
 
+if TYPE_CHECKING:
+    from ..models.seq2seq import TransformerSeq2Seq
+
 
 def write_cross_attention(
-    model: nn.Module,
+    model: TransformerSeq2Seq,
     src_tokenizer: Tokenizer,
     tgt_tokenizer: Tokenizer,
     src: str,
@@ -32,7 +34,7 @@ def write_cross_attention(
     if tgt:
         tgt_ids = tgt_tokenizer.encode(tgt, max_length=limit - 1)
     else:
-        tgt_ids = greedy_decode(model, src_ids[None], tgt_tokenizer.bos_id, tgt_tokenizer.eos_id)[0]
+        tgt_ids = greedy_decode(model, src_ids[None], tgt_tokenizer.need("bos"), tgt_tokenizer.need("eos"))[0]
     tgt_in = torch.tensor([tgt_tokenizer.bos_id, *tgt_ids])
     weights = scores.cross_attention(model, src_ids, tgt_in, block, head)  # (T, S)
     rows = [tgt_tokenizer.token(i) for i in tgt_in.tolist()]

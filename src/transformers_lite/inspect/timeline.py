@@ -5,8 +5,9 @@ attention form, the per-token loss fall and the sample improve.
 A snapshot (``RUN/snapshots/step-00001200.json``, written atomically) holds the step, the evaluation's
 scores, the probe's tokens, every block's and head's attention over them (``(L, H, T, T)``), the loss
 of each next token (a generator), the class probabilities (a classifier) or the greedy translation (a
-translator), a greedy sample (a generator), the 2-D map of the token embeddings, and how far each
-layer's weights moved since the snapshot before (the update's norm per layer; the first snapshot of a
+translator), a greedy sample (a generator), the 2-D map of the token embeddings, the norm per layer of
+the gradient of the probe's loss (``grad_norms``: which layers the loss still pulls, and how hard), and
+how far each layer's weights moved since the snapshot before (``update_norms``; the first snapshot of a
 resumed run has none: the weights before it were not kept).
 
 Snapshots cost little and stay bounded: they are taken only when the run evaluates anyway, the probe
@@ -101,27 +102,33 @@ def read_timeline(run_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def _probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
-    """The family's view of its first validation example."""
+    """The family's view of its first validation example, with ``grad_norms``: how hard the example's
+    loss (as in training, without dropout or label smoothing) pulls each layer."""
     device = next(model.parameters()).device
     family = model.config.family
+    trace = Trace()
     if family == "generator":
         ids = task.val_ids[: min(PROBE_TOKENS, model.config.max_length)].to(device)  # (T,)
-        trace = Trace()
-        logits = model(ids[None], trace=trace)[0]  # (T, V)
-        losses = F.cross_entropy(logits[:-1].float(), ids[1:], reduction="none")  # position t predicts t + 1
+        with torch.enable_grad():
+            logits = model(ids[None], trace=trace)[0]  # (T, V)
+            losses = F.cross_entropy(logits[:-1].float(), ids[1:], reduction="none")  # position t predicts t + 1
+            grad_norms = _gradient_norms(model, losses.mean())
         sample = [column[0] for column in generate(model, ids[: PROBE_TOKENS // 2], SAMPLE_TOKENS, temperature=0)]
         return {
             "tokens": [task.tokenizer.shown(i) for i in ids.tolist()],
             "attention": _attention(trace, len(model.blocks), "blocks"),
-            "token_losses": _rounded(losses, 4),
+            "token_losses": _rounded(losses.detach(), 4),
             "sample": task.tokenizer.decode(ids[: PROBE_TOKENS // 2].tolist() + sample),
+            "grad_norms": grad_norms,
         }
     if family == "classifier":
         ids, valid = task.val_ids[:1].to(device), task.val_valid[:1].to(device)  # (1, T)
         n = int(valid[0].sum())
-        trace = Trace()
-        logits = model(ids, valid, trace=trace)  # (1, K)
-        probs = torch.softmax(logits.float(), -1)[0] if logits.shape[-1] > 1 else torch.sigmoid(logits.float())[0]
+        with torch.enable_grad():
+            logits = model(ids, valid, trace=trace)  # (1, K)
+            grad_norms = _gradient_norms(model, task.loss_from_logits(logits, task.val_labels[:1].to(device)))
+        logits = logits.detach().float()
+        probs = torch.softmax(logits, -1)[0] if logits.shape[-1] > 1 else torch.sigmoid(logits)[0]
         scope = (
             "members.0.encoder.blocks" if "members.0.encoder.blocks.0.attention.weights" in trace else "encoder.blocks"
         )
@@ -130,10 +137,26 @@ def _probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
             "attention": _attention(trace, model.config.n_blocks, scope, n),
             "probabilities": _rounded(probs, 4),
             "label": int(task.val_labels[0]),
+            "grad_norms": grad_norms,
         }
+    with torch.enable_grad():  # the reference translation, teacher-forced
+        pair = task.batch_of(task.val_src, task.val_tgt, [0]).to(device)
+        grad_norms = _gradient_norms(model, task.loss(model, pair, label_smoothing=0.0))
     src = torch.tensor(task.val_src[0], device=device)  # (S,)
-    out = decode_batch(model, src[None], task.tgt_tok.bos_id, task.tgt_tok.eos_id, DecodeSettings())[0]
-    return {"tokens": [task.src_tok.shown(i) for i in src.tolist()], "translation": task.tgt_tok.decode(out)}
+    out = decode_batch(model, src[None], task.tgt_tok.need("bos"), task.tgt_tok.need("eos"), DecodeSettings())[0]
+    return {
+        "tokens": [task.src_tok.shown(i) for i in src.tolist()],
+        "translation": task.tgt_tok.decode(out),
+        "grad_norms": grad_norms,
+    }
+
+
+def _gradient_norms(model: Any, loss: Tensor) -> dict[str, float]:  # noqa: ANN401
+    """The norm per layer of ``loss``'s gradient; ``autograd.grad`` leaves the parameters' ``.grad`` (the
+    training step's) alone."""
+    named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+    grads = torch.autograd.grad(loss, [p for _, p in named], allow_unused=True)
+    return _layer_norms({n: g for (n, _), g in zip(named, grads) if g is not None})
 
 
 def _attention(trace: Trace, n_blocks: int, scope: str, n: int | None = None) -> list:
@@ -148,7 +171,7 @@ def _signed(points: Tensor) -> Tensor:
 
 
 def _layer_norms(deltas: dict[str, Tensor]) -> dict[str, float]:
-    """Norm of the change per layer (parameters grouped by name up to their last part)."""
+    """Norm per layer of a change or a gradient (parameters grouped by name up to their last part)."""
     groups: dict[str, float] = {}
     for name, delta in deltas.items():
         layer = name.rsplit(".", 1)[0]

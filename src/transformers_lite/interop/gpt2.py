@@ -41,6 +41,22 @@ LINEARS = {
 NORMS = {"ln_1": "attention_residual.norm", "ln_2": "feed_forward_residual.norm"}
 
 
+def tensor_names(n_blocks: int) -> list[tuple[str, str, bool]]:
+    """``(GPT-2's name, this package's name, transposed)`` for every tensor of the body; GPT-2 stores its
+    linear layers as ``Conv1D`` matrices, ``(in, out)``, the transpose of ``nn.Linear``'s ``(out, in)``."""
+    pairs = [
+        ("wte.weight", "embedding.weight", False),
+        ("wpe.weight", "position_embedding.weight", False),
+        ("ln_f.weight", "final_norm.weight", False),
+        ("ln_f.bias", "final_norm.bias", False),
+    ]
+    for i in range(n_blocks):
+        for theirs, ours in {**LINEARS, **NORMS}.items():
+            pairs.append((f"h.{i}.{theirs}.weight", f"blocks.{i}.{ours}.weight", theirs in LINEARS))
+            pairs.append((f"h.{i}.{theirs}.bias", f"blocks.{i}.{ours}.bias", False))
+    return pairs
+
+
 def config_from_gpt2(hf: dict[str, Any], origin: object = "config.json") -> GeneratorConfig:
     """The generator config of a Hugging Face GPT-2 ``config.json`` (refusing what GPT-2 variants add)."""
     if hf.get("model_type") != "gpt2":
@@ -96,19 +112,7 @@ def _read_hf_weights(folder: Path) -> dict[str, torch.Tensor]:
 
 def state_from_gpt2(hf: dict[str, torch.Tensor], config: GeneratorConfig) -> dict[str, torch.Tensor]:
     """Hugging Face GPT-2 tensors -> this package's generator state dict (Conv1D matrices transposed)."""
-    out = {
-        "embedding.weight": hf["wte.weight"],
-        "position_embedding.weight": hf["wpe.weight"],
-        "final_norm.weight": hf["ln_f.weight"],
-        "final_norm.bias": hf["ln_f.bias"],
-    }
-    for i in range(config.n_blocks):
-        for theirs, ours in LINEARS.items():
-            out[f"blocks.{i}.{ours}.weight"] = hf[f"h.{i}.{theirs}.weight"].T.contiguous()
-            out[f"blocks.{i}.{ours}.bias"] = hf[f"h.{i}.{theirs}.bias"]
-        for theirs, ours in NORMS.items():
-            out[f"blocks.{i}.{ours}.weight"] = hf[f"h.{i}.{theirs}.weight"]
-            out[f"blocks.{i}.{ours}.bias"] = hf[f"h.{i}.{theirs}.bias"]
+    out = {ours: hf[theirs].T.contiguous() if t else hf[theirs] for theirs, ours, t in tensor_names(config.n_blocks)}
     if not config.tie_embeddings:
         out["head.weight"] = hf["lm_head.weight"]
     return out
@@ -179,20 +183,13 @@ def export_gpt2(run_dir: str | Path, out: str | Path, force: bool = False) -> Pa
     if problems:
         raise RunError(f"{run_dir} is not GPT-2-shaped: {'; '.join(problems)}")
     state = {k: v.detach() for k, v in run.model.state_dict().items()}
-    tensors = {
-        "wte.weight": state["embedding.weight"],
-        "wpe.weight": state["position_embedding.weight"],
-        "ln_f.weight": state["final_norm.weight"],
-        "ln_f.bias": state["final_norm.bias"],
-    }
-    for i in range(c.n_blocks):
-        for theirs, ours in LINEARS.items():
-            weight = state[f"blocks.{i}.{ours}.weight"]
-            tensors[f"h.{i}.{theirs}.weight"] = weight.T.contiguous()
-            tensors[f"h.{i}.{theirs}.bias"] = state.get(f"blocks.{i}.{ours}.bias", torch.zeros(weight.shape[0]))
-        for theirs, ours in NORMS.items():
-            tensors[f"h.{i}.{theirs}.weight"] = state[f"blocks.{i}.{ours}.weight"]
-            tensors[f"h.{i}.{theirs}.bias"] = state[f"blocks.{i}.{ours}.bias"]
+    tensors = {}
+    for theirs, ours, transposed in tensor_names(c.n_blocks):
+        if ours not in state:  # a model without biases exports zeros: GPT-2 always has them
+            ours = ours.removesuffix(".bias") + ".weight"
+            tensors[theirs] = torch.zeros(state[ours].shape[0])
+        else:
+            tensors[theirs] = state[ours].T if transposed else state[ours]
     tensors = {f"transformer.{k}": v.contiguous() for k, v in tensors.items()}
     if not c.tie_embeddings:
         tensors["lm_head.weight"] = state["head.weight"].contiguous()

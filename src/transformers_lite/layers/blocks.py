@@ -23,6 +23,7 @@ Traced steps, per block: ``attention_residual.norm``/``sum``, ``attention.*`` (s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from torch import Tensor, nn
@@ -59,6 +60,53 @@ def _detached(weights: tuple) -> tuple:
     return tuple(_detached(w) if isinstance(w, tuple) else w.detach() if isinstance(w, Tensor) else w for w in weights)
 
 
+def _attention_sublayer(spec: BlockSpec, rope: RotaryEmbedding | None = None) -> tuple[Attention, Residual]:
+    return Attention(spec.n_heads, spec.dim, bias=spec.qkv_bias, rope=rope), _residual(spec)
+
+
+def _feed_forward_sublayer(spec: BlockSpec) -> tuple[FeedForward, Residual]:
+    return FeedForward(spec.dim, spec.dim_hidden, spec.activation), _residual(spec)
+
+
+def _residual(spec: BlockSpec) -> Residual:
+    return Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
+
+
+def _self_attention_weights(block: Block | DecoderBlock) -> tuple:
+    """The self-attention and feed-forward part of ``BlockWeights``."""
+    return (
+        block.attention_residual.weights(),
+        block.attention.weights(),
+        block.feed_forward_residual.weights(),
+        block.feed_forward.weights(),
+        (block.attention.n_heads, block.attention.rope, block.feed_forward.act, block.attention_residual.dropout.p),
+    )
+
+
+def _attention_step(
+    x: Tensor,
+    norm: tuple,
+    attend: Callable[[Tensor, Trace], Tensor],
+    norm_first: bool,
+    drop: float,
+    trace: Trace,
+    name: str,
+) -> Tensor:
+    """One attention sub-layer: ``x (B, T, C)`` -> ``x + attend(norm(x))`` (pre-norm) or its post-norm form;
+    ``attend(h, trace)`` is the self- or cross-attention on the normed input."""
+    res = trace.at(f"{name}_residual")
+    h = attend(residual_in(x, norm, norm_first, res), trace.at(name))
+    return residual_out(x, h, norm, norm_first, drop, res)
+
+
+def _feed_forward_step(
+    x: Tensor, norm: tuple, ff: tuple, act: Callable[[Tensor], Tensor], norm_first: bool, drop: float, trace: Trace
+) -> Tensor:
+    res = trace.at("feed_forward_residual")
+    h = feed_forward(residual_in(x, norm, norm_first, res), ff, act, trace.at("feed_forward"))
+    return residual_out(x, h, norm, norm_first, drop, res)
+
+
 class Block(nn.Module):
     """``forward`` runs the block's equations (``run``) on its own weights; decoding reads the weights once
     (``weights(detach=True)``) and calls ``run`` for every token: one forward, without the cost of
@@ -67,35 +115,18 @@ class Block(nn.Module):
     def __init__(self, spec: BlockSpec, rope: RotaryEmbedding | None = None) -> None:
         super().__init__()
         self.causal, self.norm_first = spec.causal, spec.norm_first
-        self.attention = Attention(spec.n_heads, spec.dim, bias=spec.qkv_bias, rope=rope)
-        self.attention_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
-        self.feed_forward = FeedForward(spec.dim, spec.dim_hidden, spec.activation)
-        self.feed_forward_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
+        self.attention, self.attention_residual = _attention_sublayer(spec, rope)
+        self.feed_forward, self.feed_forward_residual = _feed_forward_sublayer(spec)
 
     def weights(self, detach: bool = False) -> BlockWeights:
         """Every parameter the block's equations read (detached: plain tensors, for decoding)."""
-        w = (
-            self.attention_residual.weights(),
-            self.attention.weights(),
-            self.feed_forward_residual.weights(),
-            self.feed_forward.weights(),
-            (self.attention.n_heads, self.attention.rope, self.feed_forward.act, self.attention_residual.dropout.p),
-        )
+        w = _self_attention_weights(self)
         return _detached(w) if detach else w
 
-    def forward(
-        self,
-        x: Tensor,
-        mask: Tensor | None = None,
-        *,
-        cache: KVCache | None = None,
-        layer: int = 0,
-        trace: Trace = NO_TRACE,
-    ) -> Tensor:
-        """``x (B, T, C)`` -> ``(B, T, C)``; ``mask`` (True = may attend) hides padding keys. With
-        ``cache`` (causal blocks), ``x`` holds the positions after the cached ones; ``layer`` is this
-        block's place in the cache."""
-        return self.run(self.weights(), x, mask, cache=cache, layer=layer, trace=trace)
+    def forward(self, x: Tensor, mask: Tensor | None = None, **step: object) -> Tensor:
+        """``x (B, T, C)`` -> ``(B, T, C)``; ``mask`` (True = may attend) hides padding keys. ``step``:
+        ``cache``, ``layer`` and ``trace`` as for ``run``."""
+        return self.run(self.weights(), x, mask, **step)  # type: ignore[arg-type]
 
     def run(
         self,
@@ -108,25 +139,18 @@ class Block(nn.Module):
         trace: Trace = NO_TRACE,
     ) -> Tensor:
         """The block's equations on the weights ``w`` (``weights()``): self-attention, then feed-forward,
-        each inside its residual sub-layer."""
+        each inside its residual sub-layer. With ``cache`` (causal blocks), ``x`` holds the positions after
+        the cached ones; ``layer`` is this block's place in the cache; ``trace`` receives the steps."""
         norm1, attention, norm2, ff, (heads, rope, act, drop) = w
         drop = drop if self.training else 0.0
-        res = trace.at("attention_residual")
-        h = self_attention(
-            residual_in(x, norm1, self.norm_first, res),
-            attention,
-            heads,
-            mask,
-            causal=self.causal,
-            cache=cache,
-            layer=layer,
-            rope=rope,
-            trace=trace.at("attention"),
-        )
-        x = residual_out(x, h, norm1, self.norm_first, drop, res)
-        res = trace.at("feed_forward_residual")
-        h = feed_forward(residual_in(x, norm2, self.norm_first, res), ff, act, trace.at("feed_forward"))
-        return residual_out(x, h, norm2, self.norm_first, drop, res)
+
+        def attend(h: Tensor, at: Trace) -> Tensor:
+            return self_attention(
+                h, attention, heads, mask, causal=self.causal, cache=cache, layer=layer, rope=rope, trace=at
+            )
+
+        x = _attention_step(x, norm1, attend, self.norm_first, drop, trace, "attention")
+        return _feed_forward_step(x, norm2, ff, act, self.norm_first, drop, trace)
 
 
 class DecoderBlock(nn.Module):
@@ -135,23 +159,12 @@ class DecoderBlock(nn.Module):
     def __init__(self, spec: BlockSpec) -> None:
         super().__init__()
         self.norm_first = spec.norm_first
-        self.attention = Attention(spec.n_heads, spec.dim, bias=spec.qkv_bias)
-        self.attention_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
-        self.cross_attention = Attention(spec.n_heads, spec.dim, bias=spec.qkv_bias)
-        self.cross_attention_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
-        self.feed_forward = FeedForward(spec.dim, spec.dim_hidden, spec.activation)
-        self.feed_forward_residual = Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
+        self.attention, self.attention_residual = _attention_sublayer(spec)
+        self.cross_attention, self.cross_attention_residual = _attention_sublayer(spec)
+        self.feed_forward, self.feed_forward_residual = _feed_forward_sublayer(spec)
 
     def weights(self, detach: bool = False) -> BlockWeights:
-        w = (
-            self.attention_residual.weights(),
-            self.attention.weights(),
-            self.feed_forward_residual.weights(),
-            self.feed_forward.weights(),
-            (self.attention.n_heads, None, self.feed_forward.act, self.attention_residual.dropout.p),
-            self.cross_attention_residual.weights(),
-            self.cross_attention.weights(),
-        )
+        w = (*_self_attention_weights(self), self.cross_attention_residual.weights(), self.cross_attention.weights())
         return _detached(w) if detach else w
 
     def forward(
@@ -160,15 +173,12 @@ class DecoderBlock(nn.Module):
         memory_kv: tuple[Tensor, Tensor],
         self_mask: Tensor | None = None,
         memory_mask: Tensor | None = None,
-        *,
-        cache: KVCache | None = None,
-        layer: int = 0,
-        trace: Trace = NO_TRACE,
+        **step: object,
     ) -> Tensor:
         """``x (B, T, C)`` over the encoder's keys/values ``memory_kv`` (``cross_attention.memory_keys_values``)
         -> ``(B, T, C)``. ``self_mask`` adds target padding to the look-ahead mask; ``memory_mask`` hides
-        source padding."""
-        return self.run(self.weights(), x, memory_kv, self_mask, memory_mask, cache=cache, layer=layer, trace=trace)
+        source padding; ``step``: ``cache``, ``layer`` and ``trace`` as for ``Block``."""
+        return self.run(self.weights(), x, memory_kv, self_mask, memory_mask, **step)  # type: ignore[arg-type]
 
     def run(
         self,
@@ -184,24 +194,13 @@ class DecoderBlock(nn.Module):
     ) -> Tensor:
         norm1, attention, norm2, ff, (heads, _, act, drop), norm_cross, cross = w
         drop = drop if self.training else 0.0
-        res = trace.at("attention_residual")
-        h = self_attention(
-            residual_in(x, norm1, self.norm_first, res),
-            attention,
-            heads,
-            self_mask,
-            causal=True,
-            cache=cache,
-            layer=layer,
-            trace=trace.at("attention"),
-        )
-        x = residual_out(x, h, norm1, self.norm_first, drop, res)
-        res = trace.at("cross_attention_residual")
-        h = cross_attention(
-            residual_in(x, norm_cross, self.norm_first, res), memory_kv, cross, heads, memory_mask,
-            trace.at("cross_attention"),
-        )  # fmt: skip
-        x = residual_out(x, h, norm_cross, self.norm_first, drop, res)
-        res = trace.at("feed_forward_residual")
-        h = feed_forward(residual_in(x, norm2, self.norm_first, res), ff, act, trace.at("feed_forward"))
-        return residual_out(x, h, norm2, self.norm_first, drop, res)
+
+        def attend(h: Tensor, at: Trace) -> Tensor:
+            return self_attention(h, attention, heads, self_mask, causal=True, cache=cache, layer=layer, trace=at)
+
+        def attend_memory(h: Tensor, at: Trace) -> Tensor:
+            return cross_attention(h, memory_kv, cross, heads, memory_mask, at)
+
+        x = _attention_step(x, norm1, attend, self.norm_first, drop, trace, "attention")
+        x = _attention_step(x, norm_cross, attend_memory, self.norm_first, drop, trace, "cross_attention")
+        return _feed_forward_step(x, norm2, ff, act, self.norm_first, drop, trace)

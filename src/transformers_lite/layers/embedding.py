@@ -102,6 +102,8 @@ class SinusoidalPositionEncoding(nn.Module):
     the post. The buffer is not saved with the weights (it is rebuilt from the config).
     """
 
+    weight: Tensor  # the buffer, (L, C)
+
     def __init__(self, dim: int, max_length: int = 1000) -> None:
         super().__init__()
         self.dim, self.max_length = dim, max_length

@@ -62,14 +62,12 @@ def attention_mask(
 
     Returns ``None`` when nothing is masked, so callers can take the fast unmasked path.
     """
-    if key_valid is None and not causal:
-        return None
     if key_valid is not None:
         if key_valid.dim() != 2 or key_valid.dtype != torch.bool:
             raise ValueError(f"key_valid must be a (B, S) bool tensor, got {key_valid.dtype} {tuple(key_valid.shape)}")
         key_len = key_valid.shape[1]
     if not causal:
-        return key_valid[:, None, None, :]  # (B, 1, 1, S)
+        return None if key_valid is None else key_valid[:, None, None, :]  # (B, 1, 1, S)
     if key_len is None:
         raise ValueError("a causal mask needs key_len (or key_valid)")
     query_len = key_len if query_len is None else query_len

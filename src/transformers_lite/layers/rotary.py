@@ -12,6 +12,9 @@ from torch import Tensor, nn
 
 
 class RotaryEmbedding(nn.Module):
+    cos: Tensor  # buffers: (L, D/2)
+    sin: Tensor
+
     def __init__(self, dim: int, max_length: int = 1000, base: float = 10000.0) -> None:
         super().__init__()
         if dim % 2 != 0:

@@ -19,7 +19,23 @@ from torch import Tensor
 Edit = Callable[[Tensor], Tensor]
 
 
-class Trace:
+class NamedSteps:
+    """Tensors by step name (``tensors``), read as ``steps["blocks.0.attention.q"]``, in forward order."""
+
+    tensors: dict[str, Tensor]
+
+    def __getitem__(self, name: str) -> Tensor:
+        return self.tensors[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self.tensors
+
+    def names(self) -> list[str]:
+        """Every step, in the order the forward computed them."""
+        return list(self.tensors)
+
+
+class Trace(NamedSteps):
     """Collects ``name -> tensor`` for one forward pass. ``edits`` maps a full step name to a function
     applied to that step's tensor before the forward goes on (a name without a dot, e.g. ``position``,
     edits every step of that name, e.g. ``encoder.position`` and ``decoder.position``). Tensors are kept
@@ -44,16 +60,6 @@ class Trace:
             x = edit(x)
         self.tensors[name] = x.detach()
         return x
-
-    def __getitem__(self, name: str) -> Tensor:
-        return self.tensors[name]
-
-    def __contains__(self, name: str) -> bool:
-        return name in self.tensors
-
-    def names(self) -> list[str]:
-        """Every recorded step, in the order the forward computed them."""
-        return list(self.tensors)
 
 
 class _NoTrace(Trace):

@@ -63,7 +63,7 @@ class Encoder(nn.Module):
         if extra is not None:
             x = x + trace("pairs", extra)  # (B, T, C)
         x = maybe_dropout(self.input_dropout, trace("input", x))
-        causal = bool(self.blocks) and self.blocks[0].causal
+        causal = bool(self.blocks) and bool(self.blocks[0].causal)
         mask = attention_mask(valid, causal=causal, query_len=t, key_len=t)  # (B, 1, T or 1, T), (T, T) or None
         for i, block in enumerate(self.blocks):
             x = block(x, mask, trace=trace.at(f"blocks.{i}"))  # (B, T, C)

@@ -20,6 +20,7 @@ from torch import Tensor, nn
 from ..config import EncoderConfig, EncoderLMConfig
 from ..errors import ConfigError
 from ..layers import ACTIVATIONS, NO_TRACE, Trace
+from .classifier import TransformerClassifier
 from .encoder import check_inputs, encoder_of
 
 
@@ -48,7 +49,9 @@ class TransformerEncoderLM(nn.Module):
         return h @ self.encoder.embedding.weight.T + self.lm_bias  # (..., C) @ (C, V) -> (..., V)
 
 
-def transfer_encoder(classifier: nn.Module, source: dict[str, Tensor], source_config: EncoderLMConfig) -> list[str]:
+def transfer_encoder(
+    classifier: TransformerClassifier, source: dict[str, Tensor], source_config: EncoderLMConfig
+) -> list[str]:
     """Copy a pretrained encoder (``source``: the pretraining run's tensors by name) into ``classifier``
     in place; the names copied. Shapes must agree: a ``ConfigError`` names every setting that differs."""
     target = classifier.config

@@ -48,6 +48,6 @@ class ClassifierEnsemble(nn.Module):
         return trace("logits", torch.logsumexp(torch.log_softmax(logits, dim=-1), 0) - math.log(m))  # log mean p (B, K)
 
 
-def classifier_members(model: nn.Module) -> list[nn.Module]:
+def classifier_members(model: nn.Module) -> list[TransformerClassifier]:
     """The single classifiers inside ``model``: its members for an ensemble, else ``[model]``."""
-    return list(model.members) if isinstance(model, ClassifierEnsemble) else [model]
+    return list(model.members) if isinstance(model, ClassifierEnsemble) else [model]  # type: ignore[arg-type, list-item]

@@ -11,6 +11,8 @@ Traced steps: ``tokens``, ``embedding``, ``position``, ``input``, ``blocks.N.*``
 
 from __future__ import annotations
 
+from typing import cast
+
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
@@ -61,7 +63,7 @@ class TransformerGenerator(nn.Module):
         nn.init.normal_(self.embedding.weight, 0.0, std)
         if self.position_embedding is not None:
             nn.init.normal_(self.position_embedding.weight, 0.0, std)
-        for block in self.blocks:
+        for block in cast("list[Block]", self.blocks):
             for closing in (block.attention.out, block.feed_forward.dense2):
                 nn.init.normal_(closing.weight, 0.0, std / (2 * len(self.blocks)) ** 0.5)
 
@@ -79,7 +81,7 @@ class TransformerGenerator(nn.Module):
         w = (
             self.embedding.weight,
             None if pos is None else pos.weight,
-            [block.weights(detach) for block in self.blocks],
+            [block.weights(detach) for block in cast("list[Block]", self.blocks)],
             (norm.weight, norm.bias, norm.eps) if self.config.final_norm else None,
             self.head.weight,
             self.head.bias,
@@ -123,7 +125,7 @@ class TransformerGenerator(nn.Module):
         if positions is not None:
             x = x + trace("position", positions[offset : offset + t])  # (B, T, C) + (T, C)
         x = maybe_dropout(self.dropout, trace("input", x))
-        for i, (block, bw) in enumerate(zip(self.blocks, blocks)):
+        for i, (block, bw) in enumerate(zip(cast("list[Block]", self.blocks), blocks)):
             x = block.run(bw, x, cache=cache, layer=i, trace=trace.at(f"blocks.{i}") if trace.active else trace)
         if cache is not None:
             cache.advance(t)

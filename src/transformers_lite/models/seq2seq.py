@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 from torch import Tensor, nn
 
@@ -32,7 +33,7 @@ class DecoderCache:
 
     self_attention: KVCache  # the target prefix's keys/values of every decoder block, one position more per step
     memory_kv: list[tuple[Tensor, Tensor]]  # each block's encoder keys/values (B, H, S, D), fixed
-    memory_mask: Tensor  # (B, 1, 1, S): real source tokens
+    memory_mask: Tensor | None  # (B, 1, 1, S): real source tokens (None: no padding)
 
     @property
     def length(self) -> int:
@@ -44,7 +45,7 @@ class DecoderCache:
         self.self_attention.reorder(index)
         if memory:
             self.memory_kv = [(k[index], v[index]) for k, v in self.memory_kv]
-            self.memory_mask = self.memory_mask[index]
+            self.memory_mask = None if self.memory_mask is None else self.memory_mask[index]
 
 
 class TransformerSeq2Seq(nn.Module):
@@ -80,7 +81,7 @@ class TransformerSeq2Seq(nn.Module):
         tgt: Tensor,
         memory_kv: list[tuple[Tensor, Tensor]],
         self_mask: Tensor | None,
-        memory_mask: Tensor,
+        memory_mask: Tensor | None,
         cache: KVCache | None,
         last_only: bool,
         trace: Trace,
@@ -114,7 +115,9 @@ class TransformerSeq2Seq(nn.Module):
 
         Self-attention is causal and ignores target padding keys; cross-attention ignores source padding.
         """
-        memory_kv = [block.cross_attention.memory_keys_values(memory) for block in self.decoder]
+        memory_kv = [
+            block.cross_attention.memory_keys_values(memory) for block in cast("list[DecoderBlock]", self.decoder)
+        ]
         self_mask = attention_mask(tgt_valid)  # (B, 1, 1, T) or None; the blocks add the look-ahead part
         return self._decode(tgt, memory_kv, self_mask, attention_mask(src_valid), None, last_only, trace)
 
@@ -126,7 +129,9 @@ class TransformerSeq2Seq(nn.Module):
         cache = KVCache(
             c.n_decoder_blocks, memory.shape[0], c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device
         )
-        memory_kv = [block.cross_attention.memory_keys_values(memory) for block in self.decoder]
+        memory_kv = [
+            block.cross_attention.memory_keys_values(memory) for block in cast("list[DecoderBlock]", self.decoder)
+        ]
         return DecoderCache(cache, memory_kv, attention_mask(src_valid))
 
     def decode_step(self, tgt: Tensor, cache: DecoderCache) -> Tensor:

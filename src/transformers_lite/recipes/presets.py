@@ -16,7 +16,7 @@ from ..config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2Seq
 from ..errors import ConfigError
 from ..tasks import ClassifierSettings, GeneratorSettings, MaskedLMSettings, Seq2SeqSettings
 from ..training.settings import TrainConfig
-from .recipe import Recipe
+from .recipe import PRESET_MODELS, Recipe
 
 # tuned on the MARC dev split (docs/results/classifier.md, benchmarks/bench_classifier.py)
 _CLASSIFIER_TRAIN = TrainConfig(epochs=3, lr=4e-3, warmup_steps=200, weight_decay=0.1, eval_every=0)
@@ -171,6 +171,7 @@ PRESETS: dict[str, Recipe] = {
         ),
     )
 }
+PRESET_MODELS.update({name: recipe.model for name, recipe in PRESETS.items()})
 # names of earlier releases -> today's
 ALIASES = {"seed-classifier": "post-classifier", "seed-gpt": "post-gpt"}
 # ``--recipe seed`` (until 0.2): the posts' own training setup of a family

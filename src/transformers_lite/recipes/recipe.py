@@ -18,20 +18,20 @@ import dataclasses
 import os
 import platform
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from ..atomic import atomic_write_json
+from ..atomic import atomic_write_json, read_json
 from ..config import Config, apply_overrides, config_from_dict
-from ..errors import ConfigError, RunError
+from ..errors import ConfigError, RunError, warn
 from ..families import family
 from ..inspect.timeline import TIMELINE_FAMILIES, Timeline
 from ..models import build_model
-from ..runs import latest_checkpoint, load_tokenizers, read_json
+from ..runs import latest_checkpoint, load_tokenizers
 from ..runs.files import FORMAT
 from ..runs.manifest import RESUMING, record, verify
 from ..summary import count_parameters
@@ -55,6 +55,9 @@ class TrainResult:
     interrupted_by: int | None = None  # the signal that stopped the run early (SIGINT, SIGTERM, SIGHUP)
 
 
+PRESET_MODELS: dict[str, Config] = {}  # each preset's model as published (``presets`` fills it: it imports this)
+
+
 @dataclass(frozen=True)
 class Recipe:
     family: str
@@ -72,7 +75,7 @@ class Recipe:
             raise ConfigError(f"the data settings are {type(self.data).__name__}, not a {self.family}'s")
 
     # ----------------------------------------------------------------- changing it
-    def override(self, model: list[str] | dict[str, Any] = (), **settings: Any) -> Recipe:  # noqa: ANN401
+    def override(self, model: Sequence[str] | dict[str, Any] = (), **settings: Any) -> Recipe:  # noqa: ANN401
         """A copy with model fields (``["n_blocks=6"]`` or ``{"n_blocks": 6}``) and trainer or data
         settings (by name) changed. Giving any limit (``epochs``, ``max_steps``, ``max_minutes``)
         replaces all of the recipe's limits."""
@@ -99,7 +102,7 @@ class Recipe:
         try:
             return dataclasses.replace(
                 self,
-                model=apply_overrides(self.model, model or []),
+                model=apply_overrides(self.model, model if isinstance(model, dict) else list(model)),
                 train=dataclasses.replace(self.train, **train),
                 data=dataclasses.replace(self.data, **data),
             )
@@ -123,7 +126,7 @@ class Recipe:
         also records the files' sha256 and sizes."""
         if not isinstance(data, dict):
             raise ConfigError(f"{origin}: a recipe is one JSON object with model, train and data sections")
-        name = data.get("family", data.get("task"))  # "task" until 0.2
+        name: Any = data.get("family", data.get("task"))  # "task" until 0.2
         try:
             settings_cls = family(name).task.Settings
             model = config_from_dict(data["model"])
@@ -148,7 +151,24 @@ class Recipe:
     def prepare(self, tokenizers: dict | None = None) -> tuple[Any, Config]:  # noqa: ANN401
         """The family's task with its data read, and the model config with the fields the data decides."""
         task = family(self.family).task.prepare(self.data, self.model, self.train.seed, tokenizers)
-        return task, task.model_config(self.model)
+        config = task.model_config(self.model)
+        self._say_what_the_data_replaced(config)
+        return task, config
+
+    def _say_what_the_data_replaced(self, config: Config) -> None:
+        """A warning for each field the data decides that was given a value of its own (in a ``--config``
+        file, or a ``Recipe`` built in Python) which the data's replaces: ``--set`` refuses them at once."""
+        try:  # the placeholders a value is not the user's own: the class default's, the preset's
+            starts = [type(self.model)(), *([PRESET_MODELS[self.preset]] if self.preset in PRESET_MODELS else [])]
+        except (TypeError, ConfigError):
+            return
+        for name in self.model.data_fields:
+            mine, data = getattr(self.model, name), getattr(config, name)
+            if name != "share_embeddings" and mine != data and all(mine != getattr(s, name) for s in starts):
+                warn(
+                    f"the model's {name} {mine!r} is replaced by {data!r} from the data ({name} is set from the "
+                    "data: vocabulary sizes and special ids from the tokenizer, the classes from the labels)"
+                )
 
     def resolved(self) -> Recipe:
         """This recipe with the model fields the data decides (vocabulary sizes, labels, special ids)
@@ -159,7 +179,7 @@ class Recipe:
         self,
         out: str | Path | None = None,
         *,
-        callbacks: list[Callback] = (),
+        callbacks: Sequence[Callback] = (),
         log: Callable[[str], Any] = print,
         dist_ctx: DistContext = SINGLE,
         resume_dir: str | Path | None = None,

@@ -8,11 +8,11 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from ..atomic import read_json
 from ..config import Config, apply_overrides
 from ..data.sources import sha256
 from ..errors import RunError
 from ..families import expect
-from ..runs import read_json
 from ..runs.files import FORMAT
 from ..training.settings import LIMITS
 from .recipe import Recipe

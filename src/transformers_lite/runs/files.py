@@ -11,10 +11,8 @@ Layout of a run directory::
 from __future__ import annotations
 
 import errno
-import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import torch
 from safetensors import SafetensorError
@@ -25,14 +23,6 @@ from ..atomic import atomic_write
 from ..errors import RunError
 
 FORMAT = 1  # of run directories: 0 (0.1) kept optimizer states by position, 1 by parameter name
-
-
-def read_json(path: Path, what: str) -> Any:  # noqa: ANN401
-    """A run's JSON file; a damaged one is a ``RunError`` naming it."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RunError(f"{path}: damaged {what} ({err})") from None
 
 
 def save_weights(model: nn.Module, path: str | Path) -> None:
@@ -117,9 +107,10 @@ def complete_checkpoint(folder: Path) -> bool:
 
 def checkpoints(run_dir: str | Path) -> list[Path]:
     """The run's complete checkpoints, best first: the one ``LATEST`` names (a name inside
-    ``checkpoint/``, never a path elsewhere), then the others from the newest."""
+    ``checkpoint/``, never a path elsewhere), then the others from the newest. A ``step-*`` that is a
+    symbolic link (to a folder elsewhere) is not one of them."""
     root = Path(run_dir) / "checkpoint"
-    complete = sorted((p for p in root.glob("step-*") if p.is_dir() and complete_checkpoint(p)), reverse=True)
+    complete = sorted((p for p in root.glob("step-*") if _inside(p, root) and complete_checkpoint(p)), reverse=True)
     latest = root / "LATEST"
     try:
         named = root / latest.read_text(encoding="utf-8").strip() if latest.is_file() else None
@@ -129,6 +120,11 @@ def checkpoints(run_dir: str | Path) -> list[Path]:
         complete.remove(named)
         complete.insert(0, named)
     return complete
+
+
+def _inside(folder: Path, root: Path) -> bool:
+    """A real folder of ``root``: a link to a folder elsewhere is no checkpoint of this run."""
+    return folder.is_dir() and not folder.is_symlink() and folder.resolve().parent == root.resolve()
 
 
 def latest_checkpoint(run_dir: str | Path) -> Path | None:

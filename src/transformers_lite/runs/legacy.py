@@ -112,7 +112,7 @@ def rename_state(tensors: dict[str, torch.Tensor], family: str) -> dict[str, tor
         else:
             out[new] = value
     for new, pieces in parts.items():
-        first = pieces.get("q", pieces.get("kv"))
+        first = pieces["q"] if "q" in pieces else pieces["kv"]
         # an optimizer's step count is one number for both: it stays one
         out[new] = torch.cat([pieces["q"], pieces["kv"]]) if len(pieces) == 2 and first.dim() else first
     return out

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch import nn
 
+from ..atomic import read_json
 from ..config import CONFIGS, Config, config_from_dict
 from ..errors import RunError
 from ..models import build_model
 from ..tokenizers import Tokenizer, load_tokenizer
-from .files import load_weights, read_json, read_tensors, weights_file
+from .files import load_weights, read_tensors, weights_file
 from .legacy import upgrade_config, upgrade_state_dict, upgrade_tokenizer
 from .manifest import verify
 
@@ -30,8 +30,10 @@ class LoadedRun:
     """What ``transformers_lite.load(run_dir)`` returns. ``hyperparameters`` (the recorded settings)
     is read when first asked for: generating text needs only the model and its tokenizer."""
 
-    model: nn.Module
-    config: Config
+    # the family's model and config classes (``TransformerGenerator`` and ``GeneratorConfig``, ...): which
+    # one a run holds is known when it is loaded, not before, so both are typed ``Any``
+    model: Any
+    config: Any
     tokenizers: dict[str, Tokenizer] = field(default_factory=dict)
     run_dir: Path = Path(".")
 

@@ -13,9 +13,8 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..atomic import atomic_write_json
+from ..atomic import atomic_write_json, read_json
 from ..errors import RunError
-from .files import read_json
 
 MANIFEST = "manifest.json"
 

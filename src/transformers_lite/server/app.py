@@ -118,7 +118,8 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
 
     @app.exception_handler(StarletteHTTPException)  # FastAPI's own too (a body that is not UTF-8, a bad route)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        return _error(exc.status_code, exc.detail)
+        detail = views.public_text(exc.detail, registry.root) if isinstance(exc.detail, str) else exc.detail
+        return _error(exc.status_code, detail)
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:  # a bug: still JSON
@@ -131,6 +132,8 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
             raise HTTPException(404, err.args[0]) from None
         except ValueError as err:  # a damaged run: say why
             raise HTTPException(400, str(err)) from None
+        if found.run is None:  # the registry loads a run when it is asked for
+            raise HTTPException(400, f"run {name!r} could not be loaded")
         if action and action not in found.run.family_entry.actions:
             raise HTTPException(400, f"run {name!r} holds a {found.family} model, which cannot {action}")
         return found
@@ -164,6 +167,7 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
         ``notice`` per change made to it, one ``token`` per generated token (``{"id", "text"}``), then
         ``done`` (or ``error``)."""
         found = entry(name, "generate")
+        assert found.run is not None  # entry() answers 400 for a run that did not load
         try:
             prompt = views.prepare_prompt(found.run, request.prompt)
         except ValueError as err:
@@ -241,12 +245,14 @@ def _stream(
         yield _sse("notice", {"message": notice})
     items: queue.Queue = queue.Queue()
     cancelled = threading.Event()
+    run = found.run
+    assert run is not None  # entry() answers 400 for a run that did not load
 
     def work() -> None:
         with gate:
             try:
                 count = 0
-                for token in views.stream_tokens(found.run, prompt["text"], max_new_tokens, seed=seed, **sampling):
+                for token in views.stream_tokens(run, prompt["text"], max_new_tokens, seed=seed, **sampling):
                     if cancelled.is_set():
                         break
                     items.put(("token", token))

@@ -10,6 +10,7 @@ Shapes: L blocks, H heads, T tokens (targets), S source tokens, V vocabulary.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,22 @@ def public_hyperparameters(hyper: dict[str, Any]) -> dict[str, Any]:
     if isinstance(data, dict):
         out["data"] = {k: Path(v).name if isinstance(v, str) and Path(v).is_absolute() else v for k, v in data.items()}
     return out
+
+
+_ABSOLUTE_PATH = re.compile(r"(?<![\w.:/~-])/[^\s'\",;)]+")
+
+
+def public_text(text: str, root: Path) -> str:
+    """A message without this machine's absolute paths: a path inside the served folder ``root`` relative
+    to it, any other by its last part (as ``public_hyperparameters`` shows data files)."""
+    bases = {str(root.absolute()).rstrip("/") + "/", str(root.resolve()).rstrip("/") + "/"}
+
+    def shown(match: re.Match[str]) -> str:
+        path = match.group(0)
+        inside = next((path[len(b) :] for b in bases if path.startswith(b)), None)
+        return inside if inside else Path(path).name
+
+    return _ABSOLUTE_PATH.sub(shown, text)
 
 
 def run_info(name: str, run: Run) -> dict[str, Any]:
@@ -258,13 +275,13 @@ def translate_view(run: Run, text: str, beam: int) -> dict[str, Any]:
     if len(src) <= 1:
         raise ValueError("text: nothing the tokenizer can read")
     settings = DecodeSettings(beam=beam)
-    out = decode_batch(run.model, src[None], tgt_tok.bos_id, tgt_tok.eos_id, settings)[0]
+    out = decode_batch(run.model, src[None], tgt_tok.need("bos"), tgt_tok.need("eos"), settings)[0]
     tgt_in = torch.tensor([tgt_tok.bos_id, *out])  # (T,): what the decoder read at each step
     attention = all_cross_attention(run.model, src, tgt_in)  # (L, H, T, S)
     return {
         "translation": tgt_tok.decode(out),
         "source_tokens": [src_tok.shown(i) for i in src.tolist()],
-        "target_tokens": [tgt_tok.shown(i) for i in [*out, tgt_tok.eos_id]],
+        "target_tokens": [tgt_tok.shown(i) for i in [*out, tgt_tok.need("eos")]],
         "attention": _rounded(attention),
         "notices": notices,
     }
@@ -309,7 +326,8 @@ def timeline_view(run: Run) -> dict[str, Any]:
     (ln V, or ln K for a classifier) and the classes; a notice when the run has none."""
     snapshots = read_timeline(run.run_dir)
     cfg = run.config
-    outputs = max(getattr(cfg, "n_labels", 2), 2) if cfg.family == "classifier" else getattr(cfg, "vocab_size", 0)
+    n_labels = getattr(cfg, "n_labels", None)  # a classifier's classes (1: one logit for two), else tokens
+    outputs = max(n_labels, 2) if n_labels else getattr(cfg, "vocab_size", getattr(cfg, "tgt_vocab_size", 0))
     notices = (
         []
         if snapshots

@@ -17,9 +17,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .. import validate
 from ..config import ClassifierConfig
-from ..data.reviews import choose_classes, encode_labels, load_reviews, parse_label_map
+from ..data.reviews import choose_classes, encode_labels, load_reviews
 from ..data.sources import sha256
 from ..data.tables import split_validation
 from ..errors import ConfigError, DataError, warn
@@ -27,102 +26,17 @@ from ..evaluation.metrics import accuracy, confusion_matrix, macro_f1, ordinal_e
 from ..evaluation.prediction import class_names, encode_for_classifier, is_ordinal, predict_logits, predictions
 from ..models.ensemble import classifier_members
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
-from ..training.settings import setting
 from ..training.task import TaskBase
-from .embeddings import ppmi_init
+from .classifier_settings import ClassifierSettings
+from .embeddings import ppmi_init, token_vectors, vectors_init
 from .pretrained import Pretrained
 
 Batch = tuple[Tensor, Tensor, Tensor]  # ids (B, T), valid (B, T), labels (B,)
-EMBEDDING_INITS = ("random", "ppmi")
 
 
 def member_seed(seed: int, member: int) -> int:
     """The random seed of ensemble member ``member`` of a run with ``seed`` (member 0: ``seed`` itself)."""
     return seed if member == 0 else int(np.random.SeedSequence([seed, member]).generate_state(1)[0])
-
-
-@dataclass(frozen=True)
-class ClassifierSettings:
-    train: str | None = setting(
-        "training data: a table of texts and labels (.jsonl, .csv, .tsv, .json, .parquet, or a datasets folder)",
-        None,
-        none="required",
-        path=True,
-    )
-    val: str | None = setting(
-        "validation data, same shape", None, none="a random split of --train (by --seed)", path=True
-    )
-    text_column: str | None = setting(
-        "the column holding the texts", None, none="text, review_body, review, sentence, comment, ... or the longest"
-    )
-    label_column: str | None = setting(
-        "the column holding the labels", None, none="label, labels, stars, sentiment, class, category, ..."
-    )
-    labels: int | None = setting(
-        "number of classes: for a 'stars' column 5 = stars, 2 = sentiment (3 stars dropped), 1 = sentiment with "
-        "one logit; for other labels their number of classes, or 1 for two classes (one logit)",
-        None,
-        none="5 for stars, else the classes found",
-    )
-    label_map: str | None = setting(
-        "class names in order ('neg,neu,pos'), or values mapped to classes ('1=neg,2=neg,3=,4=pos,5=pos'; an "
-        "empty name drops the value)",
-        None,
-        none="every distinct label a class, sorted",
-    )
-    ordinal: bool | None = setting(
-        "the classes are ordered: also score mean absolute error and off-by-one accuracy",
-        None,
-        none="yes for 5 stars",
-    )
-    vocab: str | None = setting("vocabulary file, one word per line", None, none="built from --train", path=True)
-    min_df: int = setting("minimum document frequency of a word in a vocabulary built from --train", 2)
-    batch_size: int = setting("reviews per batch", 32)
-    val_fraction: float = setting("fraction of --train held out for validation when --val is not given", 0.1)
-    label_smoothing: float = setting("label smoothing of the cross-entropy", 0.0)
-    embedding_init: str = setting(
-        "how the embedding table starts: random N(0, 1) (post 000) or PPMI "
-        "co-occurrence vectors of the training reviews",
-        "random",
-        choices=EMBEDDING_INITS,
-    )
-    embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
-    padding: str = setting(
-        "pad reviews with a [PAD] token that attention ignores, or with the unknown word as the posts do "
-        "(the model then reads padding as words)",
-        "pad",
-        choices=("pad", "unk"),
-    )
-    init_from: str | None = setting(
-        "a pretrained run (tlite train mlm): the classifier takes its tokenizer, encoder shape and weights "
-        "(embedding, blocks) and trains them with a new head; replaces embedding_init",
-        None,
-        none="no pretraining",
-        path=True,
-    )
-    layer_lr_decay: float = setting(
-        "learning-rate factor per layer below the head when fine-tuning: blocks get decay^(depth from the top), "
-        "the embedding decay^(blocks + 1); 1 = one rate for all",
-        1.0,
-    )
-    freeze_encoder_steps: int = setting(
-        "steps at the start during which only the head learns (the pretrained encoder waits for it)", 0
-    )
-
-    def __post_init__(self) -> None:
-        validate.integer("labels", self.labels, optional=True)
-        if self.label_map is not None:
-            parse_label_map(self.label_map)
-        for name in ("min_df", "batch_size", "embedding_window"):
-            validate.integer(name, getattr(self, name))
-        validate.number("val_fraction", self.val_fraction, 0, 1, high_open=True)
-        validate.number("label_smoothing", self.label_smoothing, 0, 1, high_open=True)
-        validate.choice("embedding_init", self.embedding_init, EMBEDDING_INITS)
-        validate.choice("padding", self.padding, ("pad", "unk"))
-        validate.number("layer_lr_decay", self.layer_lr_decay, 0, 1, low_open=True)
-        validate.integer("freeze_encoder_steps", self.freeze_encoder_steps, low=0)
-        if self.init_from and self.padding != "pad":
-            raise ConfigError("--init-from needs padding=pad: the pretrained encoder learned to ignore [PAD]")
 
 
 @dataclass(frozen=True)
@@ -175,6 +89,9 @@ class ClassifierTask(TaskBase):
         self.train_labels = torch.as_tensor(train.labels, dtype=torch.long)
         self.val_labels = torch.as_tensor(val.labels, dtype=torch.long)
         self._check_splits()
+        self.vectors = None if settings.vectors is None else token_vectors(tokenizer, settings.vectors, config.dim)
+        if self.vectors is not None:
+            self.note += "\n" + self.vectors[2]
 
     @classmethod
     def prepare(
@@ -271,8 +188,8 @@ class ClassifierTask(TaskBase):
         s = self.settings
         if s.layer_lr_decay == 1.0 and s.freeze_encoder_steps == 0:
             return None
-        n = model.config.n_blocks
-        plan = {}
+        n = classifier_members(model)[0].config.n_blocks  # an ensemble's members share it
+        plan: dict[str, tuple[float, int]] = {}
         for name, _ in model.named_parameters():
             local = name.split(".", 2)[2] if name.startswith("members.") else name  # an ensemble member's own name
             if local.startswith("encoder.embedding."):
@@ -290,7 +207,7 @@ class ClassifierTask(TaskBase):
         ``embedding_init="ppmi"``: co-occurrence vectors of the training reviews at full length
         (not cut to ``max_length``; labels unused, so 3-star reviews count for sentiment too;
         never the validation reviews), see ``data.cooccurrence``. ``init_from``: the pretrained
-        encoder instead.
+        encoder instead. ``vectors``: then the rows of the words a vectors file holds.
         """
         members = classifier_members(model)
         if self.pretrained is not None:
@@ -300,6 +217,8 @@ class ClassifierTask(TaskBase):
             tables = [member.encoder.embedding.weight for member in members]
             seeds = [member_seed(self.seed, k) for k in range(len(members))]
             ppmi_init(tables, self.tokenizer, self.unlabelled, self.settings.embedding_window, seeds)
+        if self.vectors is not None:
+            vectors_init([member.encoder.embedding.weight for member in members], *self.vectors[:2])
 
     def steps_per_epoch(self) -> int:
         return max(1, len(self.train_labels) // self.settings.batch_size)
@@ -364,6 +283,7 @@ class ClassifierTask(TaskBase):
 
     def describe(self) -> dict[str, Any]:
         paths = {k: self.sources.get(k) for k in ("train", "val", "vocab")}
+        paths["vectors"] = None if self.settings.vectors is None else Path(self.settings.vectors)
         out: dict[str, Any] = asdict(self.settings)
         out.update({k: (None if p is None else str(p.resolve())) for k, p in paths.items()})
         out.update({f"{k}_sha256": sha256(p) for k, p in paths.items() if p is not None})

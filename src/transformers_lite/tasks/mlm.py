@@ -28,6 +28,7 @@ from ..data.sources import sha256
 from ..data.tables import split_validation
 from ..errors import ConfigError, DataError
 from ..evaluation.pretraining import score
+from ..models import TransformerEncoderLM
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
 from ..training.settings import setting
 from ..training.task import TaskBase
@@ -127,7 +128,7 @@ class MaskedLMTask(TaskBase):
 
     def init_model(self, model: nn.Module) -> None:
         if self.settings.embedding_init == "ppmi":
-            table, window = model.encoder.embedding.weight, self.settings.embedding_window
+            table, window = model.get_parameter("encoder.embedding.weight"), self.settings.embedding_window
             ppmi_init([table], self.tokenizer, self.train_docs, window, [self.seed])
 
     def lr_plan(self, model: nn.Module) -> dict[str, tuple[float, int]] | None:
@@ -144,7 +145,7 @@ class MaskedLMTask(TaskBase):
         gen = torch.Generator().manual_seed(self.seed * 1_000_003 + index)
         return self.masking.batch([self.train_seqs[j] for j in order[i * size : (i + 1) * size]], gen)
 
-    def loss(self, model: nn.Module, batch: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+    def loss(self, model: TransformerEncoderLM, batch: tuple[Tensor, Tensor, Tensor]) -> Tensor:
         inputs, valid, targets = batch
         keep = targets != IGNORE  # (B, T)
         logits = model.predict(model.encode(inputs, valid)[keep])  # (B, T, C)[keep] -> (N, C) -> (N, V)

@@ -10,10 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from torch import nn
-
 from ..config import EncoderConfig, EncoderLMConfig
 from ..errors import ConfigError
+from ..models import TransformerClassifier
 from ..models.encoder_lm import transfer_encoder
 from ..runs import load_tokenizers, read_config, read_weights
 from ..tokenizers import Tokenizer, load_vocabulary
@@ -27,18 +26,20 @@ class Pretrained:
         if not run_dir.is_dir():
             raise ConfigError(f"--init-from {run_dir}: no such run directory")
         self.run_dir = run_dir
-        self.config = read_config(run_dir)
-        if not isinstance(self.config, EncoderLMConfig):
+        config = read_config(run_dir)
+        if not isinstance(config, EncoderLMConfig):
             raise ConfigError(
-                f"--init-from {run_dir}: that is a {self.config.family} run; the classifier starts from a "
+                f"--init-from {run_dir}: that is a {config.family} run; the classifier starts from a "
                 "`tlite train mlm` run (masked or causal objective)"
             )
+        self.config = config
         self.tokenizer: Tokenizer = load_tokenizers(run_dir, "mlm")["tokenizer"]
         if vocab_path is not None:
             self._check_vocabulary(vocab_path)
 
     def _check_vocabulary(self, vocab_path: Path) -> None:
-        specials = {self.tokenizer.token(i) for i in self.tokenizer.special_ids() | {self.tokenizer.unk_id}}
+        unknown = set() if self.tokenizer.unk_id is None else {self.tokenizer.unk_id}
+        specials = {self.tokenizer.token(i) for i in self.tokenizer.special_ids() | unknown}
         theirs = [w for w in getattr(self.tokenizer, "vocabulary", []) if w not in specials]
         ours = [w for w in load_vocabulary(vocab_path) if w not in specials]
         if ours != theirs:
@@ -53,6 +54,6 @@ class Pretrained:
         """The encoder fields the classifier's config must share with the pretrained model."""
         return {k: getattr(self.config, k) for k in EncoderConfig.SHAPE}
 
-    def transfer(self, model: nn.Module) -> list[str]:
+    def transfer(self, model: TransformerClassifier) -> list[str]:
         """Copy the pretrained encoder into ``model`` (reads the weights file; draws no random numbers)."""
         return transfer_encoder(model, read_weights(self.run_dir), self.config)

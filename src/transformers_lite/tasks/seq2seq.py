@@ -24,10 +24,12 @@ from ..data.translation import Pairs, TranslationBatch, bucket_batches, filter_b
 from ..errors import ConfigError, DataError, warn
 from ..evaluation.translation import corpus_scores
 from ..generation.translate import DecodeSettings, decode_batch
+from ..models import TransformerSeq2Seq
 from ..tokenizers import BPETokenizer, Tokenizer, WordTokenizer, pad_batch
 from ..tokenizers.text import words_and_punctuation
 from ..training.settings import setting
 from ..training.task import TaskBase
+from .embeddings import token_vectors, vectors_init
 
 TOKENIZERS = ("joint-bpe", "bpe", "word")
 MULTI30K = {"train_src": "train.de.gz", "train_tgt": "train.en.gz", "val_src": "val.de.gz", "val_tgt": "val.en.gz"}
@@ -69,6 +71,13 @@ class Seq2SeqSettings:
     vocab_size: int = setting("BPE vocabulary size", 8000)
     max_tokens: int = setting("padded tokens per length-bucketed batch", 4096)
     label_smoothing: float = setting("label smoothing of the cross-entropy", 0.1)
+    vectors: str | None = setting(
+        "pretrained word vectors in GloVe's text format, as post 001 starts from (a word and its numbers per line, "
+        "as many numbers as the model's dim): the rows of the words it holds start from them",
+        None,
+        none="no vectors",
+        path=True,
+    )
     bleu_sentences: int = setting(
         "validation sentences translated (greedy) for BLEU at each evaluation (0 = skip)", 200
     )
@@ -178,6 +187,23 @@ class Seq2SeqTask(TaskBase):
                 )
         self._epoch_batches: tuple[int, list[list[int]]] | None = None
         self._steps_per_epoch: int | None = None
+        # pretrained vectors (post 001's GloVe) for the source table and, when it is another, the target's
+        self.vectors = []
+        if settings.vectors is not None:
+            toks = [self.src_tok] if self.tgt_tok is self.src_tok else [self.src_tok, self.tgt_tok]
+            self.vectors = [token_vectors(tok, settings.vectors, config.dim) for tok in toks]
+            self.note = "\n".join(note for _, _, note in self.vectors)
+
+    def init_model(self, model: nn.Module) -> None:
+        """``vectors``: the rows of the words the file holds, in the source table and the target's."""
+        if not self.vectors:
+            return
+        tables = [model.get_parameter("encoder.embedding.weight"), model.get_parameter("tgt_embedding.weight")]
+        if tables[1] is tables[0] or len(self.vectors) == 1:  # one shared table (a joint vocabulary)
+            vectors_init(tables[:1], *self.vectors[0][:2])
+        else:
+            for table, (ids, rows, _) in zip(tables, self.vectors):
+                vectors_init([table], ids, rows)
 
     @classmethod
     def prepare(
@@ -204,7 +230,7 @@ class Seq2SeqTask(TaskBase):
     @staticmethod
     def _encode(tok: Tokenizer, texts: list[str], add_eos: bool) -> list[list[int]]:
         rows = tok.encode_many(texts)
-        return [r + [tok.eos_id] for r in rows] if add_eos else rows
+        return [r + [tok.need("eos")] for r in rows] if add_eos else rows
 
     def model_config(self, config: Seq2SeqConfig) -> Seq2SeqConfig:
         shared = self.src_tok is self.tgt_tok
@@ -232,15 +258,20 @@ class Seq2SeqTask(TaskBase):
             self._steps_per_epoch = len(self._batches(0))
         return self._steps_per_epoch
 
-    def _make_batch(self, src: list[list[int]], tgt: list[list[int]], idx: list[int]) -> TranslationBatch:
+    def batch_of(self, src: list[list[int]], tgt: list[list[int]], idx: list[int]) -> TranslationBatch:
+        """The pairs ``idx`` of ``src``/``tgt`` as one padded teacher-forcing batch."""
         return make_batch(
-            [src[j] for j in idx], [tgt[j] for j in idx], self.tgt_tok.pad_id, self.tgt_tok.bos_id, self.tgt_tok.eos_id
+            [src[j] for j in idx],
+            [tgt[j] for j in idx],
+            self.tgt_tok.need("pad"),
+            self.tgt_tok.need("bos"),
+            self.tgt_tok.need("eos"),
         )
 
     def batch(self, index: int) -> TranslationBatch:
         epoch, i = divmod(index, self.steps_per_epoch())
         batches = self._batches(epoch)
-        return self._make_batch(self.train_src, self.train_tgt, batches[i % len(batches)])
+        return self.batch_of(self.train_src, self.train_tgt, batches[i % len(batches)])
 
     def loss(self, model: nn.Module, batch: TranslationBatch, label_smoothing: float | None = None) -> torch.Tensor:
         logits = model(batch.src, batch.tgt_in, batch.src_valid, batch.tgt_valid)  # (B, T, V)
@@ -248,18 +279,18 @@ class Seq2SeqTask(TaskBase):
         return F.cross_entropy(
             logits.flatten(0, 1).float(),
             batch.tgt_out.flatten(),
-            ignore_index=self.tgt_tok.pad_id,
+            ignore_index=self.tgt_tok.need("pad"),
             label_smoothing=smoothing,
         )
 
-    def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]:
+    def evaluate(self, model: TransformerSeq2Seq, split: str = "val") -> dict[str, float]:
         """Validation loss (and greedy BLEU on its first ``bleu_sentences``), or the training split's
         loss as ``train_full_loss``."""
         device = next(model.parameters()).device
         src_ids, tgt_ids = (self.val_src, self.val_tgt) if split == "val" else (self.train_src, self.train_tgt)
         total, count = 0.0, 0
         for idx in bucket_batches(src_ids, tgt_ids, self.settings.max_tokens, seed=None):
-            b = self._make_batch(src_ids, tgt_ids, idx).to(device)
+            b = self.batch_of(src_ids, tgt_ids, idx).to(device)
             n = int(b.tgt_valid.sum())
             total += float(self.loss(model, b, label_smoothing=0.0)) * n
             count += n
@@ -270,8 +301,10 @@ class Seq2SeqTask(TaskBase):
         if n:
             hyps = []
             for start in range(0, n, 128):
-                src, _ = pad_batch(self.val_src[start : min(start + 128, n)], self.src_tok.pad_id)
-                out = decode_batch(model, src.to(device), self.tgt_tok.bos_id, self.tgt_tok.eos_id, DecodeSettings())
+                src, _ = pad_batch(self.val_src[start : min(start + 128, n)], self.src_tok.need("pad"))
+                out = decode_batch(
+                    model, src.to(device), self.tgt_tok.need("bos"), self.tgt_tok.need("eos"), DecodeSettings()
+                )
                 hyps += [self.tgt_tok.decode(ids) for ids in out]
             refs = [self.tgt_tok.decode(ids) for ids in self.val_tgt[:n]]
             result["val_bleu"] = corpus_scores(hyps, refs)["bleu"]
@@ -284,6 +317,13 @@ class Seq2SeqTask(TaskBase):
         out: dict[str, Any] = asdict(self.settings)
         out.update({k: str(p.resolve()) for k, p in self.sources.items()})
         out.update({f"{k}_sha256": sha256(p) for k, p in self.sources.items()})
+        if self.settings.vectors is not None:
+            out.update(
+                {
+                    "vectors": str(Path(self.settings.vectors).resolve()),
+                    "vectors_sha256": sha256(Path(self.settings.vectors)),
+                }
+            )
         out.update({"max_length": self.max_length, "train_pairs": len(self.train_src), "val_pairs": len(self.val_src)})
         out.update({"source_language": self.languages[0], "target_language": self.languages[1]})
         return out

@@ -1,6 +1,6 @@
 """Tokenizers behind one interface (``Tokenizer``): word-level, character-level and BPE."""
 
-from .base import Tokenizer, TokenizerBase, pad_batch
+from .base import Tokenizer, pad_batch
 from .bpe import BPETokenizer
 from .byte_bpe import ByteLevelBPETokenizer
 from .char import CharTokenizer
@@ -18,7 +18,6 @@ from .word import WordTokenizer
 
 __all__ = [
     "Tokenizer",
-    "TokenizerBase",
     "pad_batch",
     "BPETokenizer",
     "ByteLevelBPETokenizer",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -23,56 +23,47 @@ from ..atomic import atomic_write_json
 from ..errors import ConfigError
 
 
-@runtime_checkable
-class Tokenizer(Protocol):
-    kind: str
-    unk_id: int | None
-    pad_id: int | None
-    bos_id: int | None
-    eos_id: int | None
-
-    def __len__(self) -> int: ...
-    def encode(
-        self, text: str, *, max_length: int | None = None, add_bos: bool = False, add_eos: bool = False
-    ) -> list[int]: ...
-    def decode(self, ids: Iterable[int], *, skip_special: bool = True) -> str: ...
-    def encode_many(self, texts: Sequence[str]) -> list[list[int]]: ...
-    def token(self, i: int) -> str: ...
-    def encode_batch(
-        self,
-        texts: Sequence[str],
-        max_length: int | None = None,
-        *,
-        pad_to: int | None = None,
-        add_bos: bool = False,
-        add_eos: bool = False,
-    ) -> tuple[Tensor, Tensor]: ...
-    def to_dict(self) -> dict[str, Any]: ...
-    def save(self, path: str | Path) -> None: ...
-
-
-class TokenizerBase:
-    """Shared behaviour; subclasses implement ``encode``, ``decode``, ``token``, ``__len__``, ``to_dict``."""
+class Tokenizer:
+    """The interface and what every tokenizer shares; a kind implements ``encode``, ``decode``, ``token``,
+    ``__len__`` and ``to_dict`` (and may give ``fast_batch`` a vectorised path)."""
 
     kind = "base"
     unk_id: int | None = None
     pad_id: int | None = None
     bos_id: int | None = None
     eos_id: int | None = None
+    mask_id: int | None = None
+
+    def __len__(self) -> int:
+        raise NotImplementedError
+
+    def encode(
+        self, text: str, *, max_length: int | None = None, add_bos: bool = False, add_eos: bool = False
+    ) -> list[int]:
+        raise NotImplementedError
+
+    def decode(self, ids: Iterable[int], *, skip_special: bool = True) -> str:
+        raise NotImplementedError
+
+    def token(self, i: int) -> str:
+        raise NotImplementedError
+
+    def to_dict(self) -> dict[str, Any]:
+        raise NotImplementedError
 
     @property
     def vocab_size(self) -> int:
-        return len(self)  # type: ignore[arg-type]
+        return len(self)
 
     def shown(self, i: int) -> str:
         """Token ``i`` as people read it: its text (a byte-level piece decoded: ``" the"``, not ``"Ġthe"``),
         or its name for a special token and for a piece that is part of a character."""
-        text = self.decode([i], skip_special=False)  # type: ignore[attr-defined]
-        return text if text and "\ufffd" not in text else self.token(i)  # type: ignore[attr-defined]
+        text = self.decode([i], skip_special=False)
+        return text if text and "\ufffd" not in text else self.token(i)
 
     def special_ids(self) -> set[int]:
         """Pad, BOS, EOS (and mask) ids (never the unknown id: it stands for real text)."""
-        ids = (self.pad_id, self.bos_id, self.eos_id, getattr(self, "mask_id", None))
+        ids = (self.pad_id, self.bos_id, self.eos_id, self.mask_id)
         return {i for i in ids if i is not None}
 
     def need(self, name: str) -> int:
@@ -95,7 +86,7 @@ class TokenizerBase:
 
     def encode_many(self, texts: Sequence[str]) -> list[list[int]]:
         """Ids of many texts (a tokenizer may do this faster than one ``encode`` per text)."""
-        return [self.encode(t) for t in texts]  # type: ignore[attr-defined]
+        return [self.encode(t) for t in texts]
 
     def encode_batch(
         self,
@@ -107,14 +98,20 @@ class TokenizerBase:
         add_eos: bool = False,
     ) -> tuple[Tensor, Tensor]:
         """Padded ids ``(B, T)`` and the ``(B, T)`` bool mask of real tokens (``pad_to`` fixes ``T``)."""
-        rows = [
-            self.encode(t, max_length=max_length, add_bos=add_bos, add_eos=add_eos)  # type: ignore[attr-defined]
-            for t in texts
-        ]
+        fast = None if add_bos or add_eos else self.fast_batch(texts, max_length, pad_to)
+        if fast is not None:
+            return fast
+        rows = [self.encode(t, max_length=max_length, add_bos=add_bos, add_eos=add_eos) for t in texts]
         return pad_batch(rows, self.need("pad"), pad_to)
 
+    def fast_batch(
+        self, texts: Sequence[str], max_length: int | None, pad_to: int | None
+    ) -> tuple[Tensor, Tensor] | None:
+        """``encode_batch`` without BOS/EOS by a faster path giving the same ids, or ``None`` for none."""
+        return None
+
     def save(self, path: str | Path) -> None:
-        atomic_write_json(path, self.to_dict())  # type: ignore[attr-defined]
+        atomic_write_json(path, self.to_dict())
 
 
 def pad_batch(rows: Sequence[Sequence[int]], pad_id: int, pad_to: int | None = None) -> tuple[Tensor, Tensor]:

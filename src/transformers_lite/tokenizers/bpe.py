@@ -15,12 +15,12 @@ from typing import Any
 
 from torch import Tensor
 
-from .base import TokenizerBase
+from .base import Tokenizer
 
 SPECIALS = ("<unk>", "<pad>", "<bos>", "<eos>")
 
 
-class BPETokenizer(TokenizerBase):
+class BPETokenizer(Tokenizer):
     kind = "bpe"
 
     def __init__(self, engine) -> None:  # noqa: ANN001 - a tokenizers.Tokenizer
@@ -33,11 +33,12 @@ class BPETokenizer(TokenizerBase):
     def train(
         cls, texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2, lowercase: bool = False
     ) -> BPETokenizer:
-        from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+        from tokenizers import Tokenizer as Engine
+        from tokenizers import decoders, models, normalizers, pre_tokenizers, trainers
 
         if vocab_size < len(SPECIALS) + 1:
             raise ValueError(f"vocab_size must exceed the {len(SPECIALS)} special tokens, got {vocab_size}")
-        engine = Tokenizer(models.BPE(unk_token="<unk>"))
+        engine = Engine(models.BPE(unk_token="<unk>"))
         norms = [normalizers.NFC()] + ([normalizers.Lowercase()] if lowercase else [])
         engine.normalizer = normalizers.Sequence(norms)
         engine.pre_tokenizer = pre_tokenizers.Metaspace()
@@ -83,6 +84,6 @@ class BPETokenizer(TokenizerBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> BPETokenizer:
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer as Engine
 
-        return cls(Tokenizer.from_str(json.dumps(data["engine"])))
+        return cls(Engine.from_str(json.dumps(data["engine"])))

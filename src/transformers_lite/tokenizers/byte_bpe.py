@@ -16,12 +16,12 @@ from typing import Any
 from torch import Tensor
 
 from ..errors import DataError
-from .base import TokenizerBase
+from .base import Tokenizer
 
 END_OF_TEXT = "<|endoftext|>"
 
 
-class ByteLevelBPETokenizer(TokenizerBase):
+class ByteLevelBPETokenizer(Tokenizer):
     kind = "byte-bpe"
 
     def __init__(self, engine) -> None:  # noqa: ANN001 - a tokenizers.Tokenizer
@@ -33,13 +33,14 @@ class ByteLevelBPETokenizer(TokenizerBase):
     @classmethod
     def from_files(cls, vocab: str | Path, merges: str | Path) -> ByteLevelBPETokenizer:
         """Read GPT-2's ``vocab.json`` and ``merges.txt``."""
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+        from tokenizers import Tokenizer as Engine
+        from tokenizers import decoders, models, pre_tokenizers
 
         for path in (vocab, merges):
             if not Path(path).is_file():
                 raise FileNotFoundError(f"tokenizer file not found: {path}")
         try:
-            engine = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
+            engine = Engine(models.BPE.from_file(str(vocab), str(merges)))
         except Exception as err:  # the engine's own errors name no file
             raise DataError(f"{vocab} / {merges}: not a byte-level BPE vocabulary ({err})") from None
         engine.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -50,13 +51,14 @@ class ByteLevelBPETokenizer(TokenizerBase):
     def train(cls, texts: Iterable[str], vocab_size: int = 1024) -> ByteLevelBPETokenizer:
         """A byte-level BPE learned on ``texts`` (GPT-2's scheme: the 256 bytes, then ``vocab_size - 257``
         merges and ``<|endoftext|>``): any text encodes, nothing is unknown."""
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+        from tokenizers import Tokenizer as Engine
+        from tokenizers import decoders, models, pre_tokenizers, trainers
 
         if vocab_size < 257 + 1:
             raise ValueError(
                 f"a byte-level BPE needs vocab_size above the 256 bytes and <|endoftext|>, got {vocab_size}"
             )
-        engine = Tokenizer(models.BPE())
+        engine = Engine(models.BPE())
         engine.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         engine.decoder = decoders.ByteLevel()
         trainer = trainers.BpeTrainer(
@@ -72,14 +74,16 @@ class ByteLevelBPETokenizer(TokenizerBase):
     def from_hf_json(cls, path: str | Path) -> ByteLevelBPETokenizer:
         """Read the ``tokenizer.json`` that current ``transformers`` saves for GPT-2 (its BPE vocabulary
         and merges), rebuilt as ``from_files`` builds it, so both layouts encode alike."""
-        from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+        from tokenizers import Tokenizer as Engine
+        from tokenizers import decoders, models, pre_tokenizers
 
         try:
             model = json.loads(Path(path).read_text(encoding="utf-8"))["model"]
             if model.get("type") != "BPE":
                 raise ValueError(f"its model is {model.get('type')!r}, not BPE")
-            merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in model["merges"]]
-            engine = Tokenizer(models.BPE(model["vocab"], merges))
+            pairs = [m.split(" ", 1) if isinstance(m, str) else m for m in model["merges"]]
+            merges = [(str(a), str(b)) for a, b in pairs]
+            engine = Engine(models.BPE(model["vocab"], merges))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
             raise DataError(f"{path}: not a byte-level BPE tokenizer.json ({err})") from None
         engine.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -125,6 +129,6 @@ class ByteLevelBPETokenizer(TokenizerBase):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ByteLevelBPETokenizer:
-        from tokenizers import Tokenizer
+        from tokenizers import Tokenizer as Engine
 
-        return cls(Tokenizer.from_str(json.dumps(data["engine"])))
+        return cls(Engine.from_str(json.dumps(data["engine"])))

@@ -11,10 +11,10 @@ from typing import Any
 
 from torch import Tensor
 
-from .base import TokenizerBase
+from .base import Tokenizer
 
 
-class CharTokenizer(TokenizerBase):
+class CharTokenizer(Tokenizer):
     kind = "char"
 
     def __init__(self, characters: Sequence[str], unk: str = "Ø") -> None:
@@ -42,7 +42,7 @@ class CharTokenizer(TokenizerBase):
     def encode(
         self, text: str, *, max_length: int | None = None, add_bos: bool = False, add_eos: bool = False
     ) -> list[int]:
-        get, unk = self.lookup.get, self.unk_id
+        get, unk = self.lookup.get, self.need("unk")
         return self.wrap(
             [get(c, unk) for c in text],
             max_length,

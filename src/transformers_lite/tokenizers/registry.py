@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from ..atomic import read_json
 from ..errors import RunError
 from .base import Tokenizer
 from .bpe import BPETokenizer
@@ -35,12 +35,7 @@ def load_tokenizer(path: str | Path, upgrade=None) -> Tokenizer:  # noqa: ANN001
     ``upgrade(data) -> data`` may rewrite an older file format first (see ``runs.legacy``).
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"tokenizer file not found: {path}")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise RunError(f"{path}: damaged tokenizer file ({err}); retrain, or restore it from a backup") from None
+    data = read_json(path, "tokenizer file", hint="; retrain, or restore it from a backup")
     if not isinstance(data, dict):
         raise RunError(f"{path}: damaged tokenizer file (not a JSON object)")
     if upgrade is not None:

@@ -17,23 +17,23 @@ Two splits:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor
 
-from .base import TokenizerBase
+from .base import Tokenizer
 from .fast_words import encode_corpus
 from .text import words, words_and_punctuation
 
-SPLITS = {"words": words, "punct": words_and_punctuation}
+SPLITS: dict[str, Callable[[str], list[str]]] = {"words": words, "punct": words_and_punctuation}
 OLD_SPLITS = {"seed": "words"}  # the words split's name until 0.2
 _SPACE_BEFORE_MARK = re.compile(r" ([.,!?;:])")
 
 
-class WordTokenizer(TokenizerBase):
+class WordTokenizer(Tokenizer):
     kind = "word"
 
     def __init__(
@@ -81,7 +81,7 @@ class WordTokenizer(TokenizerBase):
 
     def encode_words(self, tokens: Iterable[str]) -> list[int]:
         """Ids of already split tokens (the posts' ``encode`` takes a list of words)."""
-        get, unk = self.lookup.get, self.unk_id
+        get, unk = self.lookup.get, self.need("unk")
         return [get(t, unk) for t in tokens]
 
     def encode(
@@ -95,22 +95,16 @@ class WordTokenizer(TokenizerBase):
             self.need("eos") if add_eos else None,
         )
 
-    def encode_batch(
-        self,
-        texts: Sequence[str],
-        max_length: int | None = None,
-        *,
-        pad_to: int | None = None,
-        add_bos: bool = False,
-        add_eos: bool = False,
-    ) -> tuple[Tensor, Tensor]:
-        """Padded ``(B, T)`` ids and mask; words-split corpora take the vectorised path (same ids)."""
-        if self.split != "words" or add_bos or add_eos:
-            return super().encode_batch(texts, max_length, pad_to=pad_to, add_bos=add_bos, add_eos=add_eos)
+    def fast_batch(
+        self, texts: Sequence[str], max_length: int | None, pad_to: int | None
+    ) -> tuple[Tensor, Tensor] | None:
+        """Words-split corpora take the vectorised path (same ids as one ``encode`` per text)."""
+        if self.split != "words":
+            return None
         if pad_to is not None and max_length is not None and pad_to < max_length:
             raise ValueError(f"pad_to={pad_to} is shorter than max_length={max_length}")
         limit = np.iinfo(np.int64).max if max_length is None else max_length
-        ids, lengths = encode_corpus(list(texts), self.lookup, self.unk_id, self.need("pad"), limit, pad_to)
+        ids, lengths = encode_corpus(list(texts), self.lookup, self.need("unk"), self.need("pad"), limit, pad_to)
         valid = np.arange(ids.shape[1])[None, :] < lengths[:, None]  # (B, T)
         return torch.from_numpy(ids), torch.from_numpy(valid)
 

@@ -42,6 +42,8 @@ class Trainer(Protocol):
     dist: DistContext
     model: nn.Module
     optimizer: torch.optim.Optimizer
+    config: Any  # its TrainConfig
+    log: Any  # ``log(line)`` prints a line
 
 
 class Callback:
@@ -68,7 +70,8 @@ class ProgressBar(Callback):
     line every ``every_s`` seconds, so a log shows progress between evaluations."""
 
     def __init__(self, force: bool = False, every_s: float = 30.0) -> None:
-        self.force, self.bar, self.total, self.loss_n = force, None, 0.0, 0
+        self.force, self.total, self.loss_n = force, 0.0, 0
+        self.bar: Any = None  # a tqdm bar once training starts
         self.every_s, self.last_line_s = every_s, 0.0
 
     def _open(self, trainer: Trainer, state: TrainState) -> None:

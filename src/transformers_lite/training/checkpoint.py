@@ -18,9 +18,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..atomic import atomic_write_json, atomic_write_text
+from ..atomic import atomic_write_json, atomic_write_text, read_json
 from ..errors import RunError, warn
-from ..runs.files import FORMAT, checkpoints, load_weights, read_json, read_tensors, save_tensors, save_weights
+from ..runs.files import FORMAT, checkpoints, load_weights, read_tensors, save_tensors, save_weights
 from ..runs.legacy import rename, rename_state
 
 KEEP_CHECKPOINTS = 2
@@ -98,7 +98,7 @@ def _upgrade_optimizer(tensors: dict[str, torch.Tensor], meta: dict, family: str
 def rng_state() -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
     """Python, NumPy and torch RNG states: tensors for safetensors, the rest for JSON."""
     version, internal, gauss = random.getstate()
-    np_state = np.random.get_state()
+    np_state: Any = np.random.get_state()  # the legacy tuple
     tensors = {"rng.torch": torch.get_rng_state()}
     if torch.cuda.is_available():
         for i, s in enumerate(torch.cuda.get_rng_state_all()):
@@ -143,7 +143,7 @@ def save_checkpoint(
     save_tensors({**opt_tensors, **rng_tensors}, folder / "optimizer.safetensors")
     atomic_write_json(folder / "state.json", {**state, "format": FORMAT, "optimizer": opt_meta, "rng": rng_meta})
     atomic_write_text(root / "LATEST", name + "\n")
-    for old in sorted(p for p in root.glob("step-*") if p.is_dir() and p.name != name)[
+    for old in sorted(p for p in root.glob("step-*") if p.is_dir() and not p.is_symlink() and p.name != name)[
         : -(KEEP_CHECKPOINTS - 1) or None
     ]:
         shutil.rmtree(old, ignore_errors=True)

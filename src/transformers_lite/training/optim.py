@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
@@ -40,7 +41,7 @@ def make_optimizer(
         seen.add(id(p))
         scale, frozen = (plan or {}).get(name, (1.0, 0))
         buckets.setdefault((p.dim() >= 2, float(scale), int(frozen)), []).append(p)
-    groups = [
+    groups: list[dict[str, Any]] = [
         {"params": params, "weight_decay": weight_decay if decay else 0.0, "lr_scale": scale, "frozen_until": frozen}
         for (decay, scale, frozen), params in sorted(
             buckets.items(), key=lambda kv: (not kv[0][0], -kv[0][1], kv[0][2])

@@ -21,7 +21,7 @@ import math
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -77,7 +77,7 @@ class Trainer:
         task: Task,
         config: TrainConfig,
         *,
-        callbacks: list[Callback] = (),
+        callbacks: Sequence[Callback] = (),
         log: Callable[[str], Any] = print,
         dist_ctx: DistContext = SINGLE,
         clock: Callable[[], float] = time.perf_counter,

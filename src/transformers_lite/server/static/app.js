@@ -69,7 +69,7 @@ function bars(container, entries, chosen, show = visible) {
     container.append(
       el("span", { className: `bar-label ${row}` }, show(label)),
       el("div", { className: `bar-track ${row}` }, fill),
-      el("span", { className: "bar-value" }, p.toFixed(3)),
+      el("span", { className: "bar-value", title: String(p) }, p >= 0.001 || p === 0 ? p.toFixed(3) : p.toPrecision(2)),
     );
   }
 }

@@ -9,9 +9,10 @@ const backward = { data: null, step: 0 };
 async function runBackward() {
   const body = { text: $("trace-text").value };
   const target = $("trace-target").value.trim();
-  if (target && state.info.family !== "generator") body.target = target;
+  const generates = state.info.actions.includes("generate");  // a generator: a position, not a target
+  if (target && !generates) body.target = target;
   const position = $("backward-position").value.trim();
-  if (position !== "" && state.info.family === "generator") body.position = Number(position);
+  if (position !== "" && generates) body.position = Number(position);
   setStatus("backpropagating\u2026");
   backward.data = await api(runPath(state.run, "/backward"), body);
   backward.body = body;

@@ -7,11 +7,12 @@ const trace = { data: null, plain: null, step: 0, pos: 0, block: "", off: new Se
 function setupTrace(info) {
   $("view-forward").hidden = false;
   $("trace-text").value = info.example.text;  // from the run's validation data (views.run_info)
-  $("trace-target-row").hidden = info.family === "generator" || info.family === "mlm";
-  $("trace-target").placeholder = info.family === "classifier" ? "Backward: the class (default: its prediction)" : "default: the model's translation";
+  const can = (action) => info.actions.includes(action);  // what the family's runs do (families.py)
+  $("trace-target-row").hidden = !can("classify") && !can("translate");
+  $("trace-target").placeholder = can("classify") ? "Backward: the class (default: its prediction)" : "default: the model's translation";
   $("trace-target").value = "";
   $("backward-result").hidden = true;
-  $("sweep-windows").parentElement.hidden = info.family !== "generator";
+  $("sweep-windows").parentElement.hidden = !can("generate");
   $("trace-result").hidden = $("sweep-result").hidden = true;
   Object.assign(trace, { data: null, plain: null, step: 0, pos: 0, block: "", off: new Set() });
 }
@@ -25,8 +26,9 @@ function signedHeat(value, max) {
 
 function traceBody() {
   const body = { text: $("trace-text").value, block: trace.block, switch_off: [...trace.off] };
-  if (state.info.family === "seq2seq" && $("trace-target").value.trim()) body.target = $("trace-target").value;
-  if (state.info.family !== "classifier") body.position = trace.pos;
+  const can = (action) => state.info.actions.includes(action);
+  if (can("translate") && $("trace-target").value.trim()) body.target = $("trace-target").value;
+  if (!can("classify")) body.position = trace.pos;
   return body;
 }
 
@@ -224,7 +226,7 @@ function renderDistance(data) {
 async function sweep() {
   const body = traceBody();
   setStatus("switching each head off in turn\u2026");
-  const windows = state.info.family === "generator" ? Number($("sweep-windows").value || 0) : 0;
+  const windows = state.info.actions.includes("generate") ? Number($("sweep-windows").value || 0) : 0;
   const data = await api(runPath(state.run, "/sweep"), { text: body.text, target: body.target, windows });
   setStatus("");
   const where = data.windows ? `, averaged over ${data.windows} windows of the validation text` : " on this input";

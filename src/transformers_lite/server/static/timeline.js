@@ -17,6 +17,7 @@ async function loadTimeline() {
   slider.value = snaps.length - 1;
   fillSelect($("timeline-block"), snaps[0].attention ? snaps[0].attention.length : 0, "block");
   fillSelect($("timeline-head"), snaps[0].attention && snaps[0].attention[0] ? snaps[0].attention[0].length : 0, "head");
+  $("timeline-block").parentElement.hidden = $("timeline-head").parentElement.hidden = !snaps[0].attention;
   $("timeline-curve").replaceChildren(timelineCurve(snaps, timeline.data.uniform_loss));
   const others = (state.runs || []).filter((r) => r.name !== state.run && r.family === state.info.family);
   const compare = $("timeline-compare");
@@ -73,8 +74,11 @@ function renderSnapshot() {
     const block = snap.attention[Math.min(Number($("timeline-block").value || 0), snap.attention.length - 1)];
     const matrix = block[Math.min(Number($("timeline-head").value || 0), block.length - 1)];
     $("timeline-attention").replaceChildren(heatmap(matrix, snap.tokens, snap.tokens, `attention at step ${snap.step}`));
+  } else {  // a translator's snapshot keeps its translation, not an attention map
+    $("timeline-attention").replaceChildren(el("p", { className: "muted" }, "no attention map in this run's snapshots"));
   }
   const losses = snap.token_losses || [];
+  $("timeline-losses").previousElementSibling.hidden = !losses.length;
   const max = Math.max(...losses, 1e-9);
   $("timeline-losses").replaceChildren(...losses.map((l, i) => {
     const chip = el("span", { className: "chip", title: `loss ${l}` }, visible(snap.tokens[i + 1] ?? ""));
@@ -83,8 +87,10 @@ function renderSnapshot() {
     chip.dataset.loss = l;
     return chip;
   }));
-  const norms = Object.entries(snap.update_norms || {}).sort((a, b) => b[1] - a[1]).slice(0, 10);
-  bars($("timeline-updates"), norms, null, (label) => label);
+  for (const [id, norms] of [["timeline-grads", snap.grad_norms], ["timeline-updates", snap.update_norms]]) {
+    const top = Object.entries(norms || {}).sort((a, b) => b[1] - a[1]).slice(0, 10);
+    bars($(id), top, null, (label) => label);
+  }
   renderComparison(snap);
 }
 

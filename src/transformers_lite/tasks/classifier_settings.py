@@ -1,0 +1,106 @@
+"""The classifier's data settings (``tlite train classifier`` options): the table and its columns, the
+classes, the vocabulary, batching, how the embedding table starts, and fine-tuning from a pretrained run."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import validate
+from ..data.reviews import parse_label_map
+from ..errors import ConfigError
+from ..training.settings import setting
+
+EMBEDDING_INITS = ("random", "ppmi")
+
+
+@dataclass(frozen=True)
+class ClassifierSettings:
+    train: str | None = setting(
+        "training data: a table of texts and labels (.jsonl, .csv, .tsv, .json, .parquet, or a datasets folder)",
+        None,
+        none="required",
+        path=True,
+    )
+    val: str | None = setting(
+        "validation data, same shape", None, none="a random split of --train (by --seed)", path=True
+    )
+    text_column: str | None = setting(
+        "the column holding the texts", None, none="text, review_body, review, sentence, comment, ... or the longest"
+    )
+    label_column: str | None = setting(
+        "the column holding the labels", None, none="label, labels, stars, sentiment, class, category, ..."
+    )
+    labels: int | None = setting(
+        "number of classes: for a 'stars' column 5 = stars, 2 = sentiment (3 stars dropped), 1 = sentiment with "
+        "one logit; for other labels their number of classes, or 1 for two classes (one logit)",
+        None,
+        none="5 for stars, else the classes found",
+    )
+    label_map: str | None = setting(
+        "class names in order ('neg,neu,pos'), or values mapped to classes ('1=neg,2=neg,3=,4=pos,5=pos'; an "
+        "empty name drops the value)",
+        None,
+        none="every distinct label a class, sorted",
+    )
+    ordinal: bool | None = setting(
+        "the classes are ordered: also score mean absolute error and off-by-one accuracy",
+        None,
+        none="yes for 5 stars",
+    )
+    vocab: str | None = setting("vocabulary file, one word per line", None, none="built from --train", path=True)
+    min_df: int = setting("minimum document frequency of a word in a vocabulary built from --train", 2)
+    batch_size: int = setting("reviews per batch", 32)
+    val_fraction: float = setting("fraction of --train held out for validation when --val is not given", 0.1)
+    label_smoothing: float = setting("label smoothing of the cross-entropy", 0.0)
+    embedding_init: str = setting(
+        "how the embedding table starts: random N(0, 1) (post 000) or PPMI "
+        "co-occurrence vectors of the training reviews",
+        "random",
+        choices=EMBEDDING_INITS,
+    )
+    embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
+    padding: str = setting(
+        "pad reviews with a [PAD] token that attention ignores, or with the unknown word as the posts do "
+        "(the model then reads padding as words)",
+        "pad",
+        choices=("pad", "unk"),
+    )
+    vectors: str | None = setting(
+        "pretrained word vectors in GloVe's text format (a word and its numbers per line, as many numbers as "
+        "the model's dim): the rows of the words it holds start from them, scaled to the table's spread",
+        None,
+        none="no vectors",
+        path=True,
+    )
+    init_from: str | None = setting(
+        "a pretrained run (tlite train mlm): the classifier takes its tokenizer, encoder shape and weights "
+        "(embedding, blocks) and trains them with a new head; replaces embedding_init",
+        None,
+        none="no pretraining",
+        path=True,
+    )
+    layer_lr_decay: float = setting(
+        "learning-rate factor per layer below the head when fine-tuning: blocks get decay^(depth from the top), "
+        "the embedding decay^(blocks + 1); 1 = one rate for all",
+        1.0,
+    )
+    freeze_encoder_steps: int = setting(
+        "steps at the start during which only the head learns (the pretrained encoder waits for it)", 0
+    )
+
+    def __post_init__(self) -> None:
+        validate.integer("labels", self.labels, optional=True)
+        if self.label_map is not None:
+            parse_label_map(self.label_map)
+        for name in ("min_df", "batch_size", "embedding_window"):
+            validate.integer(name, getattr(self, name))
+        validate.number("val_fraction", self.val_fraction, 0, 1, high_open=True)
+        validate.number("label_smoothing", self.label_smoothing, 0, 1, high_open=True)
+        validate.choice("embedding_init", self.embedding_init, EMBEDDING_INITS)
+        validate.choice("padding", self.padding, ("pad", "unk"))
+        validate.number("layer_lr_decay", self.layer_lr_decay, 0, 1, low_open=True)
+        validate.integer("freeze_encoder_steps", self.freeze_encoder_steps, low=0)
+        if self.init_from and self.vectors:
+            raise ConfigError("--init-from brings its own embedding table: give --init-from or --vectors, not both")
+        if self.init_from and self.padding != "pad":
+            raise ConfigError("--init-from needs padding=pad: the pretrained encoder learned to ignore [PAD]")
