@@ -113,3 +113,22 @@ def test_word_vectors_start_the_source_and_target_rows_of_their_words(tmp_path):
         assert torch.allclose(tables[key].detach()[ids], rows * scale)
         others = [i for i in range(len(tok)) if i not in ids]
         assert torch.equal(tables[key].detach()[others], before[key][others])
+
+
+def test_with_one_joint_vocabulary_and_two_tables_both_tables_get_the_vectors(tmp_path):
+    train = write_reverse_task(tmp_path, 200, 0)
+    val = write_reverse_task(tmp_path, 20, 1)
+    path = tmp_path / "glove.txt"
+    path.write_text("".join(f"{w} {' '.join(str(i + j / 8) for j in range(32))}\n" for i, w in enumerate(WORDS[:3])))
+    settings = Seq2SeqSettings(*map(str, train), *map(str, val), tokenizer="word", bleu_sentences=0, vectors=str(path))
+    config = Seq2SeqConfig(dim=32, n_heads=4, dim_hidden=64, n_encoder_blocks=1, n_decoder_blocks=1, max_length=16)
+    task = Seq2SeqTask.prepare(settings, config)
+    task.tgt_tok, task.vectors = task.src_tok, task.vectors[:1]  # what a joint vocabulary gives: one tokenizer
+    torch.manual_seed(0)
+    model = build_model(task.model_config(config).replace(tgt_vocab_size=len(task.src_tok), share_embeddings=False))
+    assert model.tgt_embedding.weight is not model.encoder.embedding.weight
+    task.init_model(model)
+    ids = [task.src_tok.encode(w)[0] for w in WORDS[:3]]
+    for table in (model.encoder.embedding.weight, model.tgt_embedding.weight):
+        rows = table.detach()[ids]
+        assert torch.allclose(rows[1] - rows[0], rows[2] - rows[1])  # the file's rows, scaled: evenly spaced

@@ -198,12 +198,10 @@ class Seq2SeqTask(TaskBase):
         """``vectors``: the rows of the words the file holds, in the source table and the target's."""
         if not self.vectors:
             return
-        tables = [model.get_parameter("encoder.embedding.weight"), model.get_parameter("tgt_embedding.weight")]
-        if tables[1] is tables[0] or len(self.vectors) == 1:  # one shared table (a joint vocabulary)
-            vectors_init(tables[:1], *self.vectors[0][:2])
-        else:
-            for table, (ids, rows, _) in zip(tables, self.vectors):
-                vectors_init([table], ids, rows)
+        source, target = model.get_parameter("encoder.embedding.weight"), model.get_parameter("tgt_embedding.weight")
+        for i, table in enumerate([source] if target is source else [source, target]):
+            ids, rows, _ = self.vectors[min(i, len(self.vectors) - 1)]  # one tokenizer (joint) serves both tables
+            vectors_init([table], ids, rows)
 
     @classmethod
     def prepare(
