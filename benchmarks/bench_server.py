@@ -12,7 +12,11 @@ the app on a free local port, then measures:
 - the forward trace of a 64-character input (``POST /api/runs/NAME/trace``) for a post-gpt and a
   baby-gpt run: the steps of one block with the outer steps (what the page asks for) and every step,
   and the head sweep (``POST .../sweep``) and the backward pass (``POST .../backward``, the loss at
-  position 20, every step's gradient) over the same input, each the median of ``--repeats``.
+  position 20, every step's gradient) over the same input, each the median of ``--repeats``;
+- the page on a long input: in Chromium, the baby-gpt run traced over a full context (256 characters)
+  from the button to the drawn step, then every step of the first block drawn in turn (the slowest
+  one), the longest task that held the page's main thread (a ``longtask`` observer), and any error the
+  page showed.
 One JSON line per measurement, with the machine.
 """
 
@@ -68,6 +72,65 @@ def page_ready_ms(base: str, loads: int = 5) -> list[float]:
             )
             times.append(1000 * (time.perf_counter() - start))
         return times[1:]
+    finally:
+        driver.quit()
+
+
+PAGE_SCRIPT = """
+window.__longest = 0;
+new PerformanceObserver((list) => {
+  for (const e of list.getEntries()) window.__longest = Math.max(window.__longest, e.duration);
+}).observe({ type: "longtask", buffered: false });
+"""
+
+
+def page_trace(base: str, run: str, text: str) -> dict:
+    """The page tracing ``text`` with ``run``: time to the drawn first step, the slowest step to draw,
+    the longest main-thread task, and the page's error line (empty when none)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    options = webdriver.ChromeOptions()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
+        options.add_argument(arg)
+    options.binary_location = shutil.which("chromium") or "chromium"
+    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+    wait = WebDriverWait(driver, 300, poll_frequency=0.01)
+    try:
+        driver.get(base + "/")
+        wait.until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        driver.execute_script(
+            "const p = document.getElementById('run-picker'); p.value = arguments[0];"
+            "p.dispatchEvent(new Event('change'));",
+            run,
+        )
+        wait.until(lambda d: d.execute_script("return state.run") == run and not d.find_element("id", "status").text)
+        driver.execute_script("document.getElementById('trace-text').value = arguments[0];" + PAGE_SCRIPT, text)
+        start = time.perf_counter()
+        driver.find_element("id", "trace").click()
+        wait.until(
+            lambda d: d.find_element("id", "trace-result").is_displayed() and not d.find_element("id", "status").text
+        )
+        drawn_ms = 1000 * (time.perf_counter() - start)
+        steps = driver.execute_script("return trace.data.steps.length")
+        slowest, name = 0.0, ""
+        for _ in range(steps - 1):
+            took = driver.execute_script(
+                "const t = performance.now(); document.getElementById('trace-next').click();"
+                "return performance.now() - t;"
+            )
+            if took > slowest:
+                slowest, name = took, driver.execute_script("return trace.data.steps[trace.step].name")
+        return {
+            "tokens": driver.execute_script("return trace.data.tokens.length"),
+            "steps": steps,
+            "drawn_ms": round(drawn_ms, 1),
+            "slowest_step_ms": round(slowest, 1),
+            "slowest_step": name,
+            "longest_task_ms": round(driver.execute_script("return window.__longest"), 1),
+            "page_error": driver.find_element("id", "errors").text,
+        }
     finally:
         driver.quit()
 
@@ -130,6 +193,9 @@ def main() -> None:
             )
         else:
             emit(benchmark="server-page-ready", skipped="chromium + chromium-driver not installed")
+        if shutil.which("chromium") and shutil.which("chromedriver"):
+            long_text = Path(args.text).read_text(encoding="utf-8")[:256]
+            emit(benchmark="server-page-trace", model="baby-gpt", **page_trace(base, "baby-gpt", long_text))
         for preset in ("post-gpt", "baby-gpt"):
             for what, body in (
                 ("trace, one block", {"text": TRACE_TEXT, "block": "blocks.0"}),

@@ -6,6 +6,7 @@ optional heavy third-party packages; no module over 400 lines.
 """
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,18 @@ def test_the_checker_catches_a_forbidden_edge(tmp_path):
     fake["transformers_lite.layers.bad"].write_text("from ..cli.main import main\n")
     [(target, line, lazy)] = imports("transformers_lite.layers.bad", fake["transformers_lite.layers.bad"], fake)
     assert target == "transformers_lite.cli.main" and RANK[unit(target)] > RANK["layers"] and not lazy
+
+
+def test_only_the_registry_switches_on_a_familys_name():
+    """What differs between families is a field of their ``families.Family`` entry (and its
+    ``Inspection``); no other module tests a family's name ("family == 'generator'", "in (...)")."""
+    named = re.compile(r"""\bfamily\b[^\n]*(?:==|!=|\bin\b)[^\n]*["'](?:generator|classifier|seq2seq|mlm)["']""")
+    found = [
+        f"{path.relative_to(PACKAGE)}:{i}: {line.strip()}"
+        for module, path in modules().items()
+        if module != "transformers_lite.families"
+        for i, line in enumerate(path.read_text().splitlines(), 1)
+        if named.search(line) and not line.lstrip().startswith("#")
+    ]
+    assert not found, "a family switch outside families.py:\n" + "\n".join(found)
+    assert named.search('if run.config.family == "generator":') and named.search("if family in ('mlm', 'x'):")

@@ -20,8 +20,10 @@ from .errors import ConfigError, warn
 from .evaluation.evaluate import evaluate_classifier, evaluate_generator
 from .evaluation.pretraining import evaluate_pretraining
 from .evaluation.translation import evaluate_translation
+from .inspect import backward, examples, forward, readout, timeline
 from .inspect.classifier_plots import write_classifier_plots
 from .inspect.generator_plots import write_generator_run_plots
+from .inspect.inspection import Inspection
 from .inspect.seq2seq_plots import write_translator_plots
 from .optional import installed
 from .pipeline import Run
@@ -73,6 +75,7 @@ class Family:
     scores_line: Callable[[dict[str, Any]], str]  # ``tlite evaluate``'s one line
     plots: Callable[..., list[Path]] | None  # ``tlite inspect``'s model plots: (run, kinds, out, options)
     example: str  # a ``tlite train`` command
+    inspection: Inspection  # how the inspector reads, scores and probes its runs
 
 
 FAMILIES: dict[str, Family] = {
@@ -98,6 +101,16 @@ FAMILIES: dict[str, Family] = {
             ),
             None,
             "tlite train classifier --train train.jsonl --val dev.jsonl --labels 5",
+            Inspection(
+                forward.trace_classifier,
+                readout.classifier_lens,
+                "The coffee maker broke after two days and the seller never answered my emails.",
+                from_validation=examples.classifier_example,
+                loss=backward.classifier_loss,
+                kept_target=lambda run, trace: trace.classes[int(trace["probabilities"].argmax())],
+                checks=backward.classifier_checks,
+                probe=timeline.classifier_probe,
+            ),
         ),
         Family(
             "generator",
@@ -115,6 +128,16 @@ FAMILIES: dict[str, Family] = {
             ),
             write_generator_run_plots,
             "tlite train generator --text input.txt --preset post-gpt --max-minutes 4",
+            Inspection(
+                forward.trace_generator,
+                readout.generator_lens,
+                "ROMEO:\nBut soft, what light through yonder window breaks?",
+                from_validation=examples.generator_example,
+                loss=backward.generator_loss,
+                checks=backward.generator_checks,
+                probe=timeline.generator_probe,
+                windows=readout.text_windows,
+            ),
         ),
         Family(
             "seq2seq",
@@ -129,6 +152,15 @@ FAMILIES: dict[str, Family] = {
             write_translator_plots,
             "tlite train seq2seq --train-src train.de.gz --train-tgt train.en.gz --val-src val.de.gz "
             "--val-tgt val.en.gz",
+            Inspection(
+                forward.trace_translator,
+                readout.translator_lens,
+                "Zwei Hunde spielen im Schnee.",
+                from_validation=examples.translator_example,
+                loss=backward.translator_loss,
+                kept_target=lambda run, trace: run.tokenizer.decode(trace["decoder.tokens"][1:].tolist()),
+                probe=timeline.translator_probe,
+            ),
         ),
         Family(
             "mlm",
@@ -143,6 +175,7 @@ FAMILIES: dict[str, Family] = {
             None,
             "tlite train mlm --reviews train.jsonl --out outputs/mlm && "
             "tlite train classifier --train train.jsonl --val dev.jsonl --init-from outputs/mlm",
+            Inspection(forward.trace_encoder, readout.encoder_lens, "the coffee was great and the delivery fast"),
         ),
     )
 }

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import transformers_lite as tl
 from transformers_lite import ClassifierConfig, GeneratorConfig, build_model
 from transformers_lite.evaluation.prediction import class_names
+from transformers_lite.families import FAMILIES
 from transformers_lite.inspect.backward import trace_backward
 from transformers_lite.tokenizers import WordTokenizer
 from transformers_lite.tokenizers.char import CharTokenizer
@@ -26,7 +27,9 @@ TOKENIZER = CharTokenizer(sorted(set(TEXT)))
 def _generator_run(**fields) -> SimpleNamespace:
     config = GeneratorConfig(vocab_size=len(TOKENIZER), max_length=64, dropout=0.0, **fields)
     torch.manual_seed(0)
-    return SimpleNamespace(model=build_model(config).eval(), config=config, tokenizer=TOKENIZER)
+    return SimpleNamespace(
+        model=build_model(config).eval(), config=config, tokenizer=TOKENIZER, family_entry=FAMILIES[config.family]
+    )
 
 
 @settings(max_examples=15, deadline=None)
@@ -83,7 +86,9 @@ def test_a_classifier_and_an_ensemble(members, labels):
         pad_id=tokenizer.pad_id,
     )
     torch.manual_seed(0)
-    run = SimpleNamespace(model=build_model(config).eval(), config=config, tokenizer=tokenizer)
+    run = SimpleNamespace(
+        model=build_model(config).eval(), config=config, tokenizer=tokenizer, family_entry=FAMILIES[config.family]
+    )
     names = class_names(SimpleNamespace(label_names=(), n_labels=2) if labels == 1 else config)
     result = trace_backward(run, "good fine awful", target=names[-1])
     assert result.checks["logits"]["hand_max_diff"] < 1e-6 and result.target.endswith(f"{names[-1]!r}")

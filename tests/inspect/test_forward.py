@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 
 import transformers_lite as tl
 from transformers_lite import GeneratorConfig, build_model
-from transformers_lite.inspect.forward import ForwardTrace, step_info, switch_off, trace_forward
+from transformers_lite.families import FAMILIES
+from transformers_lite.inspect.forward import ForwardTrace, switch_off, trace_forward
 from transformers_lite.inspect.readout import attention_distance, head_sweep, logit_lens
+from transformers_lite.inspect.steps import step_info
 from transformers_lite.layers.trace import Trace
 from transformers_lite.optional import installed
 from transformers_lite.tokenizers.char import CharTokenizer
@@ -26,7 +28,9 @@ TOKENIZER = CharTokenizer(sorted(set(TEXT)))
 
 def _generator_run(**fields) -> SimpleNamespace:
     config = GeneratorConfig(vocab_size=len(TOKENIZER), max_length=64, **fields)
-    return SimpleNamespace(model=build_model(config).eval(), config=config, tokenizer=TOKENIZER)
+    return SimpleNamespace(
+        model=build_model(config).eval(), config=config, tokenizer=TOKENIZER, family_entry=FAMILIES[config.family]
+    )
 
 
 class _Explicit(Trace):
@@ -249,7 +253,9 @@ FIXTURES = __import__("pathlib").Path(__file__).resolve().parents[1] / "fixtures
 def test_a_single_logit_classifier_gives_two_probabilities_everywhere(runs):  # noqa: F811
     run = tl.load(runs / "classifier")
     config = run.config.replace(n_labels=1)
-    single = SimpleNamespace(model=build_model(config).eval(), config=config, tokenizer=run.tokenizer)
+    single = SimpleNamespace(
+        model=build_model(config).eval(), config=config, tokenizer=run.tokenizer, family_entry=FAMILIES[config.family]
+    )
     trace = trace_forward(single, "the box was good")
     p = torch.sigmoid(trace["logits"][0])
     assert torch.allclose(trace["probabilities"], torch.stack([1 - p, p]))
@@ -288,7 +294,7 @@ def test_a_masked_language_model_traces_and_reads_out_but_does_not_sweep():
     lens = logit_lens(run, trace, position=1, top=1)
     best = int(trace["probabilities"][1].argmax())
     assert lens[0]["at"] == "input" and lens[-1]["top"][0]["id"] == best
-    with pytest.raises(ValueError, match="a sweep ranks the heads of a generator"):
+    with pytest.raises(ValueError, match="a sweep ranks heads by the rise of the loss; a mlm run has no loss"):
         head_sweep(run, "the coffee was great")
 
 
@@ -305,5 +311,5 @@ def test_a_sweep_over_validation_windows_averages_each_heads_rise(runs):  # noqa
         sum(rises) / len(rises), abs=1e-5
     )
     assert [r["rise"] for r in over["heads"]] == sorted((r["rise"] for r in over["heads"]), reverse=True)
-    with pytest.raises(ValueError, match="a generator's text, not a classifier's"):
+    with pytest.raises(ValueError, match="validation windows are a generator's text; a classifier run has none"):
         validation_head_sweep(tl.load(runs / "classifier"), 2)

@@ -4,7 +4,7 @@ import torch
 from safetensors.torch import load_file
 
 from transformers_lite import GeneratorConfig, Recipe
-from transformers_lite.inspect.timeline import PROBE_TOKENS, Timeline, _probe, read_timeline
+from transformers_lite.inspect.timeline import PROBE_TOKENS, Timeline, generator_probe, read_timeline
 from transformers_lite.models.generator import TransformerGenerator
 from transformers_lite.tasks.generator import GeneratorSettings
 from transformers_lite.tokenizers import CharTokenizer
@@ -46,7 +46,7 @@ def test_a_paused_and_resumed_run_with_snapshots_ends_bit_for_bit_as_a_straight_
 
 
 def test_thinning_keeps_the_first_and_the_last(tmp_path):
-    timeline = Timeline(tmp_path, None, 3)
+    timeline = Timeline(tmp_path, None, 3, generator_probe)
     for step in range(0, 100, 10):
         timeline._write({"step": step})
     timeline._thin()
@@ -63,7 +63,7 @@ def test_the_gradient_norms_are_those_of_the_probe_loss_per_layer_and_leave_grad
     ids = torch.tensor(tokenizer.encode(TEXT[:40]))
     task = type("Task", (), {"val_ids": ids, "tokenizer": tokenizer})()
     with torch.no_grad():  # as the snapshot calls it
-        norms = _probe(model, task)["grad_norms"]
+        norms = generator_probe(model, task)["grad_norms"]
     assert all(p.grad is None for p in model.parameters())  # training's gradients are not touched
     probe = ids[: min(PROBE_TOKENS, TINY.max_length)]
     logits = model(probe[None])[0]

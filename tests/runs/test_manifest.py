@@ -44,6 +44,21 @@ def test_a_run_records_the_sha256_of_its_config_tokenizer_and_weights(run_dir):
     assert all(recorded[name] == sha256(run_dir / name) for name in FILES)
 
 
+def test_a_deleted_manifest_is_an_error_not_a_run_that_loads_unchecked(run_dir, tmp_path):
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / MANIFEST).unlink()
+    config = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps({**config, "n_heads": 1}))  # an edit nothing else would see
+    with pytest.raises(ValueError, match="manifest.json is missing; the run wrote one"):
+        tl.load(copy)
+    assert tl.load(copy, trust_edited=True).config.n_heads == 1
+    recorded = json.loads((copy / "hyperparameters.json").read_text())
+    del recorded["manifest"]  # a run of a release that kept no manifest: loads unchecked, as it always did
+    (copy / "hyperparameters.json").write_text(json.dumps(recorded))
+    assert tl.load(copy).config.n_heads == 1
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(name=st.sampled_from(FILES), where=st.floats(0, 1), byte=st.integers(1, 255))
 def test_any_edit_of_a_recorded_file_is_named_unless_trusted(run_dir, tmp_path_factory, name, where, byte):
@@ -74,13 +89,6 @@ def test_an_edited_config_is_refused_on_the_command_line_and_trusted_on_request(
     assert "Traceback" not in refused.stderr
     trusted = tlite("generate", copy, "--max-new-tokens", "3", "--trust-edited", env=ONE_THREAD)
     assert trusted.returncode == 0, trusted.stderr
-
-
-def test_runs_without_a_manifest_load_as_before(run_dir, tmp_path):
-    copy = tmp_path / "run"
-    shutil.copytree(run_dir, copy)
-    (copy / MANIFEST).unlink()
-    assert tl.load(copy).config.dim == 16
 
 
 def test_a_damaged_checkpoint_resumes_from_the_one_before_it(tmp_path):

@@ -116,7 +116,7 @@ def test_the_inspector_in_a_real_browser(base_url, browser, runs_folder):
 
     # generator: the example input comes from the run's own validation text
     import transformers_lite as tl
-    from transformers_lite.evaluation.examples import example_inputs
+    from transformers_lite.inspect.examples import example_inputs
 
     example = example_inputs(tl.load(runs_folder / "generator"))
     assert example["source"] == "validation" and example["prompt"]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..atomic import atomic_write_text
 from ..errors import ConfigError
-from ..evaluation.examples import example_inputs
 from ..inspect.curves import write_training_curves
+from ..inspect.examples import example_inputs
 from ..inspect.generator_plots import KINDS
 from ..inspect.post_figures import write_run_comparison, write_sinusoid
 from ..inspect.readout import attention_distance, logit_lens, validation_attention_distance
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
             )
         if args.windows < 0:
             raise ConfigError(f"--windows must be 0 or more, got {args.windows}")
-        if args.windows and "generate" not in loaded.family_entry.actions:
+        if args.windows and loaded.family_entry.inspection.windows is None:
             raise ConfigError(f"--windows reads a generator's text; {args.run} holds a {loaded.family}")
         trace = loaded.trace(text, target=args.tgt, switch_off_steps=args.switch_off)
         if not 0 <= args.head < loaded.config.n_heads:

@@ -40,6 +40,7 @@ from torch import Tensor
 from ..backprop.ops import layer_norm_backward, layer_norm_forward, softmax_backward
 from ..layers.trace import Trace
 from .forward import ForwardTrace, _traced
+from .inspection import inspection
 
 MAX_SHOWN = 16_384  # values per step in the JSON (4 heads' 64 x 64 weights); larger gradients give their norm only
 
@@ -74,6 +75,7 @@ class BackwardTrace:
     params: dict[str, Tensor]
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
     attribution: list[float] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)  # the positions whose prediction the loss scores
 
     def to_json(self, digits: int = 6) -> dict[str, Any]:
         """JSON-ready: each step's gradient to about ``digits`` significant digits of its largest entry
@@ -138,7 +140,7 @@ def trace_backward(
         params = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
     finally:
         model.zero_grad(set_to_none=True)
-    result = BackwardTrace(forward, loss.item(), what, grads, params)
+    result = BackwardTrace(forward, loss.item(), what, grads, params, rows=rows.tolist())
     result.checks = hand_checks(run, forward, grads, params, logits.detach(), labels, rows)
     result.attribution = _attribution(forward, grads)
     return result
@@ -150,45 +152,54 @@ def _unbatched(t: Tensor) -> Tensor:
 
 def _loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None):  # noqa: ANN401, ANN202
     """The loss, a sentence saying what it scores, its labels and the logits' rows it reads (for the
-    hand-derived check). An ensemble's logits are the log of its members' mean probability, so its
-    cross-entropy is that of the mean."""
-    family = run.config.family
-    if family == "generator":
-        ids = forward["tokens"]  # (T,)
-        if len(ids) < 2:
-            raise ValueError("text: give at least two tokens (the model predicts each next one)")
-        rows = torch.arange(len(ids) - 1)  # position t predicts token t + 1
-        if position is not None:
-            if not 0 <= position < len(rows):
-                raise ValueError(
-                    f"position {position} is out of range: the text predicts at positions 0..{len(rows) - 1}"
-                )
-            rows = rows[position : position + 1]
-            what = f"cross-entropy of the next token {forward.tokens[position + 1]!r} at position {position}"
-        else:
-            what = f"mean cross-entropy of each next token over {len(rows)} positions (as in training)"
-        y = ids[rows + 1]
-        return F.cross_entropy(logits[0, rows].float(), y), what, y, rows
-    if family == "classifier":
-        classes = forward.classes
-        if target is None:
-            label = int(forward["probabilities"].argmax())
-            what = f"cross-entropy of the class the model predicts, {classes[label]!r}"
-        elif target in classes:
-            label = classes.index(target)
-            what = f"cross-entropy of the class {target!r}"
-        else:
-            raise ValueError(f"target {target!r} is not one of the run's classes: {', '.join(classes)}")
-        y, rows = torch.tensor([label]), torch.tensor([0])
-        if logits.shape[-1] == 1:
-            return F.binary_cross_entropy_with_logits(logits[:, 0].float(), y.float()), what, y, rows
-        return F.cross_entropy(logits.float(), y), what, y, rows
-    if family == "seq2seq":
-        tgt = forward["decoder.tokens"]  # (T,): BOS + target
-        y = torch.tensor([*tgt[1:].tolist(), run.tokenizer.eos_id])  # each next target token, then EOS
-        what = "mean cross-entropy of each target token and the end of the sentence"
-        return F.cross_entropy(logits[0].float(), y), what, y, torch.arange(len(y))
-    raise ValueError(f"no backward trace is known for a {family} run")
+    hand-derived check): the family's (``Inspection.loss``)."""
+    score = inspection(run, "backpropagated").loss
+    if score is None:
+        raise ValueError(f"no backward trace is known for a {run.config.family} run")
+    return score(run, forward, logits, target, position)
+
+
+def generator_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None):  # noqa: ANN401, ANN202
+    """Each next token of the text (as in training), or the one after ``position`` alone."""
+    ids = forward["tokens"]  # (T,)
+    if len(ids) < 2:
+        raise ValueError("text: give at least two tokens (the model predicts each next one)")
+    rows = torch.arange(len(ids) - 1)  # position t predicts token t + 1
+    if position is not None:
+        if not 0 <= position < len(rows):
+            raise ValueError(f"position {position} is out of range: the text predicts at positions 0..{len(rows) - 1}")
+        rows = rows[position : position + 1]
+        what = f"cross-entropy of the next token {forward.tokens[position + 1]!r} at position {position}"
+    else:
+        what = f"mean cross-entropy of each next token over {len(rows)} positions (as in training)"
+    y = ids[rows + 1]
+    return F.cross_entropy(logits[0, rows].float(), y), what, y, rows
+
+
+def classifier_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None):  # noqa: ANN401, ANN202
+    """The class ``target`` (by default the predicted one). An ensemble's logits are the log of its
+    members' mean probability, so its cross-entropy is that of the mean."""
+    classes = forward.classes
+    if target is None:
+        label = int(forward["probabilities"].argmax())
+        what = f"cross-entropy of the class the model predicts, {classes[label]!r}"
+    elif target in classes:
+        label = classes.index(target)
+        what = f"cross-entropy of the class {target!r}"
+    else:
+        raise ValueError(f"target {target!r} is not one of the run's classes: {', '.join(classes)}")
+    y, rows = torch.tensor([label]), torch.tensor([0])
+    if logits.shape[-1] == 1:
+        return F.binary_cross_entropy_with_logits(logits[:, 0].float(), y.float()), what, y, rows
+    return F.cross_entropy(logits.float(), y), what, y, rows
+
+
+def translator_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None):  # noqa: ANN401, ANN202
+    """Each target token and the end of the sentence, teacher-forced."""
+    tgt = forward["decoder.tokens"]  # (T,): BOS + target
+    y = torch.tensor([*tgt[1:].tolist(), run.tokenizer.eos_id])  # each next target token, then EOS
+    what = "mean cross-entropy of each target token and the end of the sentence"
+    return F.cross_entropy(logits[0].float(), y), what, y, torch.arange(len(y))
 
 
 def hand_checks(
@@ -266,20 +277,33 @@ def hand_checks(
         if name in grads:
             for part in ("embedding", "position", "pairs"):
                 check(scope + part, "input sum: ∂(each term) = ∂(input)", grads[name])
-    if cfg.family == "generator" and not cfg.final_norm and "logits" in grads:  # logits = x · Wᵀ + b
+    inspection(run).checks(check, run, forward, grads, params)
+    return checks
+
+
+def generator_checks(check: Any, run: Any, forward: ForwardTrace, grads: dict, params: dict) -> None:  # noqa: ANN401
+    """The generator's head without a final norm (``logits = x Wᵀ + b``), its embedding table and its
+    learned position table."""
+    cfg, model = run.config, run.model
+    if not cfg.final_norm and "logits" in grads:
         last = [n for n in forward.names() if n.endswith("_residual.norm") or n == "input"][-1]
         _dense(check, model, grads, "logits", last, "head")
-    if cfg.family in ("generator", "classifier") and not getattr(cfg, "tie_embeddings", False):
-        for name in forward.names():  # the embedding table: the scatter-add of the rows' gradients
-            table, ids = name + ".weight", forward.tensors.get(name[: -len("embedding")] + "tokens")
-            if name.endswith("embedding") and name in grads and ids is not None and table in params:
-                hand = torch.zeros_like(params[table]).index_add_(0, ids, grads[name].float())
-                check("param:" + table, "embedding: scatter-add of ∂(rows) by token id", hand)
-    if cfg.family == "generator" and cfg.position == "learned" and "position" in grads:
+    classifier_checks(check, run, forward, grads, params)
+    if cfg.position == "learned" and "position" in grads:
         hand = torch.zeros_like(params["position_embedding.weight"])
         hand[: len(grads["position"])] = grads["position"]  # row t of the table is added at position t
         check("param:position_embedding.weight", "learned positions: ∂(row t) = ∂(position t)", hand)
-    return checks
+
+
+def classifier_checks(check: Any, run: Any, forward: ForwardTrace, grads: dict, params: dict) -> None:  # noqa: ANN401
+    """An embedding table not tied to the output layer: the scatter-add of the rows' gradients."""
+    if getattr(run.config, "tie_embeddings", False):
+        return
+    for name in forward.names():
+        table, ids = name + ".weight", forward.tensors.get(name[: -len("embedding")] + "tokens")
+        if name.endswith("embedding") and name in grads and ids is not None and table in params:
+            hand = torch.zeros_like(params[table]).index_add_(0, ids, grads[name].float())
+            check("param:" + table, "embedding: scatter-add of ∂(rows) by token id", hand)
 
 
 def _dense(check: Any, model: Any, grads: dict[str, Tensor], out: str, into: str, module: str) -> None:  # noqa: ANN401

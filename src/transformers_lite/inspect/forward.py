@@ -25,97 +25,10 @@ from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..layers import padding_mask_from_ids
 from ..layers.trace import Edit, NamedSteps, Trace
+from .inspection import inspection
+from .steps import step_info
 
 MAX_TOKENS = 512  # the longest input a trace reads (each block keeps several (H, T, T) tensors)
-
-
-@dataclass(frozen=True)
-class StepInfo:
-    axes: str  # our axes without the batch, one letter each
-    ours: str  # the equation as computed here (row-major)
-    post: str  # the same step as the posts write it (column-major)
-    meaning: str
-
-
-_FF = "the feed-forward"
-STEPS: dict[str, StepInfo] = {  # by the step's own name (the last part of the trace name)
-    "tokens": StepInfo("T", "ids = tokenizer(text)", "ids = tokenizer(text)", "the ids the model reads"),
-    "embedding": StepInfo("TC", "E[ids]", "E[:, ids]", "one learned row of the table E per token"),
-    "position": StepInfo(
-        "TC", "P[t]", "PE(:, t)", "where each token is: a sinusoidal or learned vector per position, added"
-    ),
-    "pairs": StepInfo("TC", "B[hash(previous, id)]", "—", "a vector per two-word phrase, added (not in the posts)"),
-    "input": StepInfo(
-        "TC", "X = E[ids] + P[t]", "X = E[:, ids] .+ PE", "what the first block reads (the sum of the steps above it)"
-    ),
-    "q": StepInfo("HTD", "Q = X W_Qᵀ, split into H heads", "Q = W_Q X", "what each position looks for"),
-    "k": StepInfo("HSD", "K = X W_Kᵀ, split into H heads", "K = W_K X", "what each position offers to be found by"),
-    "v": StepInfo("HSD", "V = X W_Vᵀ, split into H heads", "V = W_V X", "what each position passes on when read"),
-    "scores": StepInfo("HTS", "Q Kᵀ", "Kᵀ Q", "row i: how well query i matches each key"),
-    "scaled": StepInfo("HTS", "Q Kᵀ / √D", "Kᵀ Q / √D", "the scores divided by √D, so softmax does not saturate"),
-    "mask": StepInfo(
-        "HTS", "True = may read", "−∞ where masked", "which keys each query may read (padding, the future)"
-    ),
-    "weights": StepInfo(
-        "HTS",
-        "A = softmax(Q Kᵀ / √D + mask) over keys",
-        "softmax(Kᵀ Q / √D) over the first dimension",
-        "row i: how much position i reads from each position (each row sums to 1)",
-    ),
-    "heads": StepInfo("HTD", "A V", "V A", "per head, the weighted sum of the values"),
-    "merged": StepInfo("TC", "concat(heads)", "vcat(heads...)", "the heads side by side again"),
-    "out": StepInfo("TC", "merged W_Oᵀ + b_O", "W_O merged .+ b_O", "what attention adds to the residual stream"),
-    "hidden": StepInfo("TF", "act(x W₁ᵀ + b₁)", "act.(W₁ x .+ b₁)", f"{_FF}'s hidden units after the nonlinearity"),
-    "sum": StepInfo("TC", "x + sublayer(x)", "x + sublayer(x)", "the residual stream after this sub-layer"),
-    "norm": StepInfo(
-        "TC", "LayerNorm(x)", "LayerNorm(x)", "each position's vector scaled to mean 0, variance 1 (then γ, β)"
-    ),
-    "final_norm": StepInfo("TC", "LayerNorm(x)", "LayerNorm(x)", "the last normalisation before the output layer"),
-    "logits": StepInfo("TV", "x W_outᵀ + b", "W_out x .+ b", "one score per vocabulary entry"),
-    "probabilities": StepInfo("TV", "softmax(logits)", "softmax(logits)", "the model's prediction"),
-    "pooled": StepInfo("C", "mean over the words", "mean(x, dims=2)", "the review as one vector"),
-}
-_FEED_FORWARD_OUT = StepInfo("TC", "hidden W₂ᵀ + b₂", "W₂ hidden .+ b₂", f"what {_FF} adds to the residual stream")
-
-
-def step_info(name: str, ndim: int) -> StepInfo:
-    """What the step ``name`` (a full trace name) is; its axes fitted to the tensor's ``ndim``."""
-    parts = name.split(".")
-    own = parts[-1]
-    if own == "out" and len(parts) > 1 and parts[-2] == "feed_forward":
-        info = _FEED_FORWARD_OUT
-    elif own == "logits" and ndim == 1 and name == "logits":
-        info = StepInfo(
-            "K",
-            "the model's class scores",
-            "the model's class scores",
-            "one score per class (an ensemble: the log of its members' mean probability)",
-        )
-    elif own == "logits" and ndim == 1:
-        info = StepInfo(
-            "K", "pooled W_outᵀ + b (flatten head: scores W_outᵀ + b)", "W_out pooled .+ b", "one score per class"
-        )
-    elif own == "probabilities" and ndim == 1:
-        info = StepInfo("K", "softmax(logits)", "softmax(logits)", "the probability of each class")
-    elif own == "scores" and ndim == 1:
-        info = StepInfo("T", "x w", "w' x", "one score per word, then the flattened Dense")
-    elif own in ("k", "v") and len(parts) > 1 and parts[-2] == "cross_attention":
-        letter = own.upper()
-        info = StepInfo(
-            "HSD",
-            f"{letter} = M W_{letter}ᵀ (M: the encoder's output)",
-            f"{letter} = W_{letter} M",
-            STEPS[own].meaning.replace("position", "source token"),
-        )
-    elif own in ("scores", "weights") and len(parts) > 1 and parts[-2] == "cross_attention":
-        base = STEPS[own]
-        what = "matches" if own == "scores" else "reads from"
-        info = StepInfo(base.axes, base.ours, base.post, f"row i: how much target position i {what} each source token")
-    else:
-        info = STEPS.get(own, StepInfo("?" * ndim, own, own, own.replace("_", " ")))
-    if len(info.axes) != ndim:  # a mask broadcast over heads or queries
-        info = StepInfo(info.axes[-ndim:] if ndim else "", info.ours, info.post, info.meaning)
-    return info
 
 
 @dataclass
@@ -250,41 +163,59 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> tuple[Forw
     """The forward trace and the model's output itself (still in the graph when gradients are on)."""
     if not isinstance(text, str) or not text:
         raise ValueError("text: give a non-empty string to trace")
-    model, cfg, family = run.model, run.config, run.config.family
-    model.eval()
-    if family == "generator":
-        ids = torch.tensor(read_prompt(run.tokenizer, text).ids[-min(cfg.max_length, MAX_TOKENS) :])  # (T,)
-        logits = model(ids[None], trace=trace)  # (1, T, V)
-        tokens = [run.tokenizer.shown(i) for i in ids.tolist()]
-        return ForwardTrace(family, tokens, _collect(trace, logits)), logits
-    if family in ("classifier", "mlm"):
-        limit = min(cfg.max_length, MAX_TOKENS)
-        pads = getattr(cfg, "pads_to_length", False)
-        ids, valid = encode_for_classifier(run.tokenizer, [text], limit, pads)  # (1, T)
-        if not valid.any():
-            raise ValueError("text: no word the model knows; it reads as empty")
-        logits = model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
-        tokens = [run.tokenizer.shown(i) for i in ids[0].tolist()]
-        classes = class_names(cfg) if family == "classifier" else []
-        return ForwardTrace(family, tokens, _collect(trace, logits), classes=classes), logits
-    if family == "seq2seq":
-        src_tok, tgt_tok = run.src_tokenizer, run.tokenizer
-        src = torch.tensor(encode_source(src_tok, text, cfg.max_length))  # (S,)
-        if target is None:
-            out = decode_batch(model, src[None], tgt_tok.bos_id, tgt_tok.eos_id, DecodeSettings())[0]
-        else:
-            out = tgt_tok.encode(target)[: cfg.max_length - 1]
-        tgt = torch.tensor([tgt_tok.bos_id, *out])  # (T,): the decoder's input, shifted right
-        src_valid = padding_mask_from_ids(src, cfg.pad_id)
-        logits = model(src[None], tgt[None], src_valid[None], trace=trace)  # (1, T, V)
-        found = ForwardTrace(
-            family,
-            [tgt_tok.shown(i) for i in tgt.tolist()],
-            _collect(trace, logits, before="decoder.embedding", **{"decoder.tokens": tgt}),
-            source_tokens=[src_tok.shown(i) for i in src.tolist()],
-        )
-        return found, logits
-    raise ValueError(f"no forward trace is known for a {family} run")
+    read = inspection(run, "traced").trace
+    run.model.eval()
+    return read(run, text, target, trace)
+
+
+def trace_generator(run: Any, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
+    """A generator reads the prompt's last tokens (up to its context) and predicts each next one."""
+    ids = torch.tensor(read_prompt(run.tokenizer, text).ids[-min(run.config.max_length, MAX_TOKENS) :])  # (T,)
+    logits = run.model(ids[None], trace=trace)  # (1, T, V)
+    tokens = [run.tokenizer.shown(i) for i in ids.tolist()]
+    return ForwardTrace(run.config.family, tokens, _collect(trace, logits)), logits
+
+
+def trace_classifier(run: Any, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
+    """A classifier reads the text as in training (cut to its length, padded if it pads) and scores the classes."""
+    return _trace_encoder(run, text, trace, class_names(run.config))
+
+
+def trace_encoder(run: Any, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
+    """A pretrained encoder reads the text as a classifier does and predicts a word at each position."""
+    return _trace_encoder(run, text, trace, [])
+
+
+def _trace_encoder(run: Any, text: str, trace: Trace, classes: list[str]) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
+    cfg = run.config
+    limit = min(cfg.max_length, MAX_TOKENS)
+    ids, valid = encode_for_classifier(run.tokenizer, [text], limit, getattr(cfg, "pads_to_length", False))  # (1, T)
+    if not valid.any():
+        raise ValueError("text: no word the model knows; it reads as empty")
+    logits = run.model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
+    tokens = [run.tokenizer.shown(i) for i in ids[0].tolist()]
+    return ForwardTrace(cfg.family, tokens, _collect(trace, logits), classes=classes), logits
+
+
+def trace_translator(run: Any, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
+    """A translator encodes the source and decodes ``target`` (by default its greedy translation),
+    teacher-forced: the decoder reads BOS and the target, and predicts each next target token."""
+    cfg, src_tok, tgt_tok = run.config, run.src_tokenizer, run.tokenizer
+    src = torch.tensor(encode_source(src_tok, text, cfg.max_length))  # (S,)
+    if target is None:
+        out = decode_batch(run.model, src[None], tgt_tok.bos_id, tgt_tok.eos_id, DecodeSettings())[0]
+    else:
+        out = tgt_tok.encode(target)[: cfg.max_length - 1]
+    tgt = torch.tensor([tgt_tok.bos_id, *out])  # (T,): the decoder's input, shifted right
+    src_valid = padding_mask_from_ids(src, cfg.pad_id)
+    logits = run.model(src[None], tgt[None], src_valid[None], trace=trace)  # (1, T, V)
+    found = ForwardTrace(
+        cfg.family,
+        [tgt_tok.shown(i) for i in tgt.tolist()],
+        _collect(trace, logits, before="decoder.embedding", **{"decoder.tokens": tgt}),
+        source_tokens=[src_tok.shown(i) for i in src.tolist()],
+    )
+    return found, logits
 
 
 def _check_edits(trace: Trace, edits: dict[str, Edit] | None) -> None:

@@ -9,13 +9,13 @@ the run's weights and files are never touched.
 from __future__ import annotations
 
 import copy
-from types import SimpleNamespace
 from typing import Any
 
 import torch
 
 from ..training.optim import make_optimizer
 from .backward import trace_backward
+from .inspection import inspection
 
 SHOWN = 8  # the probabilities that moved most
 
@@ -33,29 +33,24 @@ def one_step(run: Any, text: str, *, target: str | None = None, position: int | 
     for name, p in model.named_parameters():
         p.grad = before.params.get(name, torch.zeros_like(p)).clone()
     optimizer.step()
-    copied = SimpleNamespace(**{k: getattr(run, k) for k in ("config", "tokenizer", "hyperparameters")}, model=model)
-    if run.config.family == "seq2seq":
-        copied.src_tokenizer = run.src_tokenizer
-    target_after = target
-    if run.config.family == "classifier" and target is None:  # the same class as before, not the new prediction
-        target_after = before.forward.classes[int(before.forward["probabilities"].argmax())]
-    if run.config.family == "seq2seq" and target is None:  # the same target tokens
-        target_after = run.tokenizer.decode(before.forward["decoder.tokens"][1:].tolist())
+    copied = copy.copy(run)  # the same run with the stepped copy of its model
+    copied.model = model
+    target_after = target if target is not None else inspection(run).kept_target(run, before.forward)
     after = trace_backward(copied, text, target=target_after, position=position)
     return {
         "lr": lr,
         "optimizer": "AdamW, one step from a fresh state",
         "loss_before": before.loss,
         "loss_after": after.loss,
-        "moved": _moved(run, before.forward, after.forward, position),
+        "moved": _moved(run, before.forward, after.forward, position, before.rows),
     }
 
 
-def _moved(run: Any, before: Any, after: Any, position: int | None) -> list[dict[str, Any]]:  # noqa: ANN401
+def _moved(run: Any, before: Any, after: Any, position: int | None, rows: list[int]) -> list[dict[str, Any]]:  # noqa: ANN401
     """The entries of the output distribution whose probability changed most."""
     p0, p1 = before["probabilities"].float(), after["probabilities"].float()
     if p0.dim() == 2:  # (T, V): at the loss's position (the last predicting one by default)
-        row = position if position is not None else p0.shape[0] - 2 if run.config.family == "generator" else -1
+        row = position if position is not None else rows[-1]
         p0, p1 = p0[row], p1[row]
     order = (p1 - p0).abs().argsort(descending=True)[:SHOWN].tolist()
     label = (lambda i: before.classes[i]) if before.classes else run.tokenizer.shown

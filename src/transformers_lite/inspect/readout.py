@@ -19,6 +19,7 @@ from ..layers import padding_mask_from_ids
 from ..layers.trace import Trace
 from ..models.ensemble import classifier_members
 from .forward import MAX_TOKENS, ForwardTrace
+from .inspection import inspection
 
 
 def block_outputs(trace: ForwardTrace, scope: str = "") -> list[tuple[str, Tensor]]:
@@ -36,54 +37,65 @@ def block_outputs(trace: ForwardTrace, scope: str = "") -> list[tuple[str, Tenso
 @torch.no_grad()
 def logit_lens(run: Any, trace: ForwardTrace, position: int = -1, top: int = 5) -> list[dict[str, Any]]:  # noqa: ANN401
     """At each block boundary, the ``top`` predictions the model would make at ``position`` (a
-    generator's or translator's next token) or for the whole input (a classifier's classes) if its
-    residual stream went straight to the output layer from there. The last row is the model's own
-    prediction."""
-    model, family = run.model, run.config.family
-    names = trace.classes
+    generator's or translator's next token, a masked LM's word) or for the whole input (a classifier's
+    classes) if its residual stream went straight to the output layer from there. The last row is the
+    model's own prediction."""
     length = len(trace.tokens)
     if not -length <= position < length:
         raise ValueError(f"position {position} is outside the {length} tokens read")
-    if family == "generator":
-        rows = [(label, _lm_head(model.final_norm, model.head, x[position])) for label, x in block_outputs(trace)]
-    elif family == "seq2seq":
-        rows = [
-            (label, _lm_head(model.decoder_norm, model.head, x[position]))
-            for label, x in block_outputs(trace, "decoder.")
+    rows = inspection(run, "read out").lens(run, trace, position)
+    return [_row(label, probs, trace.classes or None, top, run.tokenizer) for label, probs in rows]
+
+
+def generator_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
+    """The final norm and the head applied to the stream at ``position``."""
+    model = run.model
+    return [(label, _softmax(model.head(model.final_norm(x[position])))) for label, x in block_outputs(trace)]
+
+
+def translator_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
+    """The decoder's final norm and the head applied to the decoder's stream at ``position``."""
+    model = run.model
+    return [
+        (label, _softmax(model.head(model.decoder_norm(x[position])))) for label, x in block_outputs(trace, "decoder.")
+    ]
+
+
+def encoder_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
+    """A masked LM's prediction head applied to the encoder's stream at ``position``."""
+    model = run.model
+    return [
+        (label, _softmax(model.predict(model.encoder.final_norm(x[position]))))
+        for label, x in block_outputs(trace, "encoder.")
+    ]
+
+
+def classifier_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
+    """Each member's head (pooling the whole input) applied to its stream; an ensemble's members' class
+    probabilities averaged, as the ensemble does."""
+    model = run.model
+    ids = trace[next(n for n in trace.names() if n.endswith("encoder.tokens"))]
+    valid = padding_mask_from_ids(ids, run.config.pad_id)[None]  # (1, T)
+    per_member = [
+        [
+            m.head(m.encoder.final_norm(x)[None], valid)[0]  # the final norm: Identity after post-norm blocks
+            for _, x in block_outputs(trace, f"{_member_scope(model, i)}encoder.")
         ]
-    elif family == "classifier":
-        ids = trace[next(n for n in trace.names() if n.endswith("encoder.tokens"))]
-        valid = padding_mask_from_ids(ids, run.config.pad_id)[None]  # (1, T)
-        members = classifier_members(model)
-        per_member = [
-            [
-                m.head(m.encoder.final_norm(x)[None], valid)[0]  # the final norm: Identity after post-norm blocks
-                for _, x in block_outputs(trace, f"{_member_scope(model, i)}encoder.")
-            ]
-            for i, m in enumerate(members)
-        ]  # members x boundaries, each (K,)
-        labels = [label for label, _ in block_outputs(trace, f"{_member_scope(model, 0)}encoder.")]
-        rows = [
-            (label, torch.stack([probabilities(p[b][None])[0] for p in per_member]).mean(0))
-            for b, label in enumerate(labels)
-        ]
-        return [_row(label, probs, names, top) for label, probs in rows]
-    elif family == "mlm":  # the masked LM's prediction at ``position``
-        rows = [
-            (label, model.predict(model.encoder.final_norm(x[position])))
-            for label, x in block_outputs(trace, "encoder.")
-        ]
-    else:
-        raise ValueError(f"no logit lens is known for a {family} run")
-    return [_row(label, torch.softmax(logits.float(), -1), None, top, run.tokenizer) for label, logits in rows]
+        for i, m in enumerate(classifier_members(model))
+    ]  # members x boundaries, each (K,)
+    labels = [label for label, _ in block_outputs(trace, f"{_member_scope(model, 0)}encoder.")]
+    return [
+        (label, torch.stack([probabilities(p[b][None])[0] for p in per_member]).mean(0))
+        for b, label in enumerate(labels)
+    ]
+
+
+def _softmax(logits: Tensor) -> Tensor:
+    return torch.softmax(logits.float(), -1)
 
 
 def _member_scope(model: nn.Module, i: int) -> str:
     return f"members.{i}." if hasattr(model, "members") else ""
-
-
-def _lm_head(norm: nn.Module, head: nn.Module, x: Tensor) -> Tensor:
-    return head(norm(x))  # (C,) -> (V,)
 
 
 def _row(label: str, probs: Tensor, names: list[str] | None, top: int, tokenizer: Any = None) -> dict[str, Any]:  # noqa: ANN401
@@ -126,12 +138,6 @@ def validation_attention_distance(run: Any, windows: int) -> dict[str, Any]:  # 
     """A generator's mean attention distance per head over ``windows`` full-context windows spread
     evenly over its own validation text (the measurement behind post 004's "most tokens only place
     emphasis on the four or less tokens directly before them")."""
-    if run.config.family != "generator":
-        raise ValueError(
-            f"attention distance over validation windows reads a generator's text, not a {run.config.family}'s"
-        )
-    if windows < 1:
-        raise ValueError(f"--windows must be at least 1, got {windows}")
     val, starts, t = _validation_windows(run, windows)
     totals: dict[str, Tensor] = {}
     for start in starts:
@@ -152,32 +158,28 @@ def validation_attention_distance(run: Any, windows: int) -> dict[str, Any]:  # 
 MAX_SWEEP_HEADS = 256  # forwards one sweep may run
 
 
-def _loss(run: Any, trace: ForwardTrace, label: int | None) -> float:  # noqa: ANN401
-    """The loss of one traced forward on its own input: a generator's next-token cross-entropy over the
-    text, a translator's over its target, a classifier's -log p of ``label``."""
-    if run.config.family not in ("generator", "classifier", "seq2seq"):
-        raise ValueError(
-            f"a sweep ranks the heads of a generator, classifier or translator, not of a {run.config.family}"
-        )
-    p = trace["probabilities"].double().clamp_min(1e-30)
-    if run.config.family == "classifier":
-        return float(-p[label].log())
-    ids = trace["decoder.tokens"] if run.config.family == "seq2seq" else trace["tokens"]
-    if run.config.family == "seq2seq":  # targets: the tokens after BOS, then EOS
-        ids = torch.cat([ids[1:], torch.tensor([run.tokenizer.eos_id])])
-        return float(-p[torch.arange(len(ids)), ids].log().mean())
-    if len(ids) < 2:
-        raise ValueError("a sweep needs at least two tokens: the loss is that of predicting each next one")
-    return float(-p[torch.arange(len(ids) - 1), ids[1:]].log().mean())
+def _loss(run: Any, trace: ForwardTrace, target: str | None) -> float:  # noqa: ANN401
+    """The loss of one traced forward on its own input, as its backward trace scores it (a classifier's:
+    that of the class ``target``)."""
+    score = inspection(run, "swept").loss
+    if score is None:
+        raise ValueError(f"a sweep ranks heads by the rise of the loss; a {run.config.family} run has no loss")
+    return float(score(run, trace, trace["logits"][None], target, None)[0])  # the logits with their batch of one
 
 
 def _validation_windows(run: Any, windows: int) -> tuple[Tensor, list[int], int]:  # noqa: ANN401
-    """A generator's validation ids, the starts of ``windows`` full-context windows spread evenly over
-    them, and the window length."""
-    if run.config.family != "generator":
-        raise ValueError(f"validation windows are a generator's text, not a {run.config.family}'s")
+    """The ids of the run's validation text, the starts of ``windows`` full-context windows spread evenly
+    over them, and the window length (a generator's: the only family whose data is one text)."""
+    spread = inspection(run).windows
+    if spread is None:
+        raise ValueError(f"validation windows are a generator's text; a {run.config.family} run has none")
     if windows < 1:
         raise ValueError(f"windows must be at least 1, got {windows}")
+    return spread(run, windows)
+
+
+def text_windows(run: Any, windows: int) -> tuple[Tensor, list[int], int]:  # noqa: ANN401
+    """A generator's validation ids, split off as in training, and ``windows`` evenly spread starts."""
     ids = torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long)
     _, val = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
     t = min(run.config.max_length, MAX_TOKENS, len(val))
@@ -213,13 +215,13 @@ def head_sweep(run: Any, text: str, target: str | None = None) -> dict[str, Any]
         raise ValueError(
             f"a sweep runs at most {MAX_SWEEP_HEADS} forwards; this model has {len(heads) * n_heads} heads"
         )
-    label = int(base["probabilities"].argmax()) if run.config.family == "classifier" else None
-    base_loss = _loss(run, base, label)
+    kept = target if target is not None else inspection(run).kept_target(run, base)  # a classifier's prediction
+    base_loss = _loss(run, base, kept)
     rows: list[dict[str, Any]] = []
     for scope in heads:
         for h in range(n_heads):
             spec = f"{scope}.head.{h}"
-            loss = _loss(run, run.trace(text, target=target, switch_off_steps=[spec]), label)
+            loss = _loss(run, run.trace(text, target=target, switch_off_steps=[spec]), kept)
             rows.append({"head": spec, "loss": round(loss, 5), "rise": round(loss - base_loss, 5)})
     rows.sort(key=lambda r: -r["rise"])
     return {"loss": round(base_loss, 5), "heads": rows}

@@ -21,6 +21,7 @@ checkpoint leaves nothing behind.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -35,17 +36,17 @@ from ..layers.trace import Trace
 from ..training.callbacks import Callback
 from .scores import pca_2d, token_embeddings
 
-TIMELINE_FAMILIES = ("generator", "classifier", "seq2seq")
 PROBE_TOKENS = 24
 SAMPLE_TOKENS = 48
 FOLDER = "snapshots"
 
 
 class Timeline(Callback):
-    """Snapshots of ``trainer.model`` on the task's first validation example (see the module docstring)."""
+    """Snapshots of ``trainer.model`` on the task's first validation example (see the module docstring);
+    ``probe(model, task)`` is the family's view of it (``Inspection.probe``)."""
 
-    def __init__(self, run_dir: str | Path, task: Any, limit: int) -> None:  # noqa: ANN401 - a training task
-        self.folder, self.task, self.limit = Path(run_dir) / FOLDER, task, limit
+    def __init__(self, run_dir: str | Path, task: Any, limit: int, probe: Callable[..., dict[str, Any]]) -> None:  # noqa: ANN401
+        self.folder, self.task, self.limit, self.probe = Path(run_dir) / FOLDER, task, limit, probe
         self.pending: dict[str, Any] | None = None
         self.previous: dict[str, Tensor] | None = None
 
@@ -68,7 +69,7 @@ class Timeline(Callback):
         was_training = model.training
         model.eval()
         try:
-            out = {"step": step, "scores": scores, **_probe(model, self.task)}
+            out = {"step": step, "scores": scores, **self.probe(model, self.task)}
             out["embeddings"] = _rounded(_signed(pca_2d(token_embeddings(model).cpu())), 3)
             weights = {n: p.detach().float().cpu().clone() for n, p in model.named_parameters()}
             if self.previous is not None:
@@ -101,45 +102,53 @@ def read_timeline(run_dir: str | Path) -> list[dict[str, Any]]:
     return out
 
 
-def _probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
-    """The family's view of its first validation example, with ``grad_norms``: how hard the example's
-    loss (as in training, without dropout or label smoothing) pulls each layer."""
+def generator_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
+    """The first ``PROBE_TOKENS`` validation tokens: attention, the loss of each next token, the
+    gradient norms of their mean loss, and a greedy sample from the first half."""
     device = next(model.parameters()).device
-    family = model.config.family
     trace = Trace()
-    if family == "generator":
-        ids = task.val_ids[: min(PROBE_TOKENS, model.config.max_length)].to(device)  # (T,)
-        with torch.enable_grad():
-            logits = model(ids[None], trace=trace)[0]  # (T, V)
-            losses = F.cross_entropy(logits[:-1].float(), ids[1:], reduction="none")  # position t predicts t + 1
-            grad_norms = _gradient_norms(model, losses.mean())
-        sample = [column[0] for column in generate(model, ids[: PROBE_TOKENS // 2], SAMPLE_TOKENS, temperature=0)]
-        return {
-            "tokens": [task.tokenizer.shown(i) for i in ids.tolist()],
-            "attention": _attention(trace, len(model.blocks), "blocks"),
-            "token_losses": _rounded(losses.detach(), 4),
-            "sample": task.tokenizer.decode(ids[: PROBE_TOKENS // 2].tolist() + sample),
-            "grad_norms": grad_norms,
-        }
-    if family == "classifier":
-        ids, valid = task.val_ids[:1].to(device), task.val_valid[:1].to(device)  # (1, T)
-        n = int(valid[0].sum())
-        with torch.enable_grad():
-            logits = model(ids, valid, trace=trace)  # (1, K)
-            grad_norms = _gradient_norms(model, task.loss_from_logits(logits, task.val_labels[:1].to(device)))
-        logits = logits.detach().float()
-        probs = torch.softmax(logits, -1)[0] if logits.shape[-1] > 1 else torch.sigmoid(logits)[0]
-        scope = (
-            "members.0.encoder.blocks" if "members.0.encoder.blocks.0.attention.weights" in trace else "encoder.blocks"
-        )
-        return {
-            "tokens": [task.tokenizer.shown(i) for i in ids[0, :n].tolist()],
-            "attention": _attention(trace, model.config.n_blocks, scope, n),
-            "probabilities": _rounded(probs, 4),
-            "label": int(task.val_labels[0]),
-            "grad_norms": grad_norms,
-        }
-    with torch.enable_grad():  # the reference translation, teacher-forced
+    ids = task.val_ids[: min(PROBE_TOKENS, model.config.max_length)].to(device)  # (T,)
+    with torch.enable_grad():
+        logits = model(ids[None], trace=trace)[0]  # (T, V)
+        losses = F.cross_entropy(logits[:-1].float(), ids[1:], reduction="none")  # position t predicts t + 1
+        grad_norms = _gradient_norms(model, losses.mean())
+    sample = [column[0] for column in generate(model, ids[: PROBE_TOKENS // 2], SAMPLE_TOKENS, temperature=0)]
+    return {
+        "tokens": [task.tokenizer.shown(i) for i in ids.tolist()],
+        "attention": _attention(trace, len(model.blocks), "blocks"),
+        "token_losses": _rounded(losses.detach(), 4),
+        "sample": task.tokenizer.decode(ids[: PROBE_TOKENS // 2].tolist() + sample),
+        "grad_norms": grad_norms,
+    }
+
+
+def classifier_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
+    """The first validation review: attention (of the first member), class probabilities, its label and
+    the gradient norms of its loss."""
+    device = next(model.parameters()).device
+    trace = Trace()
+    ids, valid = task.val_ids[:1].to(device), task.val_valid[:1].to(device)  # (1, T)
+    n = int(valid[0].sum())
+    with torch.enable_grad():
+        logits = model(ids, valid, trace=trace)  # (1, K)
+        grad_norms = _gradient_norms(model, task.loss_from_logits(logits, task.val_labels[:1].to(device)))
+    logits = logits.detach().float()
+    probs = torch.softmax(logits, -1)[0] if logits.shape[-1] > 1 else torch.sigmoid(logits)[0]
+    scope = "members.0.encoder.blocks" if "members.0.encoder.blocks.0.attention.weights" in trace else "encoder.blocks"
+    return {
+        "tokens": [task.tokenizer.shown(i) for i in ids[0, :n].tolist()],
+        "attention": _attention(trace, model.config.n_blocks, scope, n),
+        "probabilities": _rounded(probs, 4),
+        "label": int(task.val_labels[0]),
+        "grad_norms": grad_norms,
+    }
+
+
+def translator_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
+    """The first validation pair: the greedy translation and the gradient norms of the reference's
+    loss, teacher-forced."""
+    device = next(model.parameters()).device
+    with torch.enable_grad():
         pair = task.batch_of(task.val_src, task.val_tgt, [0]).to(device)
         grad_norms = _gradient_norms(model, task.loss(model, pair, label_smoothing=0.0))
     src = torch.tensor(task.val_src[0], device=device)  # (S,)

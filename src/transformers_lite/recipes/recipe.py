@@ -29,11 +29,11 @@ from ..atomic import atomic_write_json, read_json
 from ..config import Config, apply_overrides, config_from_dict
 from ..errors import ConfigError, RunError, warn
 from ..families import family
-from ..inspect.timeline import TIMELINE_FAMILIES, Timeline
+from ..inspect.timeline import Timeline
 from ..models import build_model
 from ..runs import latest_checkpoint, load_tokenizers
 from ..runs.files import FORMAT
-from ..runs.manifest import RESUMING, record, verify
+from ..runs.manifest import MANIFEST, RESUMING, record, verify
 from ..summary import count_parameters
 from ..training.callbacks import Callback, Checkpointer
 from ..training.checkpoint import load_checkpoint
@@ -210,8 +210,9 @@ class Recipe:
                 torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
                 model = build_model(config)
                 hooks = [Checkpointer(run_dir, self.train.checkpoint_every), *callbacks]
-                if self.train.snapshots and self.family in TIMELINE_FAMILIES:
-                    hooks.append(Timeline(run_dir, task, self.train.snapshots))
+                probe = family(self.family).inspection.probe
+                if self.train.snapshots and probe is not None:
+                    hooks.append(Timeline(run_dir, task, self.train.snapshots, probe))
                 if self.train.logger and dist_ctx.is_main:
                     hooks.append(make_logger(self.train.logger, run_dir, self.train.to_dict()))
                 trainer = Trainer(model, task, self.train, callbacks=hooks, log=log, dist_ctx=dist_ctx)
@@ -265,6 +266,7 @@ def write_run_files(run_dir: Path, recipe: Recipe, task: Any, model: torch.nn.Mo
         run_dir / "hyperparameters.json",
         {
             "format": FORMAT,
+            "manifest": MANIFEST,  # loading refuses the run if it goes missing (runs/manifest.py)
             **recipe.to_dict(),
             "seed": recipe.train.seed,
             "data": task.describe(),

@@ -4,7 +4,9 @@ Editing ``n_heads`` in ``config.json`` or swapping two characters of ``tokenizer
 model that loads (the shapes agree) and answers with garbage. So a run records, in ``manifest.json``,
 the sha256 of its config, tokenizer(s) and final weights as they were written, and loading names the
 first file whose contents changed since. ``trust_edited=True`` (``--trust-edited``) loads anyway,
-for experiments that edit a run on purpose. Runs without a manifest (earlier releases) load unchecked.
+for experiments that edit a run on purpose. A run's ``hyperparameters.json`` says that it keeps a
+manifest (``"manifest": "manifest.json"``), so a deleted manifest is an error, not a run that loads
+unchecked; runs of earlier releases, which kept none, load unchecked.
 """
 
 from __future__ import annotations
@@ -46,6 +48,15 @@ def record(run_dir: str | Path, names: Iterable[str]) -> None:
     atomic_write_json(run_dir / MANIFEST, {"sha256": dict(sorted(known.items()))})
 
 
+def _keeps_one(run_dir: Path) -> bool:
+    """Whether the run's ``hyperparameters.json`` (when readable) says it keeps a manifest."""
+    try:
+        recorded = read_json(run_dir / "hyperparameters.json", "hyperparameters file")
+    except (OSError, RunError):  # missing or damaged: the loaders that need it name it
+        return False
+    return isinstance(recorded, dict) and recorded.get("manifest") == MANIFEST
+
+
 LOADING = (
     "restore it (generate, evaluate, classify, translate and inspect take --trust-edited, and load() "
     "trust_edited=True, to use the edited file anyway)"
@@ -62,6 +73,11 @@ def verify(
         return
     run_dir = Path(run_dir)
     known = _read(run_dir)
+    if not known and _keeps_one(run_dir):
+        raise RunError(
+            f"{run_dir / MANIFEST} is missing; the run wrote one (its hyperparameters.json says so), and without "
+            f"it an edited config, tokenizer or weights file cannot be told from the original: {what_to_do}"
+        )
     for name in known if names is None else [n for n in names if n in known]:
         path = run_dir / name
         if not path.is_file():

@@ -19,12 +19,12 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from ..evaluation.examples import example_inputs
 from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
 from ..generation.prompt import read_prompt
 from ..generation.sampling import filter_logits, scale
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
+from ..inspect.examples import example_inputs
 from ..inspect.readout import attention_distance, head_sweep, logit_lens, validation_head_sweep
 from ..inspect.scores import (
     all_cross_attention,
@@ -336,7 +336,7 @@ def timeline_view(run: Run) -> dict[str, Any]:
     return {
         "snapshots": snapshots,
         "uniform_loss": math.log(outputs) if outputs else None,
-        "classes": class_names(cfg) if cfg.family == "classifier" else [],
+        "classes": class_names(cfg) if n_labels else [],
         "notices": notices,
     }
 

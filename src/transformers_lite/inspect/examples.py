@@ -11,49 +11,48 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..evaluation.evaluate import recorded_text, recorded_validation_reviews
+from ..evaluation.translation import recorded_validation_pairs
 from ..runs import LoadedRun
-from .evaluate import recorded_text, recorded_validation_reviews
-from .translation import recorded_validation_pairs
+from .inspection import inspection
 
-BUILT_IN = {
-    "generator": "ROMEO:\nBut soft, what light through yonder window breaks?",
-    "classifier": "The coffee maker broke after two days and the seller never answered my emails.",
-    "seq2seq": "Zwei Hunde spielen im Schnee.",
-    "mlm": "the coffee was great and the delivery fast",
-}
 TEXT_CHARS, PROMPT_CHARS = 120, 40
 
 
-def example_inputs(run: LoadedRun) -> dict[str, Any]:
+def example_inputs(run: Any) -> dict[str, Any]:  # noqa: ANN401 - a pipeline.Run
     """``{"text", "prompt", "source"}``: an input from the run's validation data (``source`` says
     ``"validation"``) or the family's built-in one (``"built-in"``)."""
-    family = run.config.family
+    inspected = inspection(run)
     try:
-        text = _from_validation(run, family)
+        text = inspected.from_validation(run) if inspected.from_validation else None
     except (OSError, ValueError, KeyError, IndexError):  # data moved, edited or never recorded
         text = None
     source = "validation"
     if not text or not text.strip():
-        text, source = BUILT_IN.get(family, "Hello"), "built-in"
+        text, source = inspected.built_in, "built-in"
     prompt = text.split("\n", 1)[0][:PROMPT_CHARS] or text[:PROMPT_CHARS]
     return {"text": text, "prompt": prompt, "source": source}
 
 
-def _from_validation(run: LoadedRun, family: str) -> str | None:
-    data = run.hyperparameters.get("data", {})
-    if family == "generator":
-        text = recorded_text(run)
-        start = int(len(text) * (1 - data.get("val_fraction", 0.1)))  # where the validation split begins
-        paragraph = text.find("\n\n", start, start + 4000)
-        line = text.find("\n", start, start + 4000)
-        start = paragraph + 2 if paragraph >= 0 else line + 1 if line >= 0 else start
-        return _lines(text[start : start + 4 * TEXT_CHARS])
-    if family == "classifier":
-        texts, _ = recorded_validation_reviews(run)
-        return texts[0][: 4 * TEXT_CHARS]
-    if family == "seq2seq":
-        return recorded_validation_pairs(run)[0][0]
-    return None
+def generator_example(run: LoadedRun) -> str:
+    """Whole lines from the start of the validation split (a paragraph's start where one is near)."""
+    text = recorded_text(run)
+    start = int(len(text) * (1 - run.hyperparameters.get("data", {}).get("val_fraction", 0.1)))
+    paragraph = text.find("\n\n", start, start + 4000)
+    line = text.find("\n", start, start + 4000)
+    start = paragraph + 2 if paragraph >= 0 else line + 1 if line >= 0 else start
+    return _lines(text[start : start + 4 * TEXT_CHARS])
+
+
+def classifier_example(run: LoadedRun) -> str:
+    """The first validation record's text."""
+    texts, _ = recorded_validation_reviews(run)
+    return texts[0][: 4 * TEXT_CHARS]
+
+
+def translator_example(run: LoadedRun) -> str:
+    """The first validation pair's source."""
+    return recorded_validation_pairs(run)[0][0]
 
 
 def _lines(text: str) -> str:

@@ -2,7 +2,8 @@
 
 import transformers_lite as tl
 from transformers_lite import GeneratorConfig
-from transformers_lite.evaluation.examples import BUILT_IN, example_inputs
+from transformers_lite.families import FAMILIES
+from transformers_lite.inspect.examples import example_inputs
 from transformers_lite.tasks.generator import GeneratorSettings
 
 from ..helpers import train_run
@@ -21,4 +22,4 @@ def test_a_model_of_code_is_offered_code_from_its_validation_split(tmp_path):
     assert example["prompt"] == example["text"].split("\n")[0]
     (tmp_path / "code.py").write_text("moved away")  # the recorded data changed: the built-in example
     example = example_inputs(tl.load(tmp_path / "run"))
-    assert example["source"] == "built-in" and example["text"] == BUILT_IN["generator"]
+    assert example["source"] == "built-in" and example["text"] == FAMILIES["generator"].inspection.built_in
