@@ -13,7 +13,7 @@ the app on a free local port, then measures:
   baby-gpt run: the steps of one block with the outer steps (what the page asks for) and every step,
   and the head sweep (``POST .../sweep``) and the backward pass (``POST .../backward``, the loss at
   position 20, every step's gradient) over the same input, each the median of ``--repeats``;
-- the page on a long input: in Chromium, the baby-gpt run traced over a full context (256 characters)
+- the page on a long input: in Chromium, a baby-gpt run with context 256 traced over 256 characters
   from the button to the drawn step, then every step of the first block drawn in turn (the slowest
   one), the longest task that held the page's main thread (a ``longtask`` observer), and any error the
   page showed.
@@ -163,6 +163,10 @@ def main() -> None:
         for preset in ("baby-gpt", "post-gpt"):
             experiment = tl.get_preset(preset).override(text=args.text, max_steps=1, eval_every=1000)
             experiment.run(Path(tmp) / preset, log=lambda *_: None)
+        long = tl.get_preset("baby-gpt").override(
+            model={"max_length": 256}, text=args.text, max_steps=1, eval_every=1000
+        )
+        long.run(Path(tmp) / "baby-gpt-256", log=lambda *_: None)  # the page on a full context of 256
         registry = RunRegistry(tmp)
         name = "baby-gpt"
         with socket.socket() as s:
@@ -195,7 +199,11 @@ def main() -> None:
             emit(benchmark="server-page-ready", skipped="chromium + chromium-driver not installed")
         if shutil.which("chromium") and shutil.which("chromedriver"):
             long_text = Path(args.text).read_text(encoding="utf-8")[:256]
-            emit(benchmark="server-page-trace", model="baby-gpt", **page_trace(base, "baby-gpt", long_text))
+            emit(
+                benchmark="server-page-trace",
+                model="baby-gpt, context 256",
+                **page_trace(base, "baby-gpt-256", long_text),
+            )
         for preset in ("post-gpt", "baby-gpt"):
             for what, body in (
                 ("trace, one block", {"text": TRACE_TEXT, "block": "blocks.0"}),

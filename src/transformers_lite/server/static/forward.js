@@ -18,10 +18,20 @@ function setupTrace(info) {
 }
 
 // red for positive, blue for negative, white at zero; the square root lets small values show
-function signedHeat(value, max) {
+function signedRGB(value, max) {
   const t = max > 0 ? Math.sqrt(Math.min(1, Math.abs(value) / max)) : 0;
   const c = (a, b) => Math.round(a + (b - a) * t);
-  return value >= 0 ? `rgb(${c(255, 178)}, ${c(255, 24)}, ${c(255, 43)})` : `rgb(${c(255, 33)}, ${c(255, 102)}, ${c(255, 172)})`;
+  return value >= 0 ? [c(255, 178), c(255, 24), c(255, 43)] : [c(255, 33), c(255, 102), c(255, 172)];
+}
+
+function signedHeat(value, max) {
+  return `rgb(${signedRGB(value, max).join(", ")})`;
+}
+
+function absMax(values) {  // a loop, not Math.max(...values): a (T, F) step can hold more values than a call takes
+  let max = 1e-9;
+  for (const v of values) max = Math.max(max, Math.abs(v));
+  return max;
 }
 
 function traceBody() {
@@ -160,11 +170,16 @@ function signedMap(matrix, rowLabels, colLabels, title, small, pos) {
   const cell = small ? Math.max(2, Math.min(6, Math.floor(120 / Math.max(n, m)))) : Math.max(2, Math.min(14, Math.floor(480 / Math.max(n, m))));
   const canvas = el("canvas", { className: small ? "heatmap small" : "heatmap", width: m * cell, height: n * cell });
   const ctx = canvas.getContext("2d");
-  const max = Math.max(...matrix.flat().map(Math.abs), 1e-9);
+  const max = absMax(matrix.flat());
+  const pixels = new ImageData(m, n);  // one pixel per value, then scaled up: a 256 x 256 map draws at once
   matrix.forEach((row, i) => row.forEach((v, j) => {
-    ctx.fillStyle = signedHeat(v, max);
-    ctx.fillRect(j * cell, i * cell, cell, cell);
+    const k = 4 * (i * m + j), [r, g, b] = signedRGB(v, max);
+    pixels.data[k] = r; pixels.data[k + 1] = g; pixels.data[k + 2] = b; pixels.data[k + 3] = 255;
   }));
+  const values = el("canvas", { width: m, height: n });
+  values.getContext("2d").putImageData(pixels, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(values, 0, 0, m * cell, n * cell);
   if (!small && n === rowLabels.length) {  // the followed position
     ctx.strokeStyle = "#e08a00";
     ctx.strokeRect(0.5, pos * cell + 0.5, m * cell - 1, cell - 1);
@@ -187,7 +202,7 @@ function renderStrips(data) {
     const v = step.values[trace.pos];
     const canvas = el("canvas", { width: v.length, height: 1 });
     const ctx = canvas.getContext("2d");
-    const max = Math.max(...v.map(Math.abs), 1e-9);
+    const max = absMax(v);
     v.forEach((x, j) => { ctx.fillStyle = signedHeat(x, max); ctx.fillRect(j, 0, 1, 1); });
     strips.push(el("span", {}, shortName(step.name)), canvas);
   }
