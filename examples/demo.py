@@ -1,5 +1,7 @@
 """`make demo`: train a character GPT on tiny Shakespeare for about two minutes, then show what it
-learned: validation perplexity, a generated sample, and inspection plots.
+learned: validation perplexity, a generated sample, and inspection plots. The model's size is chosen
+for the two minutes on this machine (`--preset auto`): a busy machine gets a smaller model that still
+learns in the steps it can take, and the first line of training says what was chosen and why.
 
 Each step is a `tlite` command, printed before it runs, so you can re-run or vary any of them.
 Data: $TLITE_DATA_DIR (a folder laid out like ../shared/data), else ../shared/data next to the
@@ -8,6 +10,7 @@ repository, else the user cache (downloaded on first use).
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -47,7 +50,7 @@ def main() -> None:
         "--text",
         str(text_path()),
         "--preset",
-        "baby-gpt",
+        "auto",
         "--max-minutes",
         minutes,
         "--out",
@@ -68,7 +71,8 @@ def main() -> None:
         "--seed",
         "1",
     )
-    step("inspect", "all", str(run), "--block", "3", "--head", "0")
+    last_block = json.loads((run / "config.json").read_text())["n_blocks"] - 1
+    step("inspect", "all", str(run), "--block", str(last_block), "--head", "0")
     print(
         f"\nThe run (weights, history.json, hyperparameters.json) is in {run}\n"
         f"Plots: {run / 'plots'} (attention map, next-character bars, position similarity, embeddings)"

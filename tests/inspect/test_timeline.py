@@ -1,10 +1,15 @@
 """The training timeline: snapshots at step 0 and at each evaluation, bounded, and invisible to training."""
 
+import json
+import shutil
+
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from safetensors.torch import load_file
 
 from transformers_lite import GeneratorConfig, Recipe
-from transformers_lite.inspect.timeline import PROBE_TOKENS, Timeline, generator_probe, read_timeline
+from transformers_lite.inspect.timeline import PROBE_TOKENS, SHAPES, Timeline, generator_probe, read_timeline
 from transformers_lite.models.generator import TransformerGenerator
 from transformers_lite.tasks.generator import GeneratorSettings
 from transformers_lite.tokenizers import CharTokenizer
@@ -48,7 +53,7 @@ def test_a_paused_and_resumed_run_with_snapshots_ends_bit_for_bit_as_a_straight_
 def test_thinning_keeps_the_first_and_the_last(tmp_path):
     timeline = Timeline(tmp_path, None, 3, generator_probe)
     for step in range(0, 100, 10):
-        timeline._write({"step": step})
+        timeline._write({"step": step, "scores": {}})
     timeline._thin()
     steps = [s["step"] for s in read_timeline(tmp_path)]
     assert len(steps) <= 3 and steps[0] == 0 and steps[-1] == 90
@@ -74,3 +79,28 @@ def test_the_gradient_norms_are_those_of_the_probe_loss_per_layer_and_leave_grad
         layers[layer] = layers.get(layer, 0.0) + float(p.grad.pow(2).sum())
     assert norms.keys() == layers.keys()
     assert all(abs(norms[k] - v**0.5) <= 1e-5 * max(1.0, v**0.5) for k, v in layers.items())
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(fields=st.dictionaries(st.sampled_from(sorted(SHAPES) + ["other"]), JSON, max_size=6), other=JSON)
+def test_only_snapshots_of_the_shape_the_page_reads_are_served(tmp_path, fields, other):
+    folder = tmp_path / "snapshots"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    good = {"step": 5, "scores": {"val_loss": 1.5}, "tokens": ["a"], "sample": "ab"}
+    (folder / "step-00000005.json").write_text(json.dumps(good))
+    (folder / "step-00000006.json").write_text(json.dumps(fields))
+    (folder / "step-00000007.json").write_text(json.dumps(other))
+    served = read_timeline(tmp_path)
+    assert served[0] == good
+    for snapshot in served[1:]:  # whatever else is served has every field the page reads in its shape
+        assert isinstance(snapshot["step"], int) and isinstance(snapshot["scores"], dict)
+        assert all(isinstance(snapshot[k], SHAPES[k]) for k in SHAPES if k in snapshot)
+        assert all(isinstance(v, (int, float)) for v in snapshot["scores"].values())

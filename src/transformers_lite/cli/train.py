@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from ..devices import resolve_device
 from ..errors import ConfigError, DataError
 from ..families import FAMILIES, expect
 from ..recipes import ALIASES, ORIGINAL, Recipe, get_preset, presets_of, resume_recipe
+from ..recipes.auto import auto_recipe
 from ..training.distributed import cleanup, setup
 from .options import add_options, given
 
@@ -54,9 +56,10 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         )
         names = presets_of(fam.name)
         old = [o for o, n in ALIASES.items() if n in names]
+        auto = ", auto (the largest size this machine trains well in --max-minutes)" if fam.name == "generator" else ""
         t.add_argument(
             "--preset",
-            help=f"what to train: {', '.join(names)} (default: {preset})"
+            help=f"what to train: {', '.join(names)}{auto} (default: {preset})"
             + (f"; old names still read: {', '.join(f'{o} = {ALIASES[o]}' for o in old)}" if old else ""),
         )
         t.add_argument(
@@ -113,6 +116,9 @@ def _base(args: argparse.Namespace) -> Recipe:
         if args.preset:
             raise ConfigError("give either --preset or --config, not both")
         recipe = read_recipe_file(Path(config_file), fam.name)
+    elif args.preset == "auto":
+        expect("--preset auto", "generator", fam.name)
+        recipe = auto_recipe(args.max_minutes, log=lambda line: print(line, file=sys.stderr))
     else:
         preset = args.preset or (ORIGINAL[fam.name] if args.recipe == "seed" else fam.default_preset)
         recipe = get_preset(preset)
@@ -141,7 +147,7 @@ def build_recipe(args: argparse.Namespace) -> Recipe:
     if args.resume:
         if args.config or args.run_config or args.out:
             raise ConfigError("--resume continues a run in its own directory; drop --config/--out")
-        named = get_preset(args.preset).model if args.preset else None
+        named = get_preset(args.preset).model if args.preset and args.preset != "auto" else None
         return resume_recipe(args.resume, args.family, model=named, model_overrides=args.set, **options)
     return _base(args).override(args.set, **options)
 

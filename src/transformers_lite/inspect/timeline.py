@@ -91,15 +91,45 @@ class Timeline(Callback):
             files = sorted(self.folder.glob("step-*.json"))
 
 
+SHAPES = {  # what the page reads from a snapshot: each field's JSON type (all but step and scores optional)
+    "step": int,
+    "scores": dict,
+    "tokens": list,
+    "attention": list,
+    "token_losses": list,
+    "probabilities": list,
+    "label": int,
+    "sample": str,
+    "translation": str,
+    "grad_norms": dict,
+    "update_norms": dict,
+    "embeddings": list,
+}
+
+
 def read_timeline(run_dir: str | Path) -> list[dict[str, Any]]:
-    """A run's snapshots in step order (an unreadable file is left out)."""
+    """A run's snapshots in step order: a file that does not read, or whose fields are not of the shape
+    the page reads (``SHAPES``; hand-edited or from another program), is left out."""
     out = []
     for path in sorted((Path(run_dir) / FOLDER).glob("step-*.json")):
         try:
-            out.append(json.loads(path.read_text(encoding="utf-8")))
+            snapshot = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
+        if _well_formed(snapshot):
+            out.append(snapshot)
     return out
+
+
+def _well_formed(snapshot: Any) -> bool:  # noqa: ANN401
+    if not isinstance(snapshot, dict) or "step" not in snapshot or "scores" not in snapshot:
+        return False
+    typed = all(
+        isinstance(snapshot[k], kind) and not isinstance(snapshot[k], bool)
+        for k, kind in SHAPES.items()
+        if k in snapshot
+    )
+    return typed and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in snapshot["scores"].values())
 
 
 def generator_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401

@@ -134,6 +134,16 @@ PRESETS: dict[str, Recipe] = {
             "baby-gpt",
             "lr 2e-3, batch 12: experiments/gpt_recipes.py baby-gpt --steps 3000",
         ),
+        # baby-gpt made deeper, wider and longer-sighted (6 x 192, context 128, 2.7 M parameters) for budgets
+        # of a quarter of an hour and more; --preset auto picks it when the budget buys its steps
+        Recipe(
+            "generator",
+            _BABY_GPT.replace(dim=192, n_heads=6, dim_hidden=768, n_blocks=6, max_length=128),
+            TrainConfig(lr=1.5e-3, warmup_steps=100, weight_decay=0.01, max_minutes=15.0, eval_every=1000),
+            GeneratorSettings(batch_size=12),
+            "small-gpt",
+            "baby-gpt's recipe at lr 1.5e-3: experiments/gpt_budget_sweep.py",
+        ),
         # a small Multi30k translator; joint BPE: one table for both languages
         Recipe(
             "seq2seq",

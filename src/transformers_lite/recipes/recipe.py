@@ -117,6 +117,7 @@ class Recipe:
             "model": self.model.to_dict(),
             "train": self.train.to_dict(),
             "data": dataclasses.asdict(self.data),
+            "notes": self.notes,
         }
 
     @classmethod
@@ -145,7 +146,8 @@ class Recipe:
             raise ConfigError(f"{origin}: missing section {err}") from None
         except TypeError as err:
             raise ConfigError(f"{origin}: {err}") from None
-        return cls(name, model, train, settings, data.get("preset"))
+        notes = data.get("notes", "")
+        return cls(name, model, train, settings, data.get("preset"), notes if isinstance(notes, str) else "")
 
     # ----------------------------------------------------------------- training
     def prepare(self, tokenizers: dict | None = None) -> tuple[Any, Config]:  # noqa: ANN401
