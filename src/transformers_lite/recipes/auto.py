@@ -28,7 +28,7 @@ from ..training.optim import make_optimizer
 from .presets import get_preset
 from .recipe import Recipe
 
-MEASURED_STEPS = 3  # timed steps per candidate, after one untimed (allocation, first-call costs)
+WARMUP_STEPS, MEASURED_STEPS = 2, 5  # per candidate: untimed (allocation, first-call costs), then timed
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ SIZES = (Size("post-gpt", 0), Size("baby-gpt", 2_000), Size("small-gpt", 3_000))
 
 def steps_per_second(recipe: Recipe) -> float:
     """Training steps per second of ``recipe``'s model and batch on this machine: forward, loss, backward
-    and an AdamW step on random ids, timed after one warm-up step. The random state is restored
+    and an AdamW step on random ids, timed after two warm-up steps. The random state is restored
     afterwards, so the run's random streams are untouched."""
     cfg, batch = cast(GeneratorConfig, recipe.model), recipe.data.batch_size
     with torch.random.fork_rng(devices=[]):
@@ -59,7 +59,8 @@ def steps_per_second(recipe: Recipe) -> float:
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
-    step()
+    for _ in range(WARMUP_STEPS):
+        step()
     start = time.perf_counter()
     for _ in range(MEASURED_STEPS):
         step()
