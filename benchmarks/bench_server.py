@@ -51,16 +51,22 @@ def first_token_ms(url: str) -> float:
     raise RuntimeError("no token event")
 
 
-def page_ready_ms(base: str, loads: int = 5) -> list[float]:
+def chromium(*extra: str):  # noqa: ANN201 - a selenium WebDriver
+    """Headless Chromium (Debian's chromium + chromium-driver) with ``extra`` arguments."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.support.ui import WebDriverWait
 
     options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu"):
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", *extra):
         options.add_argument(arg)
     options.binary_location = shutil.which("chromium") or "chromium"
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+
+
+def page_ready_ms(base: str, loads: int = 5) -> list[float]:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = chromium()
     try:
         times = []
         for _ in range(loads + 1):  # the first load starts the browser's caches: not counted
@@ -87,15 +93,9 @@ new PerformanceObserver((list) => {
 def page_trace(base: str, run: str, text: str) -> dict:
     """The page tracing ``text`` with ``run``: time to the drawn first step, the slowest step to draw,
     the longest main-thread task, and the page's error line (empty when none)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.support.ui import WebDriverWait
 
-    options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1000"):
-        options.add_argument(arg)
-    options.binary_location = shutil.which("chromium") or "chromium"
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
+    driver = chromium("--window-size=1400,1000")
     wait = WebDriverWait(driver, 300, poll_frequency=0.01)
     try:
         driver.get(base + "/")
