@@ -58,7 +58,7 @@ bench-speed: setup
 	$(if $(TRANSLATOR),$(BIN)/python benchmarks/bench_translate.py $(TRANSLATOR) --skip-unbatched)
 	$(if $(BEFORE),$(BIN)/python benchmarks/compare_versions.py --before $(BEFORE))
 
-screenshots: setup browser  # trains small runs on ../shared/data (about 6 min), writes outputs/screenshots/*.png
+screenshots: setup browser  # trains small runs on ../shared/data (about 35 min), writes outputs/screenshots/*.png
 	$(BIN)/python examples/screenshots.py
 
 clean:

@@ -4,8 +4,9 @@
     python examples/screenshots.py RUN [RUN ...]      # or shows runs you already have (one per family)
 
 Without runs it trains, into outputs/screenshot_runs/ (kept for the next time): the baby-gpt recipe on
-tiny Shakespeare (2 min), the classifier recipe on MARC (about 1 min) and the translator for 5 minutes
-on Multi30k. The server and a headless Chromium (Debian's chromium + chromium-driver) then visit each view.
+tiny Shakespeare (2 min), the classifier recipe on MARC (about 1 min) and the translator's
+`seq2seq-budget` recipe on Multi30k (30 min). The server and a headless Chromium (Debian's chromium +
+chromium-driver) then visit each view.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def train_runs() -> Path:
             train=str(sources.resolve("amazon_reviews_multi_en", "train.jsonl")),
             val=str(sources.resolve("amazon_reviews_multi_en", "dev.jsonl")),
         ),
-        "translator": lambda: tl.get_preset("seq2seq-small").override(max_minutes=5),
+        "translator": lambda: tl.get_preset("seq2seq-budget"),
     }
     for name, experiment in jobs.items():
         if not (RUNS / name / "model.safetensors").is_file():

@@ -153,6 +153,17 @@ PRESETS: dict[str, Recipe] = {
             "seq2seq-small",
             "18 epochs: validation loss is lowest around epoch 13, BLEU plateaus from epoch 7",
         ),
+        # seq2seq-small for a budget of minutes: half the tokens per batch (twice the optimizer steps in the same
+        # time) and a 4,000-token joint BPE (a smaller output layer): 38.16 BLEU (beam 4, mean of 3 seeds) in 30
+        # minutes on a 2-core CPU, where the default's 18 epochs take 90 for 38.52 (experiments/translator_budget.py)
+        Recipe(
+            "seq2seq",
+            Seq2SeqConfig(share_embeddings=True, src_vocab_size=4000, tgt_vocab_size=4000),
+            _SEQ2SEQ_TRAIN.replace(epochs=None, max_minutes=30.0),
+            Seq2SeqSettings(vocab_size=4000, max_tokens=2048),
+            "seq2seq-budget",
+            "2,048-token batches, a 4,000-token BPE, 30 minutes: experiments/translator_budget.py",
+        ),
         Recipe(
             "seq2seq",
             Seq2SeqConfig(
