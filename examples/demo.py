@@ -75,7 +75,9 @@ def main() -> None:
     step("inspect", "all", str(run), "--block", str(last_block), "--head", "0")
     print(
         f"\nThe run (weights, history.json, hyperparameters.json) is in {run}\n"
-        f"Plots: {run / 'plots'} (attention map, next-character bars, position similarity, embeddings)"
+        f"Plots: {run / 'plots'} (attention map, next-character bars, position similarity, embeddings)\n"
+        f"See it compute and learn in the browser: .venv/bin/tlite serve {run.parent}  (then open the run: its\n"
+        "forward pass step by step, the backward pass with the hand-derived gradients, the training timeline)"
     )
 
 

@@ -53,6 +53,40 @@ def test_every_step_of_the_seed_gpt_has_its_hand_derived_gradient(blocks, heads,
     assert all(p.grad is None for p in run.model.parameters())  # the model is left as it was
 
 
+@settings(max_examples=10, deadline=None)
+@given(
+    activation=st.sampled_from(["relu", "gelu"]),
+    final_norm=st.booleans(),
+    tie=st.booleans(),
+    length=st.integers(2, 20),
+    position=st.none() | st.integers(0, 18),
+)
+def test_every_step_of_a_pre_norm_gpt_has_its_hand_derived_gradient(activation, final_norm, tie, length, position):
+    """baby-gpt's kind (pre-norm, GELU, a final norm, the table shared with the output layer): the
+    residual stream, the norms' inputs and the shared table get their gradients from the posts' rules too."""
+    run = _generator_run(
+        dim=16,
+        n_heads=2,
+        dim_hidden=32,
+        n_blocks=2,
+        norm_first=True,
+        activation=activation,
+        final_norm=final_norm,
+        tie_embeddings=tie,
+    )
+    text = TEXT[:length]
+    position = None if position is None or position >= length - 1 else position
+    result = trace_backward(run, text, position=position)
+    assert set(result.grads) <= set(result.checks)
+    assert "param:embedding.weight" in result.checks
+    worst = {n: c["hand_max_diff"] for n, c in result.checks.items() if c["hand_max_diff"] > 1e-5}
+    assert not worst, worst
+    data = result.to_json()
+    for step in data["steps"]:  # the hand values are sent beside autograd's
+        hand, mine = torch.tensor(step["hand_values"]), torch.tensor(step["values"])
+        assert torch.allclose(hand, mine, atol=2e-5 * max(float(mine.abs().max()), 1e-12) + 1e-9), step["name"]
+
+
 def test_the_parameters_get_the_training_losss_gradient():
     """With every position's loss, the parameter gradients are those of training's loss on the same window."""
     run = _generator_run(dim=16, n_heads=2, dim_hidden=32, n_blocks=2)
@@ -108,6 +142,21 @@ def test_the_translator_through_autograd_and_the_json(runs):  # noqa: F811
     assert all("hand_max_diff" not in s or s["hand_max_diff"] < 1e-5 for s in data["steps"])
 
 
+def test_the_translators_own_translation_is_its_default_target(runs):  # noqa: F811
+    """Without a target the loss scores the model's greedy translation as text (no BOS tokens in it),
+    one step scores that same target after the step, and gradient x input runs over the source tokens."""
+    run = tl.load(runs / "seq2seq")
+    result = run.backward_trace("alpha beta gamma")
+    assert "its own greedy translation" in result.target
+    assert "<bos>" not in result.forward.tokens[1:]
+    assert len(result.attribution) == len(result.forward.source_tokens)
+    kept = FAMILIES["seq2seq"].inspection.kept_target(run, result.forward)
+    step = run.take_step("alpha beta gamma")
+    assert step["loss_before"] == pytest.approx(result.loss)
+    assert step["loss_before"] == pytest.approx(run.backward_trace("alpha beta gamma", target=kept).loss)
+    assert step["at"].startswith("the next token after position")
+
+
 def test_the_cli_writes_backward_json(cli, runs, tmp_path):  # noqa: F811
     result = cli("inspect", "backward", runs / "generator", "--text", "Before we", "--position", "2", "--out", tmp_path)
     assert result.code == 0, result.err
@@ -137,3 +186,9 @@ def test_one_step_moves_a_copy_and_never_the_run(runs):  # noqa: F811
     assert first["before"] == round(float(probabilities[shown.index(first["label"])]), 5)
     classifier = tl.load(runs / "classifier").take_step("the box was superb")
     assert {m["label"] for m in classifier["moved"]} == {"1 star", "2 stars", "3 stars", "4 stars", "5 stars"}
+    assert result["at"] == f"the next token after position 5 ({result_token(run, 'Before we proceed', 5)!r})"
+    assert classifier["at"] == "the classes"
+
+
+def result_token(run, text, position):
+    return run.trace(text).tokens[position]

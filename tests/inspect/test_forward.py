@@ -313,3 +313,27 @@ def test_a_sweep_over_validation_windows_averages_each_heads_rise(runs):  # noqa
     assert [r["rise"] for r in over["heads"]] == sorted((r["rise"] for r in over["heads"]), reverse=True)
     with pytest.raises(ValueError, match="validation windows are a generator's text; a classifier run has none"):
         validation_head_sweep(tl.load(runs / "classifier"), 2)
+
+
+def test_a_text_longer_than_the_context_is_said_to_be_cut(runs):  # noqa: F811
+    run = tl.load(runs / "generator")
+    long = "Before we proceed " * 40
+    traced = run.trace(long)
+    assert traced.notes == [
+        f"the model reads the last {run.config.max_length} of the text's {len(long)} tokens (its context)"
+    ]
+    assert run.trace("Before").notes == []
+
+
+def test_words_the_model_does_not_know_and_an_empty_translation_are_said(runs):  # noqa: F811
+    classifier = tl.load(runs / "classifier")
+    unknown = classifier.tokenizer.shown(classifier.tokenizer.unk_id)
+    assert classifier.trace("the box zzqqzzqq").notes == [
+        f"1 word of the text is not in the model's vocabulary and reads as {unknown}"
+    ]
+    assert classifier.trace("the box").notes == []
+    translator = tl.load(runs / "seq2seq")
+    traced = translator.trace("alpha beta gamma")
+    said = any("own translation is empty" in n for n in traced.notes)
+    assert said == (len(traced.tokens) == 1)  # only BOS: nothing for the decoder to read
+    assert not any("empty" in n for n in translator.trace("alpha beta", target="beta alpha").notes)

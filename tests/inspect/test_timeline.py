@@ -16,6 +16,7 @@ from transformers_lite.tokenizers import CharTokenizer
 from transformers_lite.training.settings import TrainConfig
 
 from ..helpers import train_run
+from ..reliability.conftest import files, runs  # noqa: F401 - fixtures reused here
 
 TEXT = "To be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer\n" * 20
 TINY = GeneratorConfig(dim=16, n_heads=2, dim_hidden=32, n_blocks=1, max_length=16)
@@ -104,3 +105,17 @@ def test_only_snapshots_of_the_shape_the_page_reads_are_served(tmp_path, fields,
         assert isinstance(snapshot["step"], int) and isinstance(snapshot["scores"], dict)
         assert all(isinstance(snapshot[k], SHAPES[k]) for k in SHAPES if k in snapshot)
         assert all(isinstance(v, (int, float)) for v in snapshot["scores"].values())
+
+
+def test_a_translators_snapshot_holds_its_cross_attention_and_each_tokens_loss(runs):  # noqa: F811
+    """Every decoder block's cross-attention, from each reference token (after BOS) to each source token:
+    rows that are distributions over the source; one loss per next reference token and the end."""
+    snaps = read_timeline(runs / "seq2seq")
+    assert snaps and snaps[0]["step"] == 0
+    for snap in snaps:
+        source, target = snap["tokens"], snap["target_tokens"]
+        assert target[0] == "<bos>" and isinstance(snap["translation"], str) and snap["source"]
+        assert len(snap["token_losses"]) == len(target) and all(loss >= 0 for loss in snap["token_losses"])
+        weights = torch.tensor(snap["attention"])  # (L, H, T, S)
+        assert weights.shape[2:] == (len(target), len(source))
+        assert torch.allclose(weights.sum(-1), torch.ones(weights.shape[:3]), atol=0.02)  # rounded to 2 digits

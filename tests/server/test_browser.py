@@ -208,9 +208,11 @@ def _trace(driver, run, text, target=None):
     wait(driver, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
 
 
-def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser):
+def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser, runs_folder):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
+
+    import transformers_lite as tl
 
     browser.get(base_url + "/")
     wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
@@ -248,7 +250,12 @@ def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser):
     # switch head 0 off: its output is zero and the page says how far the output moved
     browser.find_element(By.CSS_SELECTOR, "#trace-switches input[value='blocks.0.attention.head.0']").click()
     wait(browser, lambda d: "switched off" in d.find_element(By.ID, "trace-change").text)
-    assert "largest change of a probability" in browser.find_element(By.ID, "trace-change").text
+    run = tl.load(runs_folder / "generator")
+    plain, off = run.trace("First Citizen"), run.trace("First Citizen", switch_off_steps=["blocks.0.attention.head.0"])
+    moved = (off["probabilities"] - plain["probabilities"]).abs().amax(-1)  # (T,): per position
+    change = browser.find_element(By.ID, "trace-change").text
+    assert f"at position 3 a probability moved by at most {float(moved[3]):.4f}" in change
+    assert f"at any position by {float(moved.max()):.4f} (position {int(moved.argmax())}, after" in change
     Select(browser.find_element(By.ID, "trace-head")).select_by_value("0")
     _go_to_step(browser, "attention.heads")
     assert _numbers(browser) and all(x == 0 for x in _numbers(browser))
@@ -292,6 +299,8 @@ def test_the_backward_pass_in_a_real_browser(base_url, browser, runs_folder):
     assert steps[0] == "logits \u2713" and len(steps) == len(expected.grads)
     info = browser.find_element(By.ID, "backward-step-info").text
     assert "loss: (softmax(z) - onehot(y)) / N" in info and f"{float(expected.grads['logits'].norm()):.6g}" in info
+    captions = [f.text for f in browser.find_elements(By.CSS_SELECTOR, "#backward-view figcaption")]
+    assert captions == ["autograd: logits", "hand-derived (loss): logits"]  # the rule's values beside autograd's
     chips = browser.find_elements(By.CSS_SELECTOR, "#backward-attribution .chip")
     values = [float(c.get_attribute("data-value")) for c in chips]
     assert values == expected.attribution and len(values) == len("First Citizen")
@@ -305,6 +314,18 @@ def test_the_backward_pass_in_a_real_browser(base_url, browser, runs_folder):
     summary = browser.find_element(By.ID, "step-summary").text
     assert summary.startswith(f"loss {step['loss_before']:.4f} \u2192 {step['loss_after']:.4f} after AdamW")
     assert len(browser.find_elements(By.CSS_SELECTOR, "#step-moved tbody tr")) == len(step["moved"])
+    assert step["at"] in browser.find_element(By.CSS_SELECTOR, "#step-moved thead").text
+    pick(browser, "seq2seq")  # a translator: gradient x input over its source words
+    box = browser.find_element(By.ID, "trace-text")
+    box.clear()
+    box.send_keys("alpha beta gamma")
+    browser.find_element(By.ID, "backward").click()
+    wait(browser, lambda d: d.find_element(By.ID, "backward-result").is_displayed())
+    source = tl.load(runs_folder / "seq2seq").trace("alpha beta gamma").source_tokens
+    chips = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#backward-attribution .chip")]
+    assert chips == source
+    browser.find_element(By.ID, "take-step").click()  # on the model's own translation
+    wait(browser, lambda d: d.find_element(By.ID, "step-result").is_displayed())
     assert not console_errors(browser)
 
 
@@ -341,4 +362,12 @@ def test_the_training_timeline_in_a_real_browser(base_url, browser, runs_folder)
     wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#timeline-other canvas.heatmap"))
     assert browser.find_element(By.ID, "timeline-other").text.startswith("more/gpt at step 0")
     assert "(the same validation example)" in browser.find_element(By.ID, "timeline-other").text
+    # a translator: its cross-attention, and each reference token's loss labelled with the token it predicts
+    pick(browser, "seq2seq")
+    wait(browser, lambda d: d.find_element(By.ID, "timeline-body").is_displayed())
+    last = read_timeline(runs_folder / "seq2seq")[-1]
+    assert browser.find_element(By.CSS_SELECTOR, "#timeline-attention figcaption").text.startswith("cross-attention")
+    chips = browser.find_elements(By.CSS_SELECTOR, "#timeline-losses .chip")
+    assert [float(c.get_attribute("data-loss")) for c in chips] == last["token_losses"]
+    assert chips[-1].text == "<eos>" and chips[0].text == last["target_tokens"][1]
     assert not console_errors(browser)

@@ -8,23 +8,7 @@ autograd to retain its gradient (``GradTrace``); nothing is re-implemented and t
 changed (their ``.grad`` is cleared afterwards). Shapes are the forward trace's, without the batch: a
 step ``(T, C)`` has a gradient ``(T, C)``; the posts write both column-major, ``(C, T)``.
 
-Hand-derived rules (each checked against autograd on the same numbers):
-
-* ``loss``: cross-entropy, ``∂L/∂z = (softmax(z) - onehot(y)) / N`` (one logit: ``σ(z) - y``);
-* ``softmax``: ``∂L/∂s = y ⊙ (∂L/∂y - Σ ∂L/∂y ⊙ y)`` (masked entries get 0);
-* ``scaling``: ``∂L/∂(QKᵀ) = ∂L/∂s / √d``;
-* ``scores``: ``∂L/∂Q = ∂L/∂S · K`` and ``∂L/∂K = ∂L/∂Sᵀ · Q`` (not with rotary positions: Q and K
-  are rotated after they are recorded);
-* ``weighted values``: ``∂L/∂A = ∂L/∂H · Vᵀ`` and ``∂L/∂V = Aᵀ · ∂L/∂H``;
-* ``dense``: ``∂L/∂x = ∂L/∂y · W`` (the output projection and the feed-forward's second Dense);
-* ``layer norm`` (post-norm blocks): the posts' LayerNorm backward;
-* ``residual``: ``∂L/∂(branch) = ∂L/∂(sum)``;
-* ``embedding``: the table's gradient is the scatter-add of ``∂L/∂(rows)`` over the token ids (the
-  generator and the classifier, without tied tables), and a learned position table's row ``t`` gets
-  ``∂L/∂(position t)``.
-
-Every other step (the feed-forward's activation and first Dense, the norms of pre-norm blocks, the
-translator's cross-attention and its scaled, shared tables) shows autograd's gradient alone.
+The hand-derived rules and which steps they cover: ``inspect.hand_rules``.
 """
 
 from __future__ import annotations
@@ -37,9 +21,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..backprop.ops import layer_norm_backward, layer_norm_forward, softmax_backward
 from ..layers.trace import Trace
 from .forward import ForwardTrace, _traced
+from .hand_rules import hand_checks
 from .inspection import inspection
 
 MAX_SHOWN = 16_384  # values per step in the JSON (4 heads' 64 x 64 weights); larger gradients give their norm only
@@ -100,16 +84,32 @@ class BackwardTrace:
                     "shape": list(g.shape),
                     "norm": float(g.norm()),
                     "values": values(g),
-                    **self.checks.get(n, {}),
+                    **_shown(self.checks.get(n, {}), values),
                 }
                 for n, g in self.grads.items()
             ],
             "parameters": [
-                {"name": n, "shape": list(g.shape), "norm": float(g.norm()), **self.checks.get(f"param:{n}", {})}
+                {
+                    "name": n,
+                    "shape": list(g.shape),
+                    "norm": float(g.norm()),
+                    **_shown(self.checks.get(f"param:{n}", {})),
+                }
                 for n, g in self.params.items()
             ],
             "attribution": self.attribution,
         }
+
+
+def _shown(check: dict[str, Any], values: Any = None) -> dict[str, Any]:  # noqa: ANN401
+    """A check as JSON: its rule and difference, and its hand values (``hand_values``) where ``values``
+    turns a tensor into numbers (the parameters show norms only)."""
+    out = {k: v for k, v in check.items() if k != "hand"}
+    if "hand" in check:
+        out["hand_norm"] = float(check["hand"].norm())
+        if values is not None:
+            out["hand_values"] = values(check["hand"])
+    return out
 
 
 def trace_backward(
@@ -198,150 +198,10 @@ def translator_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str
     """Each target token and the end of the sentence, teacher-forced."""
     tgt = forward["decoder.tokens"]  # (T,): BOS + target
     y = torch.tensor([*tgt[1:].tolist(), run.tokenizer.eos_id])  # each next target token, then EOS
-    what = "mean cross-entropy of each target token and the end of the sentence"
+    words = run.tokenizer.decode(tgt[1:].tolist()) or " ".join(forward.tokens[1:]) or "(nothing)"
+    whose = "its own greedy translation" if target is None else "the given target"
+    what = f"mean cross-entropy of each token of {whose}, {words!r}, and of the end of the sentence"
     return F.cross_entropy(logits[0].float(), y), what, y, torch.arange(len(y))
-
-
-def hand_checks(
-    run: Any,  # noqa: ANN401
-    forward: ForwardTrace,
-    grads: dict[str, Tensor],
-    params: dict[str, Tensor],
-    logits: Tensor,
-    labels: Tensor | None,
-    rows: Tensor | None,
-) -> dict[str, dict[str, Any]]:
-    """``{step: {"rule", "hand_max_diff"}}``: each step whose gradient the posts' hand-derived rules
-    give from the step after it, with the largest difference to autograd's."""
-    checks: dict[str, dict[str, Any]] = {}
-
-    def check(name: str, rule: str, hand: Tensor) -> None:
-        mine = grads.get(name) if not name.startswith("param:") else params.get(name[6:])
-        if mine is not None and hand.shape == mine.shape:
-            checks[name] = {"rule": rule, "hand_max_diff": float((hand - mine).abs().max())}
-
-    cfg, model = run.config, run.model
-    if labels is not None and rows is not None and "logits" in grads:
-        z = (logits[0] if logits.dim() == 3 else logits)[rows].float()  # the rows the loss reads: (N, V) or (1, K)
-        if z.shape[-1] == 1:  # one logit: σ(z) - y
-            hand_rows = torch.sigmoid(z) - labels.float()[:, None]
-        else:
-            hand_rows = torch.softmax(z, -1)
-            hand_rows[torch.arange(len(labels)), labels] -= 1
-            hand_rows = hand_rows / len(labels)
-        hand = torch.zeros((logits[0] if logits.dim() == 3 else logits).shape)
-        hand[rows] = hand_rows
-        check("logits", "loss: (softmax(z) - onehot(y)) / N", hand.reshape(grads["logits"].shape))
-    for name in forward.names():
-        if not name.endswith(".attention.weights"):
-            continue
-        s = name[: -len("weights")]  # "...attention."
-        w, v, q, k = (forward.tensors.get(s + n) for n in ("weights", "v", "q", "k"))
-        dw, dh, dscaled, dscores = (grads.get(s + n) for n in ("weights", "heads", "scaled", "scores"))
-        if w is not None and dw is not None:
-            check(s + "scaled", "softmax: y ⊙ (∂y - Σ ∂y ⊙ y)", softmax_backward(dw, w))
-        if dscaled is not None and q is not None:
-            check(s + "scores", "scaling: ∂s / √d", dscaled / math.sqrt(q.shape[-1]))
-        if dscores is not None and q is not None and k is not None and getattr(cfg, "position", "") != "rope":
-            if dscores.shape[-1] == k.shape[-2] and dscores.shape[-2] == q.shape[-2]:
-                check(s + "q", "scores: ∂S · K", dscores @ k)  # (H, T, T) @ (H, T, D) -> (H, T, D)
-                check(s + "k", "scores: ∂Sᵀ · Q", dscores.transpose(-1, -2) @ q)
-        if dh is not None and v is not None and w is not None:
-            check(s + "weights", "weighted values: ∂H · Vᵀ", dh @ v.transpose(-1, -2))  # (H, T, D) @ (H, D, S)
-            check(s + "v", "weighted values: Aᵀ · ∂H", w.transpose(-1, -2) @ dh)
-        _dense(check, model, grads, s + "out", s + "merged", s[:-1] + ".out")
-        if s + "merged" in grads and dh is not None:  # merging the heads is a reshape: (T, H·D) -> (H, T, D)
-            t, hd = grads[s + "merged"].shape[-2:]
-            check(
-                s + "heads",
-                "merge heads: reshape back",
-                grads[s + "merged"].reshape(t, dh.shape[0], -1).transpose(0, 1),
-            )
-        _block_input(check, cfg, model, forward, grads, s)
-    for name in forward.names():
-        if name.endswith(".feed_forward.out"):
-            _dense(check, model, grads, name, name[: -len("out")] + "hidden", name[: -len("out")] + "dense2")
-        if name.endswith("_residual.sum"):
-            branch = name[: -len("_residual.sum")] + ".out"
-            if branch in grads and name in grads:
-                check(branch, "residual: ∂(branch) = ∂(sum)", grads[name])
-            norm = name[: -len("sum")] + "norm"
-            if not cfg.norm_first and norm in grads:  # post-norm: norm = LayerNorm(sum), and sum feeds nothing else
-                module = model.get_submodule(norm)
-                gain, bias = module.weight.detach(), module.bias.detach()
-                _, cache = layer_norm_forward(forward[name].float(), gain, bias, module.eps)
-                rule = "layer norm: inv·(∂x̂ - mean ∂x̂ - x̂·mean(∂x̂ ⊙ x̂))"
-                check(name, rule, layer_norm_backward(grads[norm], cache)[0])
-    for name in ("input", "encoder.input", "members.0.encoder.input"):  # input = embedding + position (+ pairs)
-        scope = name[: -len("input")]
-        if name in grads:
-            for part in ("embedding", "position", "pairs"):
-                check(scope + part, "input sum: ∂(each term) = ∂(input)", grads[name])
-    inspection(run).checks(check, run, forward, grads, params)
-    return checks
-
-
-def generator_checks(check: Any, run: Any, forward: ForwardTrace, grads: dict, params: dict) -> None:  # noqa: ANN401
-    """The generator's head without a final norm (``logits = x Wᵀ + b``), its embedding table and its
-    learned position table."""
-    cfg, model = run.config, run.model
-    if not cfg.final_norm and "logits" in grads:
-        last = [n for n in forward.names() if n.endswith("_residual.norm") or n == "input"][-1]
-        _dense(check, model, grads, "logits", last, "head")
-    classifier_checks(check, run, forward, grads, params)
-    if cfg.position == "learned" and "position" in grads:
-        hand = torch.zeros_like(params["position_embedding.weight"])
-        hand[: len(grads["position"])] = grads["position"]  # row t of the table is added at position t
-        check("param:position_embedding.weight", "learned positions: ∂(row t) = ∂(position t)", hand)
-
-
-def classifier_checks(check: Any, run: Any, forward: ForwardTrace, grads: dict, params: dict) -> None:  # noqa: ANN401
-    """An embedding table not tied to the output layer: the scatter-add of the rows' gradients."""
-    if getattr(run.config, "tie_embeddings", False):
-        return
-    for name in forward.names():
-        table, ids = name + ".weight", forward.tensors.get(name[: -len("embedding")] + "tokens")
-        if name.endswith("embedding") and name in grads and ids is not None and table in params:
-            hand = torch.zeros_like(params[table]).index_add_(0, ids, grads[name].float())
-            check("param:" + table, "embedding: scatter-add of ∂(rows) by token id", hand)
-
-
-def _dense(check: Any, model: Any, grads: dict[str, Tensor], out: str, into: str, module: str) -> None:  # noqa: ANN401
-    """``∂L/∂x = ∂L/∂y · W`` for the Dense ``module`` from step ``into`` to step ``out``."""
-    if out in grads and into in grads:
-        try:
-            weight = model.get_submodule(module).weight.detach()
-        except AttributeError:
-            return
-        if grads[out].shape[-1] == weight.shape[0] and grads[into].shape[-1] == weight.shape[1]:
-            check(into, "dense: ∂y · W", grads[out] @ weight)
-
-
-def _block_input(check: Any, cfg: Any, model: Any, forward: ForwardTrace, grads: dict[str, Tensor], s: str) -> None:  # noqa: ANN401
-    """Post-norm blocks: the block's input ``x`` feeds Q, K, V and the residual sum, so
-    ``∂x = [∂Q ∂K ∂V] (merged) · W_qkv + ∂(sum)``; and a ReLU feed-forward's input ``n`` (the first
-    norm) gets ``∂n = (∂h ⊙ [h > 0]) · W1 + ∂(second sum)``."""
-    if cfg.norm_first or getattr(cfg, "position", "") == "rope":
-        return
-    names = forward.names()
-    block = s[: -len("attention.")]
-    into = names[names.index(s + "q") - 1]  # the step just before Q: the block's input
-    parts = [grads[s + n] for n in ("q", "k", "v") if s + n in grads]
-    if into in grads and len(parts) == 3 and block + "attention_residual.sum" in grads:
-        merged = torch.cat([p.transpose(0, 1).reshape(p.shape[1], -1) for p in parts], -1)  # (T, 3C)
-        weight = model.get_submodule(s + "qkv").weight.detach()  # (3C, C)
-        if into.endswith(("input", "_residual.norm")) and merged.shape[-1] == weight.shape[0]:
-            hand = merged @ weight + grads[block + "attention_residual.sum"]
-            check(into, "block input: [∂Q ∂K ∂V] · W_qkv + ∂(residual sum)", hand)
-    hidden, norm = block + "feed_forward.hidden", block + "attention_residual.norm"
-    if cfg.activation == "relu" and hidden in grads and norm in grads and block + "feed_forward_residual.sum" in grads:
-        weight = model.get_submodule(block + "feed_forward.dense1").weight.detach()  # (H, C)
-        pre = grads[hidden] * (forward[hidden] > 0)  # ReLU: the gradient passes where the unit fired
-        check(
-            norm,
-            "feed-forward input: (∂h ⊙ [h > 0]) · W1 + ∂(residual sum)",
-            pre @ weight + grads[block + "feed_forward_residual.sum"],
-        )
 
 
 def _attribution(forward: ForwardTrace, grads: dict[str, Tensor]) -> list[float]:

@@ -42,6 +42,7 @@ class ForwardTrace(NamedSteps):
     tensors: dict[str, Tensor]
     source_tokens: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # where the model read less than the text (its context)
 
     def blocks(self) -> list[str]:
         """The blocks in forward order: ``blocks.0``, ``encoder.blocks.1``, ``decoder.blocks.0``, ..."""
@@ -170,10 +171,20 @@ def _traced(run: Any, text: str, target: str | None, trace: Trace) -> tuple[Forw
 
 def trace_generator(run: Any, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
     """A generator reads the prompt's last tokens (up to its context) and predicts each next one."""
-    ids = torch.tensor(read_prompt(run.tokenizer, text).ids[-min(run.config.max_length, MAX_TOKENS) :])  # (T,)
+    every = read_prompt(run.tokenizer, text).ids
+    ids = torch.tensor(every[-min(run.config.max_length, MAX_TOKENS) :])  # (T,)
     logits = run.model(ids[None], trace=trace)  # (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids.tolist()]
-    return ForwardTrace(run.config.family, tokens, _collect(trace, logits)), logits
+    return ForwardTrace(
+        run.config.family, tokens, _collect(trace, logits), notes=_cut(len(ids), len(every), "last")
+    ), logits
+
+
+def _cut(read: int, given: int, which: str) -> list[str]:
+    """The note when the model reads only ``read`` of the text's ``given`` tokens."""
+    return (
+        [f"the model reads the {which} {read:,} of the text's {given:,} tokens (its context)"] if read < given else []
+    )
 
 
 def trace_classifier(run: Any, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
@@ -194,7 +205,14 @@ def _trace_encoder(run: Any, text: str, trace: Trace, classes: list[str]) -> tup
         raise ValueError("text: no word the model knows; it reads as empty")
     logits = run.model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids[0].tolist()]
-    return ForwardTrace(cfg.family, tokens, _collect(trace, logits), classes=classes), logits
+    notes = _cut(int(valid.sum()), len(run.tokenizer.encode(text)), "first")
+    unknown = int(((ids[0] == run.tokenizer.unk_id) & valid[0]).sum()) if run.tokenizer.unk_id is not None else 0
+    if unknown:
+        notes.append(
+            f"{unknown} word{'s' if unknown > 1 else ''} of the text {'are' if unknown > 1 else 'is'} not in the "
+            f"model's vocabulary and read{'' if unknown > 1 else 's'} as {run.tokenizer.shown(run.tokenizer.unk_id)}"
+        )
+    return ForwardTrace(cfg.family, tokens, _collect(trace, logits), classes=classes, notes=notes), logits
 
 
 def trace_translator(run: Any, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
@@ -204,6 +222,7 @@ def trace_translator(run: Any, text: str, target: str | None, trace: Trace) -> t
     src = torch.tensor(encode_source(src_tok, text, cfg.max_length))  # (S,)
     if target is None:
         out = decode_batch(run.model, src[None], tgt_tok.bos_id, tgt_tok.eos_id, DecodeSettings())[0]
+        out = [i for i in out if i not in (tgt_tok.bos_id, cfg.pad_id)]  # as its text reads: a target given as text
     else:
         out = tgt_tok.encode(target)[: cfg.max_length - 1]
     tgt = torch.tensor([tgt_tok.bos_id, *out])  # (T,): the decoder's input, shifted right
@@ -214,7 +233,13 @@ def trace_translator(run: Any, text: str, target: str | None, trace: Trace) -> t
         [tgt_tok.shown(i) for i in tgt.tolist()],
         _collect(trace, logits, before="decoder.embedding", **{"decoder.tokens": tgt}),
         source_tokens=[src_tok.shown(i) for i in src.tolist()],
+        notes=_cut(len(src) - 1, len(src_tok.encode(text)), "first"),
     )
+    if target is None and not out:
+        found.notes.append(
+            "the model's own translation is empty (an untrained model often ends at once): give a target, "
+            "such as the reference translation, to see the decoder work on a sentence"
+        )
     return found, logits
 
 

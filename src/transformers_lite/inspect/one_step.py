@@ -21,11 +21,16 @@ SHOWN = 8  # the probabilities that moved most
 
 
 def one_step(run: Any, text: str, *, target: str | None = None, position: int | None = None) -> dict[str, Any]:  # noqa: ANN401
-    """``{"lr", "loss_before", "loss_after", "moved"}``: the example's loss before and after one AdamW
-    step on it, and the probabilities that moved most (at the loss's position, or of the classes)."""
+    """``{"lr", "loss_before", "loss_after", "moved", "at"}``: the example's loss before and after one
+    AdamW step on it, and the probabilities that moved most (``at``: at the loss's last position, or of
+    the classes). Without ``target``, the target the loss scored before (``Inspection.kept_target``: a
+    classifier's prediction, a translator's translation) is scored after the step too."""
     train = run.hyperparameters.get("train", {})
     lr = float(train.get("lr", 1e-3))
     before = trace_backward(run, text, target=target, position=position)
+    kept = target if target is not None else inspection(run).kept_target(run, before.forward)
+    if target is None and kept is not None:  # score the same target text before and after the step
+        before = trace_backward(run, text, target=kept, position=position)
     model = copy.deepcopy(run.model)
     optimizer = make_optimizer(
         model, lr, train.get("weight_decay", 0.01), (train.get("beta1", 0.9), train.get("beta2", 0.99))
@@ -35,15 +40,23 @@ def one_step(run: Any, text: str, *, target: str | None = None, position: int | 
     optimizer.step()
     copied = copy.copy(run)  # the same run with the stepped copy of its model
     copied.model = model
-    target_after = target if target is not None else inspection(run).kept_target(run, before.forward)
-    after = trace_backward(copied, text, target=target_after, position=position)
+    after = trace_backward(copied, text, target=kept, position=position)
     return {
         "lr": lr,
         "optimizer": "AdamW, one step from a fresh state",
         "loss_before": before.loss,
         "loss_after": after.loss,
         "moved": _moved(run, before.forward, after.forward, position, before.rows),
+        "at": _at(before.forward, position, before.rows),
     }
+
+
+def _at(forward: Any, position: int | None, rows: list[int]) -> str:  # noqa: ANN401
+    """Which output the moved probabilities are of, in words."""
+    if forward["probabilities"].dim() < 2:
+        return "the classes"
+    row = position if position is not None else rows[-1]
+    return f"the next token after position {row} ({forward.tokens[row]!r})"
 
 
 def _moved(run: Any, before: Any, after: Any, position: int | None, rows: list[int]) -> list[dict[str, Any]]:  # noqa: ANN401

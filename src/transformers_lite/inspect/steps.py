@@ -25,7 +25,10 @@ STEPS: dict[str, StepInfo] = {  # by the step's own name (the last part of the t
     ),
     "pairs": StepInfo("TC", "B[hash(previous, id)]", "—", "a vector per two-word phrase, added (not in the posts)"),
     "input": StepInfo(
-        "TC", "X = E[ids] + P[t]", "X = E[:, ids] .+ PE", "what the first block reads (the sum of the steps above it)"
+        "TC",
+        "X = E[ids] + P[t] (+ B[pairs] where the model adds word pairs)",
+        "X = E[:, ids] .+ PE",
+        "what the first block reads (the sum of the steps above it)",
     ),
     "q": StepInfo("HTD", "Q = X W_Qᵀ, split into H heads", "Q = W_Q X", "what each position looks for"),
     "k": StepInfo("HSD", "K = X W_Kᵀ, split into H heads", "K = W_K X", "what each position offers to be found by"),
@@ -33,7 +36,10 @@ STEPS: dict[str, StepInfo] = {  # by the step's own name (the last part of the t
     "scores": StepInfo("HTS", "Q Kᵀ", "Kᵀ Q", "row i: how well query i matches each key"),
     "scaled": StepInfo("HTS", "Q Kᵀ / √D", "Kᵀ Q / √D", "the scores divided by √D, so softmax does not saturate"),
     "mask": StepInfo(
-        "HTS", "True = may read", "−∞ where masked", "which keys each query may read (padding, the future)"
+        "HTS",
+        "1 = may read, 0 = masked (the scaled scores get −∞ there before the softmax)",
+        "−∞ where masked",
+        "which keys each query may read (padding, the future)",
     ),
     "weights": StepInfo(
         "HTS",
@@ -45,9 +51,18 @@ STEPS: dict[str, StepInfo] = {  # by the step's own name (the last part of the t
     "merged": StepInfo("TC", "concat(heads)", "vcat(heads...)", "the heads side by side again"),
     "out": StepInfo("TC", "merged W_Oᵀ + b_O", "W_O merged .+ b_O", "what attention adds to the residual stream"),
     "hidden": StepInfo("TF", "act(x W₁ᵀ + b₁)", "act.(W₁ x .+ b₁)", f"{_FF}'s hidden units after the nonlinearity"),
-    "sum": StepInfo("TC", "x + sublayer(x)", "x + sublayer(x)", "the residual stream after this sub-layer"),
+    "sum": StepInfo(
+        "TC",
+        "x + sublayer(x); pre-norm: x + sublayer(LayerNorm(x))",
+        "x + sublayer(x)",
+        "the residual stream after this sub-layer",
+    ),
     "norm": StepInfo(
-        "TC", "LayerNorm(x)", "LayerNorm(x)", "each position's vector scaled to mean 0, variance 1 (then γ, β)"
+        "TC",
+        "LayerNorm(x)",
+        "LayerNorm(x)",
+        "each position's vector scaled to mean 0, variance 1 (then γ, β): in a post-norm block (the posts) the "
+        "sum after the sub-layer, in a pre-norm block the sub-layer's input",
     ),
     "final_norm": StepInfo("TC", "LayerNorm(x)", "LayerNorm(x)", "the last normalisation before the output layer"),
     "logits": StepInfo("TV", "x W_outᵀ + b", "W_out x .+ b", "one score per vocabulary entry"),

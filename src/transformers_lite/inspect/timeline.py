@@ -3,7 +3,8 @@ probe input from the validation data, so the inspector can scrub through trainin
 attention form, the per-token loss fall and the sample improve.
 
 A snapshot (``RUN/snapshots/step-00001200.json``, written atomically) holds the step, the evaluation's
-scores, the probe's tokens, every block's and head's attention over them (``(L, H, T, T)``), the loss
+scores, the probe's tokens, every block's and head's attention over them (``(L, H, T, T)``; a translator's
+cross-attention from its reference's tokens to the source, ``(L, H, T, S)``), the loss
 of each next token (a generator), the class probabilities (a classifier) or the greedy translation (a
 translator), a greedy sample (a generator), the 2-D map of the token embeddings, the norm per layer of
 the gradient of the probe's loss (``grad_norms``: which layers the loss still pulls, and how hard), and
@@ -95,12 +96,14 @@ SHAPES = {  # what the page reads from a snapshot: each field's JSON type (all b
     "step": int,
     "scores": dict,
     "tokens": list,
+    "target_tokens": list,
     "attention": list,
     "token_losses": list,
     "probabilities": list,
     "label": int,
     "sample": str,
     "translation": str,
+    "source": str,
     "grad_norms": dict,
     "update_norms": dict,
     "embeddings": list,
@@ -175,16 +178,25 @@ def classifier_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
 
 
 def translator_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
-    """The first validation pair: the greedy translation and the gradient norms of the reference's
-    loss, teacher-forced."""
+    """The first validation pair: the greedy translation, and with the reference teacher-forced, every
+    decoder block's cross-attention over the source (``(H, T_target, S)``), the loss of each next
+    reference token and the gradient norms of their mean."""
     device = next(model.parameters()).device
+    trace = Trace()
+    pair = task.batch_of(task.val_src, task.val_tgt, [0]).to(device)
     with torch.enable_grad():
-        pair = task.batch_of(task.val_src, task.val_tgt, [0]).to(device)
-        grad_norms = _gradient_norms(model, task.loss(model, pair, label_smoothing=0.0))
+        logits = model(pair.src, pair.tgt_in, pair.src_valid, pair.tgt_valid, trace=trace)  # (1, T, V)
+        losses = F.cross_entropy(logits[0].float(), pair.tgt_out[0], reduction="none")  # (T,)
+        grad_norms = _gradient_norms(model, losses.mean())
     src = torch.tensor(task.val_src[0], device=device)  # (S,)
     out = decode_batch(model, src[None], task.tgt_tok.need("bos"), task.tgt_tok.need("eos"), DecodeSettings())[0]
+    blocks = model.config.n_decoder_blocks
     return {
         "tokens": [task.src_tok.shown(i) for i in src.tolist()],
+        "source": task.src_tok.decode(src.tolist()),
+        "target_tokens": [task.tgt_tok.shown(i) for i in pair.tgt_in[0].tolist()],  # BOS + the reference
+        "attention": [_rounded(trace[f"decoder.blocks.{i}.cross_attention.weights"][0], 2) for i in range(blocks)],
+        "token_losses": _rounded(losses, 3),
         "translation": task.tgt_tok.decode(out),
         "grad_norms": grad_norms,
     }

@@ -316,9 +316,18 @@ def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - app.
                 entry["token"] = run.tokenizer.shown(entry["id"])
     if request.switch_off:
         plain = run.trace(text, target=request.target)
-        moved = (traced["probabilities"] - plain["probabilities"]).abs().max()
-        out["switched_off"] = {"steps": request.switch_off, "largest_probability_change": round(float(moved), 5)}
-    return out | {"notices": notices}
+        moved = (traced["probabilities"] - plain["probabilities"]).abs()  # (T, V) or (K,)
+        out["switched_off"] = {"steps": request.switch_off, "largest_probability_change": round(float(moved.max()), 5)}
+        if moved.dim() == 2:  # which position moved most, and how far the one followed moved
+            per_position = moved.amax(-1)  # (T,)
+            where = int(per_position.argmax())
+            shown = request.position if -len(per_position) <= request.position < len(per_position) else -1
+            out["switched_off"] |= {
+                "largest_at": where,
+                "largest_at_token": traced.tokens[where],
+                "change_at_position": round(float(per_position[shown]), 5),
+            }
+    return out | {"notices": notices + traced.notes}
 
 
 def timeline_view(run: Run) -> dict[str, Any]:
@@ -346,7 +355,7 @@ def backward_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - a
     notices: list[str] = []
     text = _bounded(request.text, notices)
     result = run.backward_trace(text, target=request.target, position=request.position)
-    return result.to_json() | {"notices": notices}
+    return result.to_json() | {"notices": notices + result.forward.notes}
 
 
 def sweep_view(run: Run, text: str, target: str | None, windows: int = 0) -> dict[str, Any]:

@@ -237,7 +237,7 @@ class Trainer:
                 else "stopped with the other ranks"
             )
         if not self.dist.active and self._over_budget(state.elapsed):
-            return f"time budget of {cfg.max_minutes:g} minutes used"
+            return f"time budget of {cfg.max_minutes:g} minute{'' if cfg.max_minutes == 1 else 's'} used"
         if cfg.stop_at is not None and state.step >= cfg.stop_at:
             return f"paused (--stop-at {cfg.stop_at})"
         if self._signal is not None and not self.dist.active:

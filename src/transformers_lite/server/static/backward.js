@@ -41,13 +41,14 @@ function renderBackward() {
 
 function renderGradient(step, data) {
   const row = (k, v) => el("tr", {}, el("th", {}, k), el("td", {}, v));
-  const hand = step.hand_max_diff !== undefined
-    ? `${step.rule}; largest difference to autograd ${step.hand_max_diff.toExponential(2)}`
+  const checked = step.hand_max_diff !== undefined;
+  const hand = checked
+    ? `${step.rule}; norm ${step.hand_norm.toPrecision(6)}; largest difference to autograd ${step.hand_max_diff.toExponential(2)}`
     : "autograd only (no hand-derived rule for this step)";
   $("backward-step-info").replaceChildren(
     row("step", `${backward.step + 1} / ${data.steps.length}: \u2202L/\u2202(${step.name})`),
     row("shape", `(${step.shape.join(", ")})`),
-    row("norm", step.norm.toPrecision(6)),
+    row("autograd", `norm ${step.norm.toPrecision(6)}`),
     row("hand-derived", hand),
   );
   const view = $("backward-view");
@@ -58,15 +59,20 @@ function renderGradient(step, data) {
   const onSource = data.source_tokens.length && step.name.startsWith("encoder.");
   const rows = onSource ? data.source_tokens : data.tokens;
   const head = Number($("trace-head").value || 0);
-  const matrix = matrixOf(step, head);
   const perHead = step.shape.length === 3;
-  view.replaceChildren(signedMap(matrix, rows, null, perHead ? `head ${Math.min(head, step.shape[0] - 1)}` : step.name, false, -1));
+  const what = perHead ? `head ${Math.min(head, step.shape[0] - 1)}` : step.name;
+  const maps = [signedMap(matrixOf(step, head), rows, null, `autograd: ${what}`, false, -1)];
+  if (step.hand_values) {  // the posts' rule computed by hand, beside autograd's (hover either for its values)
+    maps.push(signedMap(matrixOf({ values: step.hand_values }, head), rows, null, `hand-derived (${step.rule.split(":")[0]}): ${what}`, false, -1));
+  }
+  view.replaceChildren(...maps);
 }
 
 function renderAttribution(data) {
   const max = Math.max(...data.attribution.map(Math.abs), 1e-12);
+  const words = data.source_tokens.length ? data.source_tokens : data.tokens;  // a translator's: its source
   $("backward-attribution").replaceChildren(...data.attribution.map((a, i) => {
-    const chip = el("span", { className: "chip", title: `${a}` }, visible(data.tokens[i] ?? ""));
+    const chip = el("span", { className: "chip", title: `${a}` }, visible(words[i] ?? ""));
     chip.style.background = signedHeat(a, max);
     chip.dataset.value = a;
     return chip;
@@ -78,7 +84,7 @@ async function takeStep() {
   const data = await api(runPath(state.run, "/step"), backward.body);
   setStatus("");
   $("step-summary").textContent = `loss ${data.loss_before.toFixed(4)} \u2192 ${data.loss_after.toFixed(4)} after ${data.optimizer} (learning rate ${data.lr}); the run itself is unchanged`;
-  const head = el("tr", {}, el("th", {}, "output"), el("th", {}, "before"), el("th", {}, "after"));
+  const head = el("tr", {}, el("th", {}, `probability of (${data.at})`), el("th", {}, "before"), el("th", {}, "after"));
   $("step-moved").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.moved.map((m) =>
     el("tr", {}, el("td", {}, visible(m.label)), el("td", { className: "num" }, m.before.toFixed(4)), el("td", { className: "num" }, m.after.toFixed(4))))));
   $("step-result").hidden = false;

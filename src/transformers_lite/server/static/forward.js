@@ -12,7 +12,8 @@ function setupTrace(info) {
   $("trace-target").placeholder = can("classify") ? "Backward: the class (default: its prediction)" : "default: the model's translation";
   $("trace-target").value = "";
   $("backward-result").hidden = true;
-  $("sweep-windows").parentElement.hidden = !can("generate");
+  $("sweep-windows").parentElement.hidden = $("backward-position").parentElement.hidden = !can("generate");
+  $("trace-head").replaceChildren();  // another run's heads do not carry over
   $("trace-result").hidden = $("sweep-result").hidden = true;
   Object.assign(trace, { data: null, plain: null, step: 0, pos: 0, block: "", off: new Set() });
 }
@@ -110,7 +111,7 @@ function renderSwitches(heads) {
       boxes.push(el("label", {}, input, ` off: ${label}`));
     }
   }
-  box.replaceChildren(el("span", { className: "muted" }, "switch off "), ...boxes);
+  box.replaceChildren(el("span", { className: "muted" }, `switch off in ${trace.block || "the model"}: `), ...boxes);
 }
 
 // a step's values as a 2-D matrix for the chosen head: (H, T, X) -> (T, X); (T,) -> one row
@@ -161,7 +162,7 @@ function renderStep(step) {
   view.replaceChildren(...figures);
   const r = m.length === rows.length ? m[pos] : m[0];
   $("trace-row").replaceChildren(el("span", { className: "muted" }, `row ${m.length === rows.length ? pos : 0}: `),
-    ...r.slice(0, 64).map((x) => el("span", { className: "num" }, Number(x).toFixed(4))),
+    ...r.slice(0, 64).map((x) => el("span", { className: "num" }, Number.isInteger(x) ? String(x) : Number(x).toFixed(4))),
     r.length > 64 ? el("span", { className: "muted" }, `\u2026 (${r.length} values)`) : "");
 }
 
@@ -195,11 +196,15 @@ function signedMap(matrix, rowLabels, colLabels, title, small, pos) {
 }
 
 function renderStrips(data) {
-  $("trace-pos").textContent = `${trace.pos} (${visible(data.tokens[trace.pos] ?? "")})`;
+  const onSource = data.source_tokens.length && trace.block.startsWith("encoder.");  // a translator's encoder
+  const rows = onSource ? data.source_tokens : data.tokens;
+  const pos = Math.min(trace.pos, rows.length - 1);
+  $("trace-pos").textContent = `${onSource ? "(of the source) " : ""}${pos} (${visible(rows[pos] ?? "")})`;
   const strips = [];
   for (const step of data.steps) {
-    if (!step.values || step.shape.length !== 2 || !/\(T, C\)$/.test(step.axes) || step.shape[0] !== data.tokens.length) continue;
-    const v = step.values[trace.pos];
+    if (!step.values || step.shape.length !== 2 || !/\(T, C\)$/.test(step.axes) || step.shape[0] !== rows.length) continue;
+    if (data.source_tokens.length && step.name.startsWith("encoder.") !== Boolean(onSource)) continue;
+    const v = step.values[pos];
     const canvas = el("canvas", { width: v.length, height: 1 });
     const ctx = canvas.getContext("2d");
     const max = absMax(v);
@@ -221,7 +226,14 @@ function outputEntries(data) {
 function renderOutput(data) {
   const entries = outputEntries(data);
   bars($("trace-output"), entries, null, data.classes.length ? (label) => label : visible);
-  const change = data.switched_off ? `switched off: ${data.switched_off.steps.join(", ")}; largest change of a probability ${data.switched_off.largest_probability_change.toFixed(4)}` : "";
+  const off = data.switched_off;
+  let change = "";
+  if (off && off.largest_at !== undefined) {  // per position: the one followed, and where it moved most
+    change = `switched off: ${off.steps.join(", ")}; at position ${trace.pos} a probability moved by at most ${off.change_at_position.toFixed(4)}; ` +
+      `at any position by ${off.largest_probability_change.toFixed(4)} (position ${off.largest_at}, after ${visible(off.largest_at_token)})`;
+  } else if (off) {
+    change = `switched off: ${off.steps.join(", ")}; largest change of a probability ${off.largest_probability_change.toFixed(4)}`;
+  }
   $("trace-change").textContent = change || (data.classes.length ? "(class probabilities)" : `(after position ${trace.pos})`);
 }
 

@@ -48,7 +48,7 @@ function renderComparison(snap) {
   if (theirs.attention) {
     const block = theirs.attention[Math.min(Number($("timeline-block").value || 0), theirs.attention.length - 1)];
     const matrix = block[Math.min(Number($("timeline-head").value || 0), block.length - 1)];
-    parts.push(heatmap(matrix, theirs.tokens, theirs.tokens, `${timeline.other.name}, step ${theirs.step}`));
+    parts.push(heatmap(matrix, theirs.target_tokens || theirs.tokens, theirs.tokens, `${timeline.other.name}, step ${theirs.step}`));
   }
   if (theirs.sample !== undefined) parts.push(el("pre", { className: "sample" }, theirs.sample));
   if (theirs.translation !== undefined) parts.push(el("p", {}, `translation: ${theirs.translation}`));
@@ -62,7 +62,7 @@ function renderSnapshot() {
   $("timeline-step").textContent = `step ${snap.step}${scores ? ": " + scores : " (before training)"}`;
   const out = [];
   if (snap.sample !== undefined) out.push(el("pre", { className: "sample" }, snap.sample));
-  if (snap.translation !== undefined) out.push(el("p", {}, `translation of \u201c${snap.tokens.join(" ")}\u201d: ${snap.translation}`));
+  if (snap.translation !== undefined) out.push(el("p", {}, `translation of \u201c${snap.source ?? snap.tokens.join(" ")}\u201d: ${snap.translation}`));
   if (snap.probabilities) {
     const classes = timeline.data.classes;
     const box = el("div", { className: "bars" });
@@ -73,15 +73,17 @@ function renderSnapshot() {
   if (snap.attention) {
     const block = snap.attention[Math.min(Number($("timeline-block").value || 0), snap.attention.length - 1)];
     const matrix = block[Math.min(Number($("timeline-head").value || 0), block.length - 1)];
-    $("timeline-attention").replaceChildren(heatmap(matrix, snap.tokens, snap.tokens, `attention at step ${snap.step}`));
-  } else {  // a translator's snapshot keeps its translation, not an attention map
+    const what = snap.target_tokens ? "cross-attention (reference tokens reading the source)" : "attention";
+    $("timeline-attention").replaceChildren(heatmap(matrix, snap.target_tokens || snap.tokens, snap.tokens, `${what} at step ${snap.step}`));
+  } else {  // snapshots of an earlier release of the translator kept its translation only
     $("timeline-attention").replaceChildren(el("p", { className: "muted" }, "no attention map in this run's snapshots"));
   }
   const losses = snap.token_losses || [];
   $("timeline-losses").previousElementSibling.hidden = !losses.length;
   const max = Math.max(...losses, 1e-9);
+  const next = snap.target_tokens ? [...snap.target_tokens.slice(1), "<eos>"] : snap.tokens.slice(1);  // what each loss predicts
   $("timeline-losses").replaceChildren(...losses.map((l, i) => {
-    const chip = el("span", { className: "chip", title: `loss ${l}` }, visible(snap.tokens[i + 1] ?? ""));
+    const chip = el("span", { className: "chip", title: `loss ${l}` }, visible(next[i] ?? ""));
     chip.style.background = heat(l, max);
     if (l / max > 0.5) chip.style.color = "white";  // legible on the darker cells
     chip.dataset.loss = l;
