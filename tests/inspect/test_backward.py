@@ -103,8 +103,10 @@ def test_the_parameters_get_the_training_losss_gradient():
     assert result.attribution == [round(float(x), 6) for x in attribution]
 
 
-@pytest.mark.parametrize("members, labels", [(1, 3), (2, 3), (1, 1)])
-def test_a_classifier_and_an_ensemble(members, labels):
+@pytest.mark.parametrize("members, labels, head", [(1, 3, "mean"), (2, 3, "mean"), (1, 1, "mean"), (1, 5, "flatten")])
+def test_a_classifier_and_an_ensemble(members, labels, head):
+    """Every step has its hand-derived gradient: the head (flatten or mean pooling), an ensemble's mixture
+    of its members' logits, the blocks and the tables (an ensemble of one logit per member aside)."""
     words = "good bad fine awful great poor".split()
     tokenizer = WordTokenizer(words, "[UNK]", pad="[PAD]")
     config = ClassifierConfig(
@@ -115,7 +117,7 @@ def test_a_classifier_and_an_ensemble(members, labels):
         dim_hidden=32,
         n_labels=labels,
         dropout=0.0,
-        head="mean",
+        head=head,
         members=members,
         pad_id=tokenizer.pad_id,
     )
@@ -127,7 +129,8 @@ def test_a_classifier_and_an_ensemble(members, labels):
     result = trace_backward(run, "good fine awful", target=names[-1])
     assert result.checks["logits"]["hand_max_diff"] < 1e-6 and result.target.endswith(f"{names[-1]!r}")
     assert max(c["hand_max_diff"] for c in result.checks.values()) < 1e-5
-    assert len(result.attribution) == 3 and result.loss > 0
+    assert set(result.grads) <= set(result.checks)
+    assert len(result.attribution) == (3 if head == "mean" else 8) and result.loss > 0
     with pytest.raises(ValueError, match="not one of the run's classes"):
         trace_backward(run, "good", target="nope")
 

@@ -18,12 +18,16 @@ Rules (the posts write tensors column-major, ``(C, T)``; here rows are positions
   sums of post-norm blocks, and in pre-norm models the residual stream, which feeds the next norm and
   the next sum: ``∂x = ∂(next sum) + LN'(∂(next norm))`` (the last: ``LN'(∂(final norm))``);
 * ``residual``: ``∂L/∂(branch) = ∂L/∂(sum)``; ``input sum``: each term gets ``∂L/∂(input)``;
+* ``classifier head``: one classifier's logits are its head's; an ensemble's ``ℓ = log mean_m softmax(z_m)``
+  gives ``∂z_m = g_m - p_m Σ g_m`` with ``g_m = (p_m / Σ p) ⊙ ∂ℓ``; the flatten head ``∂h = ∂z · W_out``,
+  ``∂x = ∂h · w_token``; mean pooling ``∂x_t = ∂(pooled) / n`` at each word;
 * ``embedding``: the table's gradient is the scatter-add of ``∂L/∂(rows)`` over the token ids, plus,
   when the output layer shares the table, ``∂L/∂(logits)ᵀ · h`` (its use as the output layer); a
   learned position table's row ``t`` gets ``∂L/∂(position t)``.
 
 Autograd alone: the translator's cross-attention and its scaled, shared tables; attention with rotary
-positions (Q, K and the attention's input); the GELU-tanh approximation; a classifier's pooling.
+positions (Q, K and the attention's input); the GELU-tanh approximation; an ensemble of one logit per
+member.
 """
 
 from __future__ import annotations
@@ -137,7 +141,9 @@ def generator_checks(check: Any, run: Any, forward: ForwardTrace, grads: dict, p
 
 
 def classifier_checks(check: Any, run: Any, forward: ForwardTrace, grads: dict, params: dict) -> None:  # noqa: ANN401
-    """An embedding table not tied to the output layer: the scatter-add of the rows' gradients."""
+    """A classifier's head (``_classifier_head``) and an embedding table not tied to the output layer:
+    the scatter-add of the rows' gradients."""
+    _classifier_head(check, run, forward, grads)
     if getattr(run.config, "tie_embeddings", False):
         return
     for name in forward.names():
@@ -145,6 +151,42 @@ def classifier_checks(check: Any, run: Any, forward: ForwardTrace, grads: dict, 
         if name.endswith("embedding") and name in grads and ids is not None and table in params:
             hand = torch.zeros_like(params[table]).index_add_(0, ids, grads[name].float())
             check("param:" + table, "embedding: scatter-add of ∂(rows) by token id", hand)
+
+
+def _classifier_head(check: Any, run: Any, forward: ForwardTrace, grads: dict[str, Tensor]) -> None:  # noqa: ANN401
+    """From the model's logits back to the encoder's output, per member. One classifier: its logits are
+    the head's. An ensemble's logits are ``ℓ = log mean_m softmax(z_m)``: with ``p_m = softmax(z_m)`` and
+    ``g_m = (p_m / Σ_m p_m) ⊙ ∂ℓ``, ``∂z_m = g_m - p_m Σ_k g_m``. The flatten head (post 000):
+    ``∂h = ∂z · W_out`` and ``∂x = ∂h · w_token`` (one score per word); mean pooling: ``∂(pooled) = ∂z · W_out``
+    and ``∂x_t = ∂(pooled) / n`` at each of the ``n`` words, 0 at padding."""
+    names = forward.names()
+    members = [n[: -len("head.logits")] for n in names if n.endswith("head.logits")]  # "" or "members.N."
+    if "logits" not in grads or not members:
+        return
+    if members == [""] and torch.equal(forward["head.logits"], forward["logits"]):
+        check("head.logits", "the model's logits are the head's: ∂z = ∂(logits)", grads["logits"])
+    elif len(members) > 1 and forward["logits"].shape[-1] > 1:
+        z = torch.stack([forward[m + "head.logits"].float() for m in members])  # (M, K)
+        p = torch.softmax(z, -1)
+        g = p / p.sum(0, keepdim=True) * grads["logits"]  # (M, K): each member's share of ∂ℓ
+        rule = "ensemble: g = (p_m / Σ p) ⊙ ∂ℓ, ∂z_m = g - p_m Σ g"
+        for i, m in enumerate(members):
+            check(m + "head.logits", rule, g[i] - p[i] * g[i].sum())
+    model = run.model
+    for m in members:
+        out, scores, pooled = m + "head.logits", m + "head.scores", m + "head.pooled"
+        for into in (scores, pooled):
+            _dense(check, model, grads, out, into, m + "head.dense_out")
+        if scores in grads and names[names.index(scores) - 1] in grads:  # (T,) from (T, C)
+            x, w = names[names.index(scores) - 1], _weight(model, m + "head.dense_token")  # (1, C)
+            if w is not None:
+                check(x, "flatten head: ∂x = ∂h · w_token", grads[scores][:, None] @ w)  # (T, 1) @ (1, C)
+        if pooled in grads and names[names.index(pooled) - 1] in grads and m + "encoder.tokens" in forward.tensors:
+            x = names[names.index(pooled) - 1]
+            ids, pad = forward[m + "encoder.tokens"], getattr(run.config, "pad_id", None)
+            valid = torch.ones(len(ids)) if pad is None else (ids != pad).float()  # (T,)
+            hand = valid[:, None] * grads[pooled][None, :] / valid.sum().clamp(min=1.0)  # (T, C)
+            check(x, "mean pooling: ∂x_t = ∂(pooled) / n at each word", hand)
 
 
 def _dense(check: Any, model: Any, grads: dict[str, Tensor], out: str, into: str, module: str) -> None:  # noqa: ANN401
