@@ -246,6 +246,23 @@ def test_mixed_case_abbreviations_of_the_1990s_hamlet_are_speeches():
         (["  NESTOR.Who, Thersites?"], "NESTOR.\nWho, Thersites?"),  # the space after the name is missing
         (["  HAMLET.", "    To be, or not to be"], "HAMLET.\nTo be, or not to be"),  # the speech on the next line
         (["  MALCOLM. Welcome.", "  MALCOLM The worthy Thane of Ross."], "MALCOLM.\nThe worthy Thane of Ross."),
+        # slips of the type in the 1990s edition, read for a name the play already has
+        (
+            ["  Both. Arm'd, my lord.", "  Both [Mar. and Ber.] We do, my lord."],
+            "Both.\n[Mar. and Ber.] We do, my lord.",
+        ),
+        (
+            ["  Hor. As I do live.", "  Hor [aside to Hamlet] Is't not possible", "    tongue? You will do't, sir."],
+            "Hor.\n[aside to Hamlet] Is't not possible\ntongue? You will do't, sir.",
+        ),
+        (
+            ["  FIRST MURDERER. Ay.", "  FIRST MURDERER-How now, what mean'st thou", "    help'st me not?"],
+            "FIRST MURDERER.\nHow now, what mean'st thou\nhelp'st me not?",
+        ),
+        (  # a line of the speech set at the speakers' margin: it goes on the speech
+            ["  HELENA. Nor would I wish you.", "  FIRST give me trust the Count is my husband,", "    And what"],
+            "HELENA.\nNor would I wish you.\nFIRST give me trust the Count is my husband,\nAnd what",
+        ),
     ],
 )
 def test_1990s_speaker_forms(lines, passage):

@@ -36,6 +36,8 @@ _BYLINE = re.compile(r"^by william shakespeare$", re.I)
 _INLINE = re.compile(r"^( {0,3})((?:\d\.\s*)?[^\s.](?:[^.]|\.,){0,38}?)\.\.?(?: +|(?=[A-Z‘'\"]))(\S.*)$")
 _FOLLOWS = re.compile(r"^([A-Z][^.]{0,20}?)\. +(\S.*)$")  # the "PAGE" of "MRS. PAGE. ..."
 _CAPITALS = re.compile(r"^( {0,3})[A-Z][A-Z'\- ]*[A-Z] +\S")  # "MALCOLM The worthy ..."
+# a known name with a slip of the type: "FIRST MURDERER-How now", "Hor [aside to Hamlet] Is't not"
+_SLIP = re.compile(r"^( {0,3})(\S[^\[\-]{0,39}?)(?:-(?=[A-Z‘'\"])| +(?=\[))(.*\S)$")
 _CAST_LINE = re.compile(r"^\s*[A-Z][A-Z'\-]+\b")  # "GOWER, as Chorus.", "DUKE of BURGUNDY.": a cast list
 _ASIDE = re.compile(r"(?<=\S)\s*(\[[^\]]*\]?)\s*$")  # "[To TRANIO.]" after a name
 _ENTERS = re.compile(r"^\[?_?(?:Enter|Re-enter)\s+([A-Z][A-Za-z]+)\.?_?\]?$")  # "Enter Gower."
@@ -103,9 +105,12 @@ def inline_speech(line: str, known: frozenset[str] = frozenset()) -> tuple[int, 
 
     A name holds periods only after a title (``MRS. PAGE``), an initial (``M. Wife``) or between two
     names in capitals (``VARRO. CLAUDIO``), so ``ALL. Amen.`` stays ``ALL`` saying ``Amen.``. A name
-    in ``known`` may stand without its period (``MALCOLM The worthy Thane of Ross.``)."""
+    in ``known`` may stand without its period (``MALCOLM The worthy Thane of Ross.``), before a dash
+    (``FIRST MURDERER-How now``) or before a bracket (``Hor [aside to Hamlet] Is't not``)."""
     m = _INLINE.match(line)
     if not m or not is_name(m.group(2)) or heading_kind(m.group(2)) not in (None, "spoken") or is_direction(m.group(2)):
+        if (slip := _SLIP.match(line)) and slip.group(2) in known:
+            return len(slip.group(1)), slip.group(2), slip.group(3)
         words = line.split()
         capitals = _CAPITALS.match(line)
         k = next((k for k in (3, 2, 1) if capitals and " ".join(words[:k]) in known and len(words) > k), 0)

@@ -204,6 +204,8 @@ class _PlayReader:
         continued = self.open == "direction" and self.categories[i - 1] == "direction"
         if ind != self.margin or is_direction(text) or continued:
             return self._direction(text, inside=False)
+        if self.speaker is not None and self.categories[i - 1] == "speech" and any(c.isalpha() for c in text):
+            return self._speech(text)  # a verse at the margin (a slip of the type): "  KEEPER, I prithee sit by"
         return "unrecognised"
 
     def _directs(self, text: str, ind: int) -> bool:
