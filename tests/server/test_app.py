@@ -317,6 +317,9 @@ def test_the_timeline_endpoint(client, runs_folder):
     assert "update_norms" in last and not data["notices"]
     cls = client.get("/api/runs/classifier/timeline").json()
     assert len(cls["snapshots"][0]["probabilities"]) == 5 and cls["classes"][0] == "1 star"
+    # the runs offered beside it: the other runs of its family, never itself
+    assert data["peers"] == ["more/gpt"] and cls["peers"] == []
+    assert client.get("/api/runs/more/gpt/timeline").json()["peers"] == ["generator"]
 
 
 def test_a_run_that_is_still_training_is_shown_live(runs, tmp_path):  # noqa: F811

@@ -213,8 +213,11 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
 
     @app.get("/api/runs/{name:path}/timeline")
     def timeline(name: str) -> dict[str, Any]:
-        """The run's training snapshots (step 0 and each evaluation) and the loss of a uniform guess."""
-        return answer(entry(name), views.timeline_view)
+        """The run's training snapshots (step 0 and each evaluation), the loss of a uniform guess and
+        ``peers``: the other runs of its family, whose timelines can be shown beside it."""
+        found = entry(name)
+        registry.refresh()
+        return {**answer(found, views.timeline_view), "peers": registry.peers(name)}
 
     @app.post("/api/runs/{name:path}/step")
     def step(name: str, request: BackwardRequest) -> dict[str, Any]:

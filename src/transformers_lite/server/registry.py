@@ -65,6 +65,14 @@ class RunRegistry:
     def names(self) -> list[str]:
         return list(self.entries)
 
+    def peers(self, name: str) -> list[str]:
+        """The other runs of ``name``'s model family: those whose training timelines compare with its own
+        (the same probe, the same outputs)."""
+        by_family: dict[str, list[str]] = {}
+        for entry in self.entries.values():
+            by_family.setdefault(entry.family, []).append(entry.name)
+        return [other for other in by_family.get(self.entries[name].family, []) if other != name]
+
     def entry(self, name: str) -> Entry:
         """The named run, loaded; an unknown name is a ``KeyError`` naming the known ones."""
         if name not in self.entries:

@@ -19,11 +19,11 @@ async function loadTimeline() {
   fillSelect($("timeline-head"), snaps[0].attention && snaps[0].attention[0] ? snaps[0].attention[0].length : 0, "head");
   $("timeline-block").parentElement.hidden = $("timeline-head").parentElement.hidden = !snaps[0].attention;
   $("timeline-curve").replaceChildren(timelineCurve(snaps, timeline.data.uniform_loss));
-  const others = (state.runs || []).filter((r) => r.name !== state.run && r.family === state.info.family);
+  const others = timeline.data.peers || [];  // the other runs of this family, as the server groups them
   const compare = $("timeline-compare");
   const chosen = compare.value;
-  compare.replaceChildren(el("option", { value: "" }, "no other run"), ...others.map((r) => el("option", { value: r.name }, r.name)));
-  compare.value = others.some((r) => r.name === chosen) ? chosen : "";
+  compare.replaceChildren(el("option", { value: "" }, "no other run"), ...others.map((name) => el("option", { value: name }, name)));
+  compare.value = others.includes(chosen) ? chosen : "";
   if (!compare.value) timeline.other = null;
   renderSnapshot();
 }
