@@ -115,3 +115,15 @@ def test_a_failed_write_to_a_link_keeps_the_target(tmp_path):
     with pytest.raises(OSError, match=f"cannot write {tmp_path / 'l'}: No space left on device"):
         atomic_write(tmp_path / "l", fail)
     assert (tmp_path / "t").read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["l", "t"]
+
+
+def test_dev_stdout_redirected_into_a_file_keeps_what_was_written_before(tmp_path):
+    """``{ echo HEADER; tlite ... --output /dev/stdout; echo FOOTER; } > f`` once left NUL bytes where the
+    header was: the output is appended to the stream, not written over it from the start."""
+    import subprocess
+    import sys
+
+    write = "from transformers_lite.atomic import atomic_write_text; atomic_write_text('/dev/stdout', 'x\\n')"
+    shell = f'{{ echo HEADER; {sys.executable} -c "{write}"; echo FOOTER; }} > {tmp_path / "f"}'
+    subprocess.run(["sh", "-c", shell], check=True)
+    assert (tmp_path / "f").read_bytes() == b"HEADER\nx\nFOOTER\n"

@@ -69,3 +69,32 @@ def test_integer_with_and_without_an_upper_end():
     with pytest.raises(ConfigError, match="n must be an integer >= 1, got 2.0"):
         validate.integer("n", 2.0)
     validate.integer("n", None, optional=True)
+
+
+def _settings_classes():
+    from transformers_lite.config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
+    from transformers_lite.generation.translate import DecodeSettings
+    from transformers_lite.tasks import ClassifierSettings, GeneratorSettings, MaskedLMSettings, Seq2SeqSettings
+    from transformers_lite.training.settings import TrainConfig
+
+    return [
+        ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig, DecodeSettings, TrainConfig,
+        ClassifierSettings, GeneratorSettings, MaskedLMSettings, Seq2SeqSettings,
+    ]  # fmt: skip
+
+
+@given(st.data(), st.one_of(st.text(max_size=6), st.integers(-2, 2), st.none(), st.floats(), st.lists(st.booleans())))
+def test_a_true_or_false_setting_takes_only_true_or_false(data, value):
+    """``"false"`` in a config file (or from Python) once counted as true: every ``bool`` field of every
+    config and settings class refuses anything but a bool, naming the field and the value."""
+    import dataclasses
+
+    cls = data.draw(st.sampled_from(_settings_classes()))
+    flags = [f.name for f in dataclasses.fields(cls) if f.type in ("bool", bool)]
+    if not flags:
+        return
+    name = data.draw(st.sampled_from(flags))
+    base = {"epochs": 1} if cls.__name__ == "TrainConfig" else {}  # a TrainConfig needs a limit
+    with pytest.raises(ConfigError, match=f"{name} must be true or false, got"):
+        cls(**base, **{name: value})
+    assert getattr(cls(**base, **{name: True}), name) is True and getattr(cls(**base, **{name: False}), name) is False

@@ -17,7 +17,9 @@ import errno
 import functools
 import json
 import os
+import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -97,11 +99,41 @@ def _target(path: Path) -> tuple[Path, int | None]:
 
 
 def _write_in_place(path: Path, target: Path, write: Callable[[str], None]) -> None:
-    """A device, FIFO or socket: written through, never replaced (a FIFO waits for its reader)."""
+    """A device, FIFO or socket: written through, never replaced (a FIFO waits for its reader). The
+    output is made in a temporary folder, then copied. A name of one of this process's open files
+    (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``) is written through that descriptor, at its
+    offset: reopening ``/dev/stdout`` redirected into a file (``{ echo HEADER; tlite ... --output
+    /dev/stdout; echo FOOTER; } > f``) would truncate the file or write where the shell writes next."""
     try:
-        write(str(target))
+        with tempfile.TemporaryDirectory() as folder:
+            made = os.path.join(folder, target.name or "output")
+            write(made)
+            with open(made, "rb") as source:
+                fd = _own_descriptor(path)
+                if fd is None:
+                    with open(target, "ab") as sink:
+                        shutil.copyfileobj(source, sink)
+                    return
+                for stream in (sys.stdout, sys.stderr):  # what this process printed before comes first
+                    stream.flush()
+                while chunk := source.read(1 << 16):
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(fd, view) :]
     except OSError as err:
         raise OSError(err.errno, f"cannot write {path}: {err.strerror or err}") from None
+
+
+def _own_descriptor(path: Path) -> int | None:
+    """The descriptor number ``path`` names among this process's open files, or None."""
+    text = os.path.abspath(path)
+    named = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+    if text in named:
+        return named[text]
+    for prefix in ("/dev/fd/", "/proc/self/fd/", f"/proc/{os.getpid()}/fd/"):
+        if text.startswith(prefix) and text[len(prefix) :].isdigit():
+            return int(text[len(prefix) :])
+    return None
 
 
 def _remove(tmp: str) -> None:

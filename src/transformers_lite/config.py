@@ -56,6 +56,7 @@ class TransformerConfig:
 
     def __post_init__(self) -> None:
         _positive(self, "dim", "n_heads", "dim_hidden", "max_length")
+        validate.flags(self)
         if self.dim % self.n_heads != 0:
             raise ConfigError(f"dim={self.dim} is not divisible by n_heads={self.n_heads}")
         validate.number("dropout", self.dropout, 0, 1, high_open=True)

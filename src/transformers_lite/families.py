@@ -197,5 +197,7 @@ def expect(what: str, found: str, wanted: str) -> None:
 def load(run_dir: str | Path, device: str = "cpu", trust_edited: bool = False) -> Run:
     """A run directory's model (eval mode), tokenizer(s) and config, validated against each other and
     against the sha256 the run recorded of them (``trust_edited=True`` accepts files edited since)."""
+    if not isinstance(trust_edited, bool):  # "no" would be true
+        raise ConfigError(f"trust_edited must be True or False, got {trust_edited!r}")
     files = load_files(run_dir, resolve_device(device), trust_edited=trust_edited)
     return Run(files.model, files.config, files.tokenizers, files.run_dir, FAMILIES[files.config.family])

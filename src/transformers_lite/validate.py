@@ -5,6 +5,7 @@ infinities are not numbers any setting accepts, so an unbounded side reads "a fi
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from typing import Any
@@ -80,3 +81,12 @@ def choice(name: str, value: Any, choices: Iterable[Any]) -> None:  # noqa: ANN4
     choices = tuple(choices)
     if value not in choices:
         raise ConfigError(f"{name} must be one of {', '.join(map(str, choices))}, got {value!r}")
+
+
+def flags(settings: Any) -> None:  # noqa: ANN401
+    """Every field of the dataclass ``settings`` declared ``bool`` holds ``True`` or ``False``: the text
+    ``"false"`` from a config file or the Python API would otherwise count as true."""
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if f.type in ("bool", bool) and not isinstance(value, bool):
+            raise ConfigError(f"{f.name} must be true or false, got {value!r}")

@@ -1,4 +1,5 @@
 import gzip
+import warnings
 
 import pytest
 from hypothesis import given
@@ -84,6 +85,23 @@ def test_a_table_of_pairs_in_each_shape(tmp_path, kind):
     if kind == "translation":  # the other direction, by naming the languages
         flipped = load_pairs(path, columns=("en", "de"))
         assert flipped.src == [b for _, b in PAIRS] and flipped.languages == ("en", "de")
+
+
+def test_a_table_of_pairs_without_a_header_is_said_to_lose_its_first_pair(tmp_path):
+    """A TSV written without a header: its first pair is read as the column names. That is said, and a
+    header of names (``de``/``en``) is not warned about."""
+    from transformers_lite.data.translation import load_pairs
+    from transformers_lite.errors import TliteWarning
+
+    path = tmp_path / "pairs.tsv"
+    path.write_text("Ein Hund läuft.\tA dog runs.\nZwei Katzen.\tTwo cats.\nEin Haus.\tA house.\n")
+    with pytest.warns(TliteWarning, match="line 1 reads like a pair.*'Ein Hund läuft.', 'A dog runs.'"):
+        pairs = load_pairs(path)
+    assert pairs.src == ["Zwei Katzen.", "Ein Haus."]
+    path.write_text("de\ten\nZwei Katzen.\tTwo cats.\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_pairs(path).languages == ("de", "en")
 
 
 def test_one_side_alone_is_refused_and_line_files_name_their_languages(tmp_path):

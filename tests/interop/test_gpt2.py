@@ -218,3 +218,27 @@ def test_import_uses_the_same_check(hf_dir, tmp_path, capsys):
     assert "is not empty (a.txt)" in one_error(capsys, "import-hf", hf_dir, tmp_path / "busy")
     with pytest.raises(tl.RunError, match="exists and is not a folder"):
         import_gpt2(hf_dir, tmp_path / "busy" / "a.txt")
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"n_layer": 1}, r"tensors the config does not describe: h\.1\..*n_layer=1"),  # once a silent layer drop
+        ({"n_layer": 3}, r"no tensor h\.2\..*n_layer=3"),
+        ({"tie_word_embeddings": False}, r"no tensor lm_head\.weight.*tie_word_embeddings=False"),
+        ({"n_inner": 48}, r"h\.0\.mlp\.c_fc\.weight has shape \(32, 128\), the config gives \(32, 48\)"),
+        ({"vocab_size": 7}, r"wte\.weight has shape \(\d+, 32\), the config gives \(7, 32\)"),
+    ],
+)
+def test_a_folder_whose_config_and_weights_disagree_is_refused_naming_the_tensor(hf_dir, tmp_path, edit, message):
+    """Every tensor of the file is one the config describes, of the shape it gives: no internal error
+    and no layer quietly left out."""
+    import shutil
+
+    folder = tmp_path / "hf"
+    shutil.copytree(hf_dir, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **edit}))
+    with pytest.raises(tl.DataError, match=message):
+        import_gpt2(folder, tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -136,6 +136,11 @@ ERRORS = {
     "classify-nothing": (["classify", "{cls}"], "give at least one text, or --input FILE"),
     "classify-input-with-an-empty-line": (["classify", "{cls}", "--input", "{holey}"], "holey.txt:2: empty input"),
     "classify-input-bad-json-line": (["classify", "{cls}", "--input", "{badlines}"], "bad.jsonl:2: invalid JSON"),
+    "classify-output-is-the-input": (
+        ["classify", "{cls}", "--input", "{holey}", "--output", "{holey}"],
+        "is the --input file: it would be written over",
+    ),
+    "sinusoid-too-long": (["inspect", "sinusoid", "--length", "100000000"], "--length 1..100,000"),
     "translate-input-missing-field": (
         ["translate", "{s2s}", "--input", "{nofieldlines}"],
         "no 'text' or 'source' or 'src' field",

@@ -91,6 +91,13 @@ def test_a_users_own_table_with_named_classes_through_the_cli(tmp_path, capsys):
     predicted = (tmp_path / "p.txt").read_text().splitlines()
     assert len(predicted) == len(rows)  # one line per record: no header, no record split at its line break
     assert sum(p == topic for p, (_, _, topic) in zip(predicted, rows)) / len(rows) > 0.9
+    headless = tmp_path / "texts.csv"  # one text per line and no header: line 1 would get no output
+    headless.write_text("my card was charged twice\nthe parcel never came\n")
+    capsys.readouterr()
+    assert main(["classify", str(tmp_path / "run"), "--input", str(headless), "--output", str(tmp_path / "h")]) == 0
+    err = capsys.readouterr().err
+    assert "line 1 reads like a text" in err and "('my card was charged twice')" in err
+    assert len((tmp_path / "h").read_text().splitlines()) == 1
 
     assert main(["evaluate", str(tmp_path / "run"), "--json", "--no-plots"]) == 0
     result = json.loads(capsys.readouterr().out)

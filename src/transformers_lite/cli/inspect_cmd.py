@@ -99,8 +99,11 @@ def run(args: argparse.Namespace) -> int:
     if args.kind in NO_RUN:
         if runs:
             raise ConfigError(f"inspect {args.kind} draws no run; drop {args.run[0]}")
-        if args.dim < 2 or args.dim % 2 or args.length < 1:
-            raise ConfigError(f"--dim must be even and >= 2 and --length >= 1, got {args.dim} and {args.length}")
+        if not (2 <= args.dim <= 4096 and args.dim % 2 == 0 and 1 <= args.length <= 100_000):
+            raise ConfigError(
+                f"--dim must be even, 2..4096, and --length 1..100,000 (a figure of dim x length values), "
+                f"got {args.dim} and {args.length}"
+            )
         written = write_sinusoid(args.dim, args.length, args.out or Path("."))
     elif not runs:
         raise ConfigError(f"inspect {args.kind} needs a run directory")

@@ -126,6 +126,12 @@ def pick_column(table: Table, given: str | None, known: tuple[str | None, ...], 
     raise DataError(f"{table.source}: which column holds the {what}? columns are {table.columns}; pass {option}")
 
 
+def is_sentence(name: str) -> bool:
+    """A column name that reads like a record (words with spaces, or long): a file without a header
+    whose first record was taken as one."""
+    return " " in name.strip() or len(name) > 30
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)

@@ -19,10 +19,10 @@ from pathlib import Path
 import numpy as np
 from torch import Tensor
 
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError, DataError, warn
 from ..tokenizers import pad_batch
 from .sources import read_text_file
-from .tables import is_table, read_table
+from .tables import is_sentence, is_table, read_table
 
 SOURCE_COLUMNS, TARGET_COLUMNS = ("src", "source"), ("tgt", "target")
 
@@ -65,6 +65,11 @@ def load_pairs(
         b = columns[1] or next((c for c in table.columns if c.lower() in TARGET_COLUMNS), None)
         if (a, b) == (None, None) and len(text_columns) == 2:
             a, b = text_columns  # two text columns: the source first, as a TSV of pairs is written
+        if (a, b) == tuple(text_columns) and columns == (None, None) and any(is_sentence(c) for c in text_columns):
+            warn(
+                f"{src_path}: line 1 reads like a pair, not a header naming the columns; it was taken as the "
+                f"header ({a!r}, {b!r}) and is not trained on: add a header line, e.g. 'source<TAB>target'"
+            )
         if a is None or b is None:
             raise ConfigError(
                 f"{src_path}: which columns hold the source and the target? columns are {table.columns}; "

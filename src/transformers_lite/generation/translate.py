@@ -36,6 +36,7 @@ class DecodeSettings:
     use_cache: bool = True
 
     def __post_init__(self) -> None:
+        validate.flags(self)
         # a NaN or unbounded penalty makes every finished score NaN or -inf: no hypothesis would win, and
         # the translation would come out empty; within +-10, length**penalty stays a finite float64
         validate.integer("beam", self.beam, 1)

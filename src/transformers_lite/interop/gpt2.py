@@ -110,11 +110,35 @@ def _read_hf_weights(folder: Path) -> dict[str, torch.Tensor]:
     return {k.removeprefix("transformer."): v for k, v in tensors.items()}
 
 
-def state_from_gpt2(hf: dict[str, torch.Tensor], config: GeneratorConfig) -> dict[str, torch.Tensor]:
-    """Hugging Face GPT-2 tensors -> this package's generator state dict (Conv1D matrices transposed)."""
-    out = {ours: hf[theirs].T.contiguous() if t else hf[theirs] for theirs, ours, t in tensor_names(config.n_blocks)}
-    if not config.tie_embeddings:
-        out["head.weight"] = hf["lm_head.weight"]
+def state_from_gpt2(
+    hf: dict[str, torch.Tensor], config: GeneratorConfig, shapes: dict[str, torch.Size], origin: object
+) -> dict[str, torch.Tensor]:
+    """Hugging Face GPT-2 tensors -> this package's generator state dict (Conv1D matrices transposed).
+    The tensors must be exactly those ``config.json`` describes, each of the shape in ``shapes`` (the
+    model built from it): a missing tensor, one the config does not describe (a layer beyond
+    ``n_layer``) or a shape that disagrees is a ``DataError`` naming the tensor and the config."""
+    pairs = tensor_names(config.n_blocks) + (
+        [] if config.tie_embeddings else [("lm_head.weight", "head.weight", False)]
+    )
+    said = f"config.json: n_layer={config.n_blocks}, n_embd={config.dim}, n_inner={config.dim_hidden}, "
+    said += (
+        f"vocab_size={config.vocab_size}, n_positions={config.max_length}, tie_word_embeddings={config.tie_embeddings}"
+    )
+    if missing := [theirs for theirs, _, _ in pairs if theirs not in hf]:
+        raise DataError(f"{origin}: no tensor {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''} ({said})")
+    known = {theirs for theirs, _, _ in pairs} | {"lm_head.weight"}  # GPT-2 files may hold the tied head too
+    extra = sorted(k for k in hf if k not in known and not k.endswith((".attn.bias", ".attn.masked_bias")))
+    if extra:  # the causal-mask buffers (attn.bias) of older files are not weights
+        raise DataError(f"{origin}: tensors the config does not describe: {', '.join(extra[:3])} ({said})")
+    out = {}
+    for theirs, ours, transposed in pairs:
+        tensor = hf[theirs].T.contiguous() if transposed else hf[theirs]
+        if tensor.shape != shapes[ours]:
+            wanted = tuple(shapes[ours][::-1] if transposed else shapes[ours])
+            raise DataError(
+                f"{origin}: {theirs} has shape {tuple(hf[theirs].shape)}, the config gives {wanted} ({said})"
+            )
+        out[ours] = tensor
     return out
 
 
@@ -139,7 +163,9 @@ def import_gpt2(hf_dir: str | Path, out: str | Path, force: bool = False) -> Pat
         )
     config = config_from_gpt2(json.loads(config_path.read_text()), config_path)
     model = build_model(config)
-    missing, unexpected = load_model_tensors(model, state_from_gpt2(_read_hf_weights(hf_dir), config))
+    shapes = {name: t.shape for name, t in model.state_dict().items()}
+    state = state_from_gpt2(_read_hf_weights(hf_dir), config, shapes, hf_dir / "model.safetensors")
+    missing, unexpected = load_model_tensors(model, state)
     if missing:
         raise DataError(f"{hf_dir}: tensors missing for {', '.join(missing[:3])}")
     tokenizer = _read_hf_tokenizer(hf_dir)  # before writing anything

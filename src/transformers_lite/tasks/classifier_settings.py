@@ -89,6 +89,7 @@ class ClassifierSettings:
     )
 
     def __post_init__(self) -> None:
+        validate.flags(self)
         validate.integer("labels", self.labels, optional=True)
         if self.label_map is not None:
             parse_label_map(self.label_map)

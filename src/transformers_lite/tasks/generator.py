@@ -55,6 +55,7 @@ class GeneratorSettings:
     vocab_size: int = setting("the BPE's vocabulary size (tokenizer=bpe)", 1024)
 
     def __post_init__(self) -> None:
+        validate.flags(self)
         validate.choice("corpus", self.corpus, CORPORA)
         validate.choice("tokenizer", self.tokenizer, TOKENIZERS)
         validate.integer("vocab_size", self.vocab_size, 258, high=1_000_000)

@@ -60,6 +60,7 @@ class MaskedLMSettings:
     )
 
     def __post_init__(self) -> None:
+        validate.flags(self)
         for name in ("min_df", "batch_size", "embedding_window"):
             validate.integer(name, getattr(self, name))
         validate.number("val_fraction", self.val_fraction, 0, 1, low_open=True, high_open=True)

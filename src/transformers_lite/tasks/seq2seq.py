@@ -83,6 +83,7 @@ class Seq2SeqSettings:
     )
 
     def __post_init__(self) -> None:
+        validate.flags(self)
         validate.choice("tokenizer", self.tokenizer, TOKENIZERS)
         for name, low in (("vocab_size", 5), ("max_tokens", 1), ("bleu_sentences", 0)):
             validate.integer(name, getattr(self, name), low)

@@ -78,6 +78,7 @@ class TrainConfig:
     device: str = setting("where to train: auto (CUDA, then MPS, then CPU), cpu, cuda, cuda:N or mps", "auto")
 
     def __post_init__(self) -> None:
+        validate.flags(self)
         validate.choice("schedule", self.schedule, SCHEDULES)
         validate.number("lr", self.lr, 0, low_open=True)
         validate.number("weight_decay", self.weight_decay, 0)
