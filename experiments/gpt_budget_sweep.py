@@ -93,7 +93,7 @@ def nanogpt_cell(nanogpt: Path, minutes: float, seed: int) -> dict:
     while max_iters is None or (it < max_iters and time.perf_counter() - start < budget):
         for group in optimizer.param_groups:
             group["lr"] = rate(it)
-        x, y = get_shifted_batch(rng, train, 64, 12)  # (B, T) each
+        x, y = (t.contiguous() for t in get_shifted_batch(rng, train, 64, 12))  # (B, T) each; nanoGPT views them
         _, loss = model(x, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -1,5 +1,11 @@
-"""``tlite backprop check``: every hand-derived backward pass against autograd.
-``tlite backprop logreg``: post 001's logistic regression trained with its hand-derived gradient."""
+"""Check the hand-derived backward passes against autograd.
+
+check: run every hand-written forward/backward (float64) and compare with autograd. logreg: train
+post 001's logistic regression by gradient descent with the hand-derived gradient.
+
+    tlite backprop check
+    tlite backprop logreg --steps 300
+"""
 
 from __future__ import annotations
 
@@ -7,16 +13,11 @@ import argparse
 
 from ..backprop.check import TOLERANCE, run_checks
 from ..backprop.logistic import train_logistic_regression
+from .common import command
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="check the hand-derived backward passes against autograd",
-        description="check: run every hand-written forward/backward (float64) and compare with autograd. "
-        "logreg: train post 001's logistic regression by gradient descent with the hand-derived gradient.",
-        epilog="examples: tlite backprop check;  tlite backprop logreg --steps 300",
-    )
+    p = command(sub, name, __doc__)
     p.add_argument("action", choices=("check", "logreg"))
     p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default: 0)")
     p.add_argument("--steps", type=int, default=300, help="logreg: gradient-descent steps (default: 300)")

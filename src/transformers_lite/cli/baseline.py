@@ -1,20 +1,20 @@
-"""``tlite baseline tfidf``: the TF-IDF + logistic regression baseline for the review tasks."""
+"""TF-IDF + logistic regression baseline for reviews.
+
+Train and score the TF-IDF baseline with the same metrics as `tlite evaluate`.
+
+    tlite baseline tfidf --train train.jsonl --val dev.jsonl --labels 5 --json
+"""
 
 from __future__ import annotations
 
 import argparse
 
 from ..evaluation.baselines import tfidf_baseline
-from .common import print_json
+from .common import command, print_json
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="TF-IDF + logistic regression baseline for reviews",
-        description="Train and score the TF-IDF baseline with the same metrics as `tlite evaluate`.",
-        epilog="example: tlite baseline tfidf --train train.jsonl --val dev.jsonl --labels 5 --json",
-    )
+    p = command(sub, name, __doc__)
     p.add_argument("kind", choices=("tfidf",))
     p.add_argument("--train", required=True)
     p.add_argument("--val", required=True)

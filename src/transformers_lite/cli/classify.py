@@ -1,5 +1,11 @@
-"""``tlite classify RUN_DIR "text" ...``: the predicted class (stars, sentiment, or the run's own classes) with
-class probabilities."""
+"""Classify texts with a trained classifier.
+
+Print the predicted class and the probability of every class.
+
+    tlite classify RUN "Great coffee, fast delivery." "Broke after a day." --json
+    tlite classify RUN --input reviews.jsonl --output predictions.jsonl
+    tlite classify RUN --input tickets.csv --json
+"""
 
 from __future__ import annotations
 
@@ -8,19 +14,11 @@ import json
 
 from ..evaluation.prediction import class_names
 from ..progress import interactive
-from .common import add_run_and_texts, inputs, load_run, write_lines
+from .common import add_run_and_texts, command, inputs, load_run, write_lines
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="classify texts with a trained classifier",
-        description="Print the predicted class and the probability of every class.",
-        epilog='examples:\n  tlite classify RUN "Great coffee, fast delivery." "Broke after a day." --json\n'
-        "  tlite classify RUN --input reviews.jsonl --output predictions.jsonl\n"
-        "  tlite classify RUN --input tickets.csv --json",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command(sub, name, __doc__)
     add_run_and_texts(p, "review texts")
     p.set_defaults(func=run)
 

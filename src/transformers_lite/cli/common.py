@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import textwrap
+from collections.abc import Callable
 
 from ..atomic import atomic_write_text
 from ..data.inputs import read_inputs
@@ -13,6 +16,34 @@ from ..data.tables import TEXT_COLUMNS, is_sentence, is_table, pick_column, read
 from ..errors import ConfigError, warn
 from ..families import load
 from ..pipeline import Run
+
+
+def command(sub, name: str, doc: str, *examples: str) -> argparse.ArgumentParser:  # noqa: ANN001
+    """A subcommand's parser from its help text ``doc`` (the command module's docstring): the first line is
+    its line in ``tlite --help``, the paragraphs after it head its own ``--help`` (wrapped to the terminal),
+    and its indented lines are examples, printed below the options with ``examples`` after them."""
+    summary, _, rest = doc.strip().partition("\n")
+    lines = rest.splitlines()
+    shown = [line.strip() for line in lines if line.startswith("    ")] + list(examples)
+    paragraphs = "\n".join(line for line in lines if not line.startswith("    ")).strip().split("\n\n")
+    width = shutil.get_terminal_size().columns - 2
+    return sub.add_parser(
+        name,
+        help=(summary[0].lower() if summary[1:2].islower() else summary[0]) + summary[1:].removesuffix("."),
+        description="\n\n".join(textwrap.fill(" ".join(p.split()), width) for p in paragraphs if p.strip()),
+        epilog=("example:" if len(shown) == 1 else "examples:") + "".join(f"\n  {e}" for e in shown),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+
+
+def show_help(parser: argparse.ArgumentParser) -> Callable[[argparse.Namespace], int]:
+    """What a command group does when no subcommand is named: print its help and exit with 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    return run
 
 
 def add_device(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,13 @@
-"""``tlite data``: corpus statistics, Shakespeare preparation, and downloads."""
+"""Corpus statistics, preparation and downloads.
+
+Work with the corpora: statistics, Gutenberg preparation, downloads.
+
+    tlite data stats input.txt --plot figures
+    tlite data lengths train.jsonl --plot figures
+    tlite data download tinyshakespeare
+    tlite data prepare-shakespeare pg100.txt plays.txt
+    tlite data download complete-works
+"""
 
 from __future__ import annotations
 
@@ -13,18 +22,11 @@ from ..data.reviews import load_reviews
 from ..data.shakespeare import text_stats
 from ..data.sources import DATASETS, NO_PUBLIC_SOURCE, download, read_text_file
 from ..inspect.post_figures import write_character_frequencies, write_review_lengths
+from .common import command, show_help
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="corpus statistics, preparation and downloads",
-        description="Work with the corpora: statistics, Gutenberg preparation, downloads.",
-        epilog="examples:\n  tlite data stats input.txt --plot figures\n"
-        "  tlite data lengths train.jsonl --plot figures\n  tlite data download tinyshakespeare\n"
-        "  tlite data prepare-shakespeare pg100.txt plays.txt\n  tlite data download complete-works",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command(sub, name, __doc__)
     dsub = p.add_subparsers(dest="data_command", metavar="ACTION")
     s = dsub.add_parser(
         "stats",
@@ -54,7 +56,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     g.add_argument("out")
     g.add_argument("--keep-non-ascii", action="store_true", help="keep letters such as œ, Æ, æ")
     g.set_defaults(func=run_prepare)
-    p.set_defaults(func=lambda args: p.print_help() or 2)
+    p.set_defaults(func=show_help(p))
 
 
 def _show(stats: dict, as_json: bool) -> None:

@@ -1,4 +1,11 @@
-"""``tlite evaluate RUN_DIR``: metrics of a trained run (and plots for classifiers)."""
+"""Evaluate a trained run.
+
+Evaluate a run: perplexity (generator), accuracy/F1 + plots (classifier), BLEU (seq2seq).
+
+    tlite evaluate outputs/20261120_1200 --json
+    tlite evaluate RUN --text other.txt --json
+    tlite evaluate RUN --data dev.jsonl --json
+"""
 
 from __future__ import annotations
 
@@ -7,19 +14,11 @@ import argparse
 from ..errors import ConfigError
 from ..families import FAMILIES
 from ..progress import interactive
-from .common import add_device, load_run, print_json
+from .common import add_device, command, load_run, print_json
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="evaluate a trained run",
-        description="Evaluate a run: perplexity (generator), accuracy/F1 + plots (classifier), BLEU (seq2seq).",
-        epilog="examples:\n  tlite evaluate outputs/20261120_1200 --json\n"
-        "  tlite evaluate RUN --text other.txt --json\n"
-        "  tlite evaluate RUN --data dev.jsonl --json",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command(sub, name, __doc__)
     p.add_argument("run", help="run directory")
     p.add_argument(
         "--text",

@@ -1,4 +1,9 @@
-"""``tlite generate RUN_DIR``: sample text from a character GPT."""
+"""Generate text from a trained generator.
+
+Sample text; the same random --seed prints the same text, with or without the KV cache.
+
+    tlite generate RUN --prompt "ROMEO:" --max-new-tokens 500 --temperature 0.8 --top-k 40 --seed 1 --stream
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,11 @@ import sys
 
 from ..errors import ConfigError
 from ..generation.generate import OLD_PATHS, PATHS
-from .common import add_device, load_run, print_json
+from .common import add_device, command, load_run, print_json
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="generate text from a trained generator",
-        description="Sample text; the same random --seed prints the same text, with or without the KV cache.",
-        epilog='example: tlite generate RUN --prompt "ROMEO:" --max-new-tokens 500 --temperature 0.8 '
-        "--top-k 40 --seed 1 --stream",
-    )
+    p = command(sub, name, __doc__)
     p.add_argument("run", help="run directory")
     p.add_argument("--prompt", default="\n", help="text to continue (default: a newline)")
     p.add_argument("--max-new-tokens", type=int, default=500, help="tokens to generate (default: 500)")

@@ -3,32 +3,35 @@
 from __future__ import annotations
 
 import argparse
+import inspect
 from pathlib import Path
 
 from ..errors import ConfigError
 from ..interop.folders import check_output_folder
 from ..interop.gpt2 import download_gpt2, export_gpt2, import_gpt2
+from .common import command
 
 HELP = {
-    "import-hf": (
-        "read a Hugging Face GPT-2 directory into a run",
-        "Convert a GPT-2 directory (config.json, model.safetensors, and tokenizer.json or vocab.json + "
-        "merges.txt) into a run that every tlite command reads. Pickled pytorch_model.bin weights are refused. "
-        "A Hub name (gpt2, openai-community/gpt2-medium) that is not a local folder is downloaded (huggingface_hub).",
-        "example: tlite import-hf ./gpt2 outputs/gpt2 && tlite generate outputs/gpt2 --prompt 'Hello'",
-    ),
-    "export-hf": (
-        "write a GPT-2-shaped generator run as a Hugging Face GPT-2 directory",
-        "Write config.json, model.safetensors (and vocab.json/merges.txt for byte-level BPE runs) that "
-        "transformers' GPT2LMHeadModel.from_pretrained loads with the same logits.",
-        "example: tlite export-hf outputs/gpt2 ./gpt2-copy",
-    ),
-}
+    "import-hf": """Read a Hugging Face GPT-2 directory into a run.
+
+    Convert a GPT-2 directory (config.json, model.safetensors, and tokenizer.json or vocab.json + merges.txt)
+    into a run that every tlite command reads. Pickled pytorch_model.bin weights are refused. A Hub name (gpt2,
+    openai-community/gpt2-medium) that is not a local folder is downloaded (huggingface_hub).
+
+        tlite import-hf ./gpt2 outputs/gpt2 && tlite generate outputs/gpt2 --prompt 'Hello'
+    """,
+    "export-hf": """Write a GPT-2-shaped generator run as a Hugging Face GPT-2 directory.
+
+    Write config.json, model.safetensors (and vocab.json/merges.txt for byte-level BPE runs) that transformers'
+    GPT2LMHeadModel.from_pretrained loads with the same logits.
+
+        tlite export-hf outputs/gpt2 ./gpt2-copy
+    """,
+}  # each command's help text, as a command module's docstring is
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    short, description, example = HELP[name]
-    p = sub.add_parser(name, help=short, description=description, epilog=example)
+    p = command(sub, name, inspect.cleandoc(HELP[name]))
     p.add_argument("source", help="Hugging Face directory" if name == "import-hf" else "run directory")
     p.add_argument("out", help="run directory to create" if name == "import-hf" else "directory to write")
     p.add_argument(

@@ -1,4 +1,15 @@
-"""``tlite inspect KIND RUN_DIR``: PNG plots of what a model learned (drawn by ``inspect``)."""
+"""Plot attention maps, next-token probabilities, embeddings, curves.
+
+Write PNG plots into the run directory (or --out).
+
+    tlite inspect all RUN --text "ROMEO:\\nBut soft" --prompt "ROMEO:"
+    tlite inspect attention RUN --text "To be, or not" --block 2 --head 1
+    tlite inspect next-token RUN --prompt ROMEO: --all-tokens
+    tlite inspect attention SEQ2SEQ_RUN --src "Ein Hund." --tgt "A dog."
+    tlite inspect compare RUN_NO_DROPOUT RUN_DROPOUT --metric accuracy --out figures
+    tlite inspect sinusoid --dim 32 --length 50 --out figures
+    tlite inspect trace RUN --text "ROMEO:" --head 1 --switch-off blocks.0.attention.head.2
+"""
 
 from __future__ import annotations
 
@@ -15,26 +26,14 @@ from ..inspect.post_figures import write_run_comparison, write_sinusoid
 from ..inspect.readout import attention_distance, logit_lens, validation_attention_distance
 from ..inspect.trace_plots import write_trace
 from ..pipeline import Run
-from .common import add_device, load_run
+from .common import add_device, command, load_run
 
 NO_RUN = ("sinusoid",)
 SEVERAL_RUNS = ("curves", "compare")
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="plot attention maps, next-token probabilities, embeddings, curves",
-        description="Write PNG plots into the run directory (or --out).",
-        epilog='examples:\n  tlite inspect all RUN --text "ROMEO:\\nBut soft" --prompt "ROMEO:"\n'
-        '  tlite inspect attention RUN --text "To be, or not" --block 2 --head 1\n'
-        "  tlite inspect next-token RUN --prompt ROMEO: --all-tokens\n"
-        '  tlite inspect attention SEQ2SEQ_RUN --src "Ein Hund." --tgt "A dog."\n'
-        "  tlite inspect compare RUN_NO_DROPOUT RUN_DROPOUT --metric accuracy --out figures\n"
-        "  tlite inspect sinusoid --dim 32 --length 50 --out figures\n"
-        '  tlite inspect trace RUN --text "ROMEO:" --head 1 --switch-off blocks.0.attention.head.2',
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command(sub, name, __doc__)
     p.add_argument(
         "kind",
         choices=(*KINDS, "trace", "backward", "curves", "compare", "sinusoid", "all"),

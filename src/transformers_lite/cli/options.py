@@ -26,7 +26,8 @@ def _shown(value: Any, meta: dict[str, Any]) -> str:  # noqa: ANN401
 def add_options(group: argparse._ActionsContainer, defaults: Any, *, skip: tuple[str, ...] = ()) -> list[str]:  # noqa: ANN401
     """``--field`` for every field of the dataclass instance ``defaults``; returns the field names."""
     names = []
-    for f in fields(defaults):
+    own = type(defaults).__dict__.get("__annotations__", {})
+    for f in sorted(fields(defaults), key=lambda f: f.name not in own):  # a class's own options, then inherited
         if f.name in skip:
             continue
         meta = dict(f.metadata)

@@ -1,7 +1,14 @@
-"""``tlite serve RUN_OR_FOLDER``: the interactive inspector in the browser (FastAPI served by uvicorn).
+"""Explore runs in the browser: generate, classify, translate, attention maps.
 
-Both are core dependencies, imported only when the server starts (they take half a second to import).
+Start a local web app for a run directory (or a folder of runs: a picker lists them). Generator:
+streamed generation, next-token bars and every head's attention at any character. Classifier:
+prediction and the attention each word receives. Translator: translation and cross-attention. Every
+run: parameter table, training curves, hyperparameters, embedding map.
+
+    tlite serve outputs --port 8000   (then open http://127.0.0.1:8000)
 """
+
+# FastAPI and uvicorn are core dependencies, imported only when the server starts (they take half a second to import).
 
 from __future__ import annotations
 
@@ -9,18 +16,11 @@ import argparse
 import ipaddress
 
 from ..errors import warn
+from .common import command
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="explore runs in the browser: generate, classify, translate, attention maps",
-        description="Start a local web app for a run directory (or a folder of runs: a picker lists them). "
-        "Generator: streamed generation, next-token bars and every head's attention at any character. "
-        "Classifier: prediction and the attention each word receives. Translator: translation and "
-        "cross-attention. Every run: parameter table, training curves, hyperparameters, embedding map.",
-        epilog="example: tlite serve outputs --port 8000   (then open http://127.0.0.1:8000)",
-    )
+    p = command(sub, name, __doc__)
     p.add_argument("runs", help="a run directory, or a folder holding run directories")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s, this machine only)")
     p.add_argument("--port", type=int, default=8000, help="port (default: %(default)s)")

@@ -1,4 +1,9 @@
-"""``tlite summary PRESET|CONFIG.json|RUN_DIR``: print the parameter table of a model."""
+"""Print a model's layers and parameter counts.
+
+Print each layer, its shape and parameter count, like the posts' printed models.
+
+    tlite summary post-gpt --set n_blocks=6
+"""
 
 from __future__ import annotations
 
@@ -9,16 +14,11 @@ from ..config import apply_overrides, load_config
 from ..models import build_model
 from ..recipes import get_preset
 from ..summary import summary
+from .common import command
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="print a model's layers and parameter counts",
-        description="Print each layer, its shape and parameter count, like the posts' printed models.",
-        epilog="example: tlite summary post-gpt --set n_blocks=6",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command(sub, name, __doc__)
     p.add_argument("model", help="a preset name, a config JSON file, or a run directory")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config field")
     p.set_defaults(func=run)

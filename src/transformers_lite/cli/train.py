@@ -1,10 +1,12 @@
-"""``tlite train classifier|generator|seq2seq|mlm``: train a model, or resume a run.
+"""Train a model (classifier, generator, seq2seq, or mlm: pretrain an encoder).
 
-What to train is one recipe (``recipes``): ``--preset`` names one (default: the family's), ``--config``
-reads one that ``--print-config`` printed (or a model config alone), ``--set`` changes model fields and
-every other option a training or data setting; ``--resume`` continues a run's recorded recipe. This
-module only parses, builds the ``Recipe`` and runs it.
+Train one of the model families; every run gets its own directory.
 """
+
+# What to train is one recipe (`recipes`): `--preset` names one (default: the family's), `--config`
+# reads one that `--print-config` printed (or a model config alone), `--set` changes model fields and
+# every other option a training or data setting; `--resume` continues a run's recorded recipe. This
+# module only parses, builds the `Recipe` and runs it.
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from ..families import FAMILIES, expect
 from ..recipes import ALIASES, ORIGINAL, Recipe, get_preset, presets_of, resume_recipe
 from ..recipes.auto import auto_recipe
 from ..training.distributed import cleanup, setup
+from .common import command, show_help
 from .options import add_options, given
 
 EXIT_CODES: dict[int, int] = {
@@ -35,24 +38,18 @@ OLD_NAMES = ", ".join(f"{old} = {new}" for old, new in ALIASES.items())
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="train a model (classifier, generator, seq2seq, or mlm: pretrain an encoder)",
-        description="Train one of the model families; every run gets its own directory.",
-        epilog="examples:\n  " + "\n  ".join(f.example for f in FAMILIES.values()),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command(sub, name, __doc__, *(f.example for f in FAMILIES.values()))
     tsub = p.add_subparsers(dest="family", metavar="FAMILY")
     for fam in FAMILIES.values():
         preset = fam.default_preset
         recipe = get_preset(preset)
-        t = tsub.add_parser(
+        t = command(
+            tsub,
             fam.name,
-            help=f"train the {fam.title}",
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-            description=f"Train the {fam.title}. Defaults shown are those of the default preset ({preset}); "
+            f"train the {fam.title}",
+            f"Train the {fam.title}. Defaults shown are those of the default preset ({preset}); "
             "other presets have their own: add --print-config to see exactly what will be trained.",
-            epilog=f"example: {fam.example}",
+            fam.example,
         )
         names = presets_of(fam.name)
         old = [o for o, n in ALIASES.items() if n in names]
@@ -102,7 +99,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         train_names = add_options(t.add_argument_group("training"), recipe.train)
         data_names = add_options(t.add_argument_group("data"), recipe.data)
         t.set_defaults(func=run, option_names=train_names + data_names)
-    p.set_defaults(func=lambda args: p.print_help() or 2)
+    p.set_defaults(func=show_help(p))
 
 
 def _base(args: argparse.Namespace) -> Recipe:

@@ -1,4 +1,10 @@
-"""``tlite translate RUN_DIR "Ein Mann fährt Fahrrad."``: translate with a trained seq2seq run."""
+"""Translate sentences with a trained seq2seq model.
+
+Greedy (default) or beam-search translation.
+
+    tlite translate RUN "Ein Mann fährt Fahrrad." --beam 4 --json
+    tlite translate RUN --input sentences.de --output sentences.en --beam 4
+"""
 
 from __future__ import annotations
 
@@ -6,18 +12,11 @@ import argparse
 import json
 
 from ..progress import interactive
-from .common import add_run_and_texts, inputs, load_run, write_lines
+from .common import add_run_and_texts, command, inputs, load_run, write_lines
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = sub.add_parser(
-        name,
-        help="translate sentences with a trained seq2seq model",
-        description="Greedy (default) or beam-search translation.",
-        epilog='examples:\n  tlite translate RUN "Ein Mann fährt Fahrrad." --beam 4 --json\n'
-        "  tlite translate RUN --input sentences.de --output sentences.en --beam 4",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = command(sub, name, __doc__)
     add_run_and_texts(p, "source sentences")
     p.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy) (default: 1)")
     p.add_argument(

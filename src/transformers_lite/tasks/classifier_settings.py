@@ -9,12 +9,11 @@ from .. import validate
 from ..data.reviews import parse_label_map
 from ..errors import ConfigError
 from ..training.settings import setting
-
-EMBEDDING_INITS = ("random", "ppmi")
+from .embeddings import WordSettings
 
 
 @dataclass(frozen=True)
-class ClassifierSettings:
+class ClassifierSettings(WordSettings):
     train: str | None = setting(
         "training data: a table of texts and labels (.jsonl, .csv, .tsv, .json, .parquet, or a datasets folder)",
         None,
@@ -47,18 +46,9 @@ class ClassifierSettings:
         None,
         none="yes for 5 stars",
     )
-    vocab: str | None = setting("vocabulary file, one word per line", None, none="built from --train", path=True)
-    min_df: int = setting("minimum document frequency of a word in a vocabulary built from --train", 2)
     batch_size: int = setting("reviews per batch", 32)
     val_fraction: float = setting("fraction of --train held out for validation when --val is not given", 0.1)
     label_smoothing: float = setting("label smoothing of the cross-entropy", 0.0)
-    embedding_init: str = setting(
-        "how the embedding table starts: random N(0, 1) (post 000) or PPMI "
-        "co-occurrence vectors of the training reviews",
-        "random",
-        choices=EMBEDDING_INITS,
-    )
-    embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
     padding: str = setting(
         "pad reviews with a [PAD] token that attention ignores, or with the unknown word as the posts do "
         "(the model then reads padding as words)",
@@ -89,15 +79,13 @@ class ClassifierSettings:
     )
 
     def __post_init__(self) -> None:
-        validate.flags(self)
+        super().__post_init__()
         validate.integer("labels", self.labels, optional=True)
         if self.label_map is not None:
             parse_label_map(self.label_map)
-        for name in ("min_df", "batch_size", "embedding_window"):
-            validate.integer(name, getattr(self, name))
+        validate.integer("batch_size", self.batch_size)
         validate.number("val_fraction", self.val_fraction, 0, 1, high_open=True)
         validate.number("label_smoothing", self.label_smoothing, 0, 1, high_open=True)
-        validate.choice("embedding_init", self.embedding_init, EMBEDDING_INITS)
         validate.choice("padding", self.padding, ("pad", "unk"))
         validate.number("layer_lr_decay", self.layer_lr_decay, 0, 1, low_open=True)
         validate.integer("freeze_encoder_steps", self.freeze_encoder_steps, low=0)

@@ -14,17 +14,44 @@ PPMI); the other rows keep their start.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 from torch import Tensor, nn
 
+from .. import validate
 from ..data.cooccurrence import ppmi_vectors
 from ..data.vectors import read_word_vectors
 from ..errors import ConfigError
 from ..tokenizers import Tokenizer
+from ..training.settings import setting
 
 PPMI_MAX_TOKENS = 2048  # longer texts are cut here when counting co-occurrences
+EMBEDDING_INITS = ("random", "ppmi")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WordSettings:
+    """The settings of a word vocabulary and of how its embedding table starts: what the classifier's and
+    the pretraining encoder's data settings share (keyword-only, after each family's own settings)."""
+
+    vocab: str | None = setting(
+        "vocabulary file, one word per line", None, none="built from the training texts", path=True
+    )
+    min_df: int = setting("minimum document frequency of a word in a vocabulary built from the training texts", 2)
+    embedding_init: str = setting(
+        "how the embedding table starts: random N(0, 1) (post 000) or PPMI co-occurrence vectors of the training texts",
+        "random",
+        choices=EMBEDDING_INITS,
+    )
+    embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
+
+    def __post_init__(self) -> None:
+        validate.flags(self)
+        for name in ("min_df", "embedding_window"):
+            validate.integer(name, getattr(self, name))
+        validate.choice("embedding_init", self.embedding_init, EMBEDDING_INITS)
 
 
 @torch.no_grad()

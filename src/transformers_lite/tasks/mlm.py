@@ -32,40 +32,30 @@ from ..models import TransformerEncoderLM
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
 from ..training.settings import setting
 from ..training.task import TaskBase
-from .embeddings import ppmi_init
+from .embeddings import WordSettings, ppmi_init
 
 EVAL_SEQUENCES = 2000  # the training split is scored on its first sequences (eval_train)
 
 
 @dataclass(frozen=True)
-class MaskedLMSettings:
+class MaskedLMSettings(WordSettings):
     reviews: str | None = setting(
         "unlabelled reviews (.jsonl or .csv): only the review text is read, never the stars", None, path=True
     )
     text: str | None = setting("plain text, one document per line (added to --reviews)", None, path=True)
-    vocab: str | None = setting("vocabulary file, one word per line", None, none="built from the documents", path=True)
-    min_df: int = setting("minimum document frequency of a word in a vocabulary built from the documents", 2)
     batch_size: int = setting("sequences per batch", 32)
     val_fraction: float = setting("fraction of the documents held out for validation", 0.05)
     mask_prob: float = setting("masked objective: fraction of the tokens chosen for prediction", 0.15)
-    embedding_init: str = setting(
-        "how the embedding table starts: random N(0, 1) or PPMI co-occurrence vectors of the documents",
-        "random",
-        choices=("random", "ppmi"),
-    )
-    embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
     freeze_embedding: bool = setting(
         "keep the embedding table as it starts (with embedding_init=ppmi: the blocks learn on top of PPMI vectors)",
         False,
     )
 
     def __post_init__(self) -> None:
-        validate.flags(self)
-        for name in ("min_df", "batch_size", "embedding_window"):
-            validate.integer(name, getattr(self, name))
+        super().__post_init__()
+        validate.integer("batch_size", self.batch_size)
         validate.number("val_fraction", self.val_fraction, 0, 1, low_open=True, high_open=True)
         validate.number("mask_prob", self.mask_prob, 0, 1, low_open=True)
-        validate.choice("embedding_init", self.embedding_init, ("random", "ppmi"))
 
 
 class MaskedLMTask(TaskBase):
