@@ -10,6 +10,11 @@ project's GPT (forward, cross-entropy, backward, clip 1.0, AdamW) at three sizes
 ``bench_vs_reference.py sample`` case (4 blocks, d 128, context 256: 250 tokens after a 1-token prompt,
 300 after a 256-token prompt) on each checkout's default decoding path, with a hash of the tokens:
 both must sample the same text. One JSON line per result.
+
+``--only sample-one-process`` times the two releases' decoders in *one* process instead, alternating call by
+call on the same model object (the earlier checkout's package is copied under another name and imported
+beside this one; its decoder must run on today's model, as 0.2's ``path="fast"`` does). Separate processes
+carry the start-up and the machine's drift between them; one process measures only the decoders.
 """
 
 from __future__ import annotations
@@ -106,6 +111,50 @@ PROBES = {
 }
 
 
+def one_process(before: Path, rounds: int) -> None:
+    """Both checkouts' default cached decoding, alternating in this process on one model: the same tokens,
+    median tokens/s of each over ``rounds`` alternations per case."""
+    import shutil
+    import tempfile
+
+    import torch
+
+    from transformers_lite.generation import generate as now
+
+    with tempfile.TemporaryDirectory() as folder:
+        shutil.copytree(before / "src" / "transformers_lite", Path(folder) / "before_tl")
+        sys.path.insert(0, folder)
+        from before_tl.generation import generate as then  # type: ignore[import-not-found]
+
+        path = "cache" if "cache" in then.PATHS else "fast"
+        torch.manual_seed(0)
+        model = gpt(dict(SIZES["d128"], block_size=256, dropout=0.0)).eval()
+        for prompt_len, new in ((1, 250), (256, 300)):
+            prompt = torch.randint(0, VOCAB, (prompt_len,), generator=torch.Generator().manual_seed(2))
+            runs = {
+                "before": lambda p=prompt, n=new: list(then.generate(model, p, n, seed=1, path=path)),
+                "after": lambda p=prompt, n=new: list(now.generate(model, p, n, seed=1)),
+            }
+            same = runs["before"]() == runs["after"]()  # also the warm-up
+            times: dict[str, list[float]] = {"before": [], "after": []}
+            for _ in range(rounds):
+                for name, run in runs.items():
+                    start = time.perf_counter()
+                    run()
+                    times[name].append(time.perf_counter() - start)
+            rates = {k: new / statistics.median(v) for k, v in times.items()}
+            emit(
+                benchmark="compare-versions",
+                case=f"sample-{prompt_len}, one process",
+                before_tokens_per_s=round(rates["before"]),
+                after_tokens_per_s=round(rates["after"]),
+                after_vs_before=round(rates["after"] / rates["before"], 3),
+                rounds=rounds,
+                same_tokens=same,
+                paths=f"{path} -> cache",
+            )
+
+
 def run_probe(checkout: Path, probe: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(checkout / "src")}
     out = subprocess.run(
@@ -118,7 +167,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--before", type=Path, help="a checkout of the earlier version (its src/ is imported)")
     parser.add_argument("--rounds", type=int, default=5, help="alternations per measurement (default: 5)")
-    parser.add_argument("--only", nargs="*", choices=("train", "sample"), help="measure only these")
+    parser.add_argument(
+        "--only", nargs="*", choices=("train", "sample", "sample-one-process"), help="measure only these"
+    )
     parser.add_argument("--probe", choices=sorted(PROBES), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
@@ -127,6 +178,8 @@ def main() -> None:
     if args.before is None:
         parser.error("--before DIR is required")
     after = HERE.parents[1]
+    if args.only and "sample-one-process" in args.only:
+        one_process(args.before, args.rounds)
     for probe in PROBES:
         if args.only and probe.split("-")[0] not in args.only:
             continue
