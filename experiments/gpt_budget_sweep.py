@@ -104,12 +104,16 @@ def nanogpt_cell(nanogpt: Path, minutes: float, seed: int) -> dict:
             max_iters = int(50 / (time.perf_counter() - start) * budget)
 
     class Logits(torch.nn.Module):  # nanoGPT returns every position's logits only when given targets
+        def __init__(self) -> None:
+            super().__init__()
+            self.gpt = model
+
         def forward(self, x: torch.Tensor) -> torch.Tensor:
-            return model(x, torch.zeros_like(x))[0]  # (B, T, V)
+            return self.gpt(x, torch.zeros_like(x))[0]  # (B, T, V)
 
     model.eval()
     with torch.no_grad():
-        loss, _ = language_model_loss(Logits(), val, 64)
+        loss, _ = language_model_loss(Logits(), val.contiguous(), 64)
     parameters = sum(p.numel() for p in model.parameters())
     return {
         "preset": "nanoGPT cpu",
