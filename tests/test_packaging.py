@@ -84,6 +84,26 @@ def test_packaging_files():
     assert 'license = "MIT"' in text and "[project.urls]" in text and "all = [" in text
 
 
+def test_the_readme_links_work_on_a_package_index():
+    """The README is also the package's description on the package index, where a relative link or image
+    leads nowhere: every link is absolute, under the repository address pyproject declares (once), and
+    names a file or folder this checkout has."""
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    homepage = re.search(r'^Homepage = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    inline = re.findall(r"\]\(([^)\s]+)\)", text)
+    assert [t for t in inline if not t.startswith(("https://", "#"))] == []
+    used = set(re.findall(r"\]\[([^\]]+)\]", text))
+    defined = dict(re.findall(r"^\[([^\]]+)\]: (\S+)$", text, re.M))
+    assert used <= set(defined), f"links without an address: {used - set(defined)}"
+    for name, address in defined.items():
+        path = re.fullmatch(re.escape(homepage) + r"/(?:blob|tree|raw)/main/(.+)", address)
+        assert path, f"[{name}] points outside {homepage}: {address}"
+        assert (ROOT / path.group(1)).exists(), f"[{name}]: {path.group(1)} is not in the checkout"
+    assert "../shared" not in text.replace("`../shared/data` beside the checkout", "").split("## Development")[0]
+
+
 def test_the_source_distribution_carries_the_tests_and_one_version(tmp_path):
     """The version is written once (version.py, read by pyproject's dynamic version), and the sdist
     holds the test tree so a packager can run it."""

@@ -8,7 +8,9 @@ import posixpath
 import re
 from pathlib import Path
 
-REPOSITORY = "https://github.com/transformers-lite/transformers-lite/blob/main/"
+# the repository's address, declared once: pyproject.toml's [project.urls] Homepage (the README's links use it too)
+_HOMEPAGE = re.search(r'^Homepage = "([^"]+)"', (Path(__file__).parents[2] / "pyproject.toml").read_text(), re.M)
+REPOSITORY = f"{_HOMEPAGE.group(1) if _HOMEPAGE else ''}/blob/main/"
 LINK = re.compile(r"\]\((?!https?:|#|mailto:)([^)\s#]+)(#[^)\s]*)?\)")
 
 
