@@ -1,6 +1,7 @@
 """A plain install runs every default command: the wheel, installed without extras into a fresh
-virtualenv, trains each model family with its default preset for two steps, evaluates the classifier
-(metrics; its plots need the [plots] extra and are skipped with a warning) and starts ``tlite serve``.
+virtualenv, trains each model family with its default preset for two steps, evaluates the runs (the classifier's
+plots need the [plots] extra and are skipped with a warning), generates, classifies and translates with
+them and starts ``tlite serve``.
 
 What is real: the wheel is built from this checkout, and pip installs it with every core dependency it
 declares (numpy, safetensors, tqdm, tokenizers, sacrebleu, fastapi, uvicorn and theirs) from the
@@ -202,6 +203,23 @@ print(json.dumps({{"package": transformers_lite.__file__,
         tlite, "evaluate", runs / "classifier", "--data", files["reviews.jsonl"], "--json", cwd=tmp_path, env=env
     )
     assert "accuracy" in json.loads(scored.stdout) and "transformers-lite[plots]" in scored.stderr  # plots: an extra
+    # and what a user does next with each run: generate, classify, translate, evaluate the others
+    sample = run(
+        tlite, "generate", runs / "generator", "--prompt", "To be", "--max-new-tokens", "20", cwd=tmp_path, env=env
+    )
+    assert sample.stdout.startswith("To be") and len(sample.stdout) > len("To be")
+    classified = json.loads(
+        run(tlite, "classify", runs / "classifier", "great box", "--json", cwd=tmp_path, env=env).stdout
+    )
+    [result] = classified["results"]
+    assert abs(sum(result["probabilities"].values()) - 1) < 1e-4, classified
+    translated = json.loads(
+        run(tlite, "translate", runs / "seq2seq", "ein hund läuft", "--json", cwd=tmp_path, env=env).stdout
+    )
+    [pair] = translated["translations"]
+    assert pair["source"] == "ein hund läuft" and isinstance(pair["translation"], str), translated
+    for family in ("generator", "seq2seq"):
+        assert json.loads(run(tlite, "evaluate", runs / family, "--json", cwd=tmp_path, env=env).stdout)
 
     page, listed = serve(tlite, runs, env)
     assert "<html" in page.lower()  # the static page is in the wheel

@@ -1,4 +1,4 @@
-"""Project Gutenberg's Complete Works of Shakespeare -> the plays' speeches, as post 004 trained on.
+"""Project Gutenberg's Complete Works of Shakespeare -> the plays' speeches and stage directions.
 
 Two editions are in circulation, and both become the same shape, one passage per speech::
 
@@ -29,10 +29,15 @@ assume. Each is written in brackets (``Enter Ghost.`` -> ``[Enter Ghost.]``), so
 never read like a speaker (``Exit.`` would look like ``Ham.``); a direction inside a speech stays in
 that speech, one between speeches is a passage of its own.
 
-Everything else goes: the Gutenberg header and licence, the tables of contents, the sonnets and
-poems, act and scene headings, cast lists. As the post does, ``&c.`` becomes ``etc.``, other ``&``
-are dropped and (with ``ascii_only``) the few non-ASCII letters (œ, Æ, æ, ...) too, keeping the
-dashes and curly quotes (—‘’“”).
+Everything else goes. Post 004 names what it removes: the Project Gutenberg introduction and
+conclusion, the table of contents, the sonnets and the preambles ("these list the acts and scenes in
+each play"), "and so on". What this module removes beyond those is its own choice, not the post's: the
+act and scene headings inside the plays, the cast lists, the longer poems (not only the sonnets) and
+the 1990s edition's copyright notices; and it writes that edition's stage directions in brackets. As
+the post does, ``&c.`` becomes ``etc.``, other ``&`` are dropped and (with ``ascii_only``) the few
+non-ASCII letters (œ, Æ, æ, ...) too, keeping the dashes and curly quotes (—‘’“”). So the result is
+not the post's text: the post's has 4,963,197 characters in 38,409 passages (the current edition),
+this module's of the 1990s edition 4,692,307.
 """
 
 from __future__ import annotations
@@ -212,14 +217,14 @@ def prepare_complete_works(raw: str, *, ascii_only: bool = True, min_kept: float
         tuple(n for _, numbers in unrecognised for n in numbers),
         tuple(problems),
     )
+    for message in problems:  # before a refusal too: they say where the text went
+        warn(message)
     if prepared.kept_fraction < min_kept:
         raise DataError(
             f"only {prepared.kept_fraction:.0%} of the text between the Gutenberg markers are play "
             f"speeches ({prepared.passages} passages found); is this Project Gutenberg's Complete Works of "
             "Shakespeare (pg100.txt or the 1990s shaks12.txt)? Nothing was written"
         )
-    for message in problems:
-        warn(message)
     return prepared
 
 
