@@ -31,6 +31,7 @@ def test_a_broken_link_between_pages_fails_the_build(tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(ROOT / "docs", copy / "docs")
     shutil.copy(ROOT / "mkdocs.yml", copy / "mkdocs.yml")
+    shutil.copy(ROOT / "pyproject.toml", copy / "pyproject.toml")  # the repository's address, for the hook
     (copy / "src").symlink_to(ROOT / "src")  # the API reference still resolves: only the link is broken
     (copy / "docs" / "index.md").write_text((copy / "docs" / "index.md").read_text() + "\n[gone](no-such-page.md)\n")
     built = subprocess.run(

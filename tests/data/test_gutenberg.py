@@ -406,14 +406,14 @@ def test_a_file_that_is_mostly_not_speech_is_refused():
 
 
 def test_a_refused_file_still_says_where_its_text_went():
-    """The warnings (a play far below the others, lines not recognised) come before the refusal, so a
-    file kept at less than half is refused with its diagnosis, not without."""
+    """The warnings (here: a play with more stage-direction lines than speech) come before the refusal,
+    so a file kept at less than half is refused with its diagnosis, not without."""
     play = old_play("THE TRAGEDY OF HAMLET, PRINCE OF DENMARK", ["  Ham. To be, or not to be.", "~~ an odd line ~~"])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with pytest.raises(DataError, match="Nothing was written"):
             prepare_complete_works("\n".join(play), min_kept=0.99)
-    assert any("unrecognised line" in str(w.message) and "HAMLET" in str(w.message) for w in caught)
+    assert any("HAMLET" in str(w.message) and "stage-direction lines" in str(w.message) for w in caught)
 
 
 _NAMES = st.sampled_from(["HAMLET", "Ham", "First Citizen", "MRS. PAGE", "Lady M", "ROSENCRANTZ and GUILDENSTERN"])

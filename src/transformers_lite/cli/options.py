@@ -8,7 +8,7 @@ and choices come from the field's metadata and its default from a recipe. Option
 from __future__ import annotations
 
 import argparse
-from dataclasses import fields
+from dataclasses import fields, is_dataclass
 from typing import Any
 
 
@@ -26,8 +26,8 @@ def _shown(value: Any, meta: dict[str, Any]) -> str:  # noqa: ANN401
 def add_options(group: argparse._ActionsContainer, defaults: Any, *, skip: tuple[str, ...] = ()) -> list[str]:  # noqa: ANN401
     """``--field`` for every field of the dataclass instance ``defaults``; returns the field names."""
     names = []
-    own = type(defaults).__dict__.get("__annotations__", {})
-    for f in sorted(fields(defaults), key=lambda f: f.name not in own):  # a class's own options, then inherited
+    inherited = {f.name for base in type(defaults).__mro__[1:] if is_dataclass(base) for f in fields(base)}
+    for f in sorted(fields(defaults), key=lambda f: f.name in inherited):  # a class's own options, then inherited
         if f.name in skip:
             continue
         meta = dict(f.metadata)
