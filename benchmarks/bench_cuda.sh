@@ -13,7 +13,8 @@
 #   generator   time to quality: nanoGPT's train_shakespeare_char recipe (5,000 steps) in nanoGPT's train.py,
 #               then the same model and recipe through `tlite train generator`
 #   classifier  the default classifier (8 members) and one member, end to end, with dev accuracy
-#   translator  the default translator (18 epochs) and its validation BLEU, beam 4 and greedy
+#   translator  the default translator (18 epochs) and its validation BLEU, beam 4 and greedy, for each
+#               random seed in SEEDS (default 0)
 # Each part writes its logs and runs under OUT_DIR and prints one JSON line per result.
 set -euo pipefail
 part=$1 nanogpt=$(cd "$2" && pwd) out=$3
@@ -81,11 +82,14 @@ classifier)
   done
   ;;
 translator)
-  timed translator-default tlite train seq2seq --train-src "$m/train.de.gz" --train-tgt "$m/train.en.gz" \
-    --val-src "$m/val.de.gz" --val-tgt "$m/val.en.gz" --device "$dev" --out "$out/t"
-  for beam in 4 1; do
-    timed "translator-evaluate-beam-$beam" tlite evaluate "$out/t" --src "$m/val.de.gz" --ref "$m/val.en.gz" --beam $beam --json
-    grep -E '"(bleu|chrf)"' "$out/translator-evaluate-beam-$beam.log"
+  for seed in ${SEEDS:-0}; do
+    timed "translator-default-seed-$seed" tlite train seq2seq --train-src "$m/train.de.gz" --train-tgt "$m/train.en.gz" \
+      --val-src "$m/val.de.gz" --val-tgt "$m/val.en.gz" --device "$dev" --seed "$seed" --out "$out/t$seed"
+    for beam in 4 1; do
+      timed "translator-evaluate-seed-$seed-beam-$beam" tlite evaluate "$out/t$seed" --src "$m/val.de.gz" \
+        --ref "$m/val.en.gz" --beam $beam --json
+      grep -E '"(bleu|chrf)"' "$out/translator-evaluate-seed-$seed-beam-$beam.log"
+    done
   done
   ;;
 *)
