@@ -5,7 +5,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser test lint docs demo bench bench-speed screenshots clean
+.PHONY: setup browser test test-floor lint docs demo bench bench-speed screenshots clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,19 @@ lint: setup
 	$(BIN)/ruff format --check src tests benchmarks experiments examples
 	$(BIN)/mypy
 
+# the suite on the oldest Python and torch that pyproject.toml admits, in their own virtualenv (.venv-floor):
+# proves the floor. Not part of `make test`: PyPI's torch for Linux is a CUDA build (about 3 GB with its
+# libraries); FLOOR_PYTHON names the interpreter, FLOOR_TORCH may carry pip options (a CPU index where reachable)
+# (transformers, which only the GPT-2 tests use, needs torch 2.6 from its release 5 on)
+FLOOR_PYTHON ?= python3.10
+FLOOR_TORCH ?= torch==2.5.1
+test-floor:
+	test -x .venv-floor/bin/python || $(FLOOR_PYTHON) -m venv .venv-floor
+	.venv-floor/bin/pip install -q $(FLOOR_TORCH)
+	.venv-floor/bin/pip install -q -e '.[all,dev]' 'transformers<5'
+	.venv-floor/bin/python -c "import sys, torch; print('Python', sys.version.split()[0], '| torch', torch.__version__)"
+	.venv-floor/bin/python -m pytest -n 2
+
 # the documentation site, offline, into site/ (strict: a broken link or reference is an error)
 docs: setup
 	$(BIN)/mkdocs build --strict --site-dir site
@@ -57,9 +70,10 @@ bench-speed: setup
 	$(BIN)/python benchmarks/profile_train_step.py --size d32
 	$(if $(TRANSLATOR),$(BIN)/python benchmarks/bench_translate.py $(TRANSLATOR) --skip-unbatched)
 	$(if $(BEFORE),$(BIN)/python benchmarks/compare_versions.py --before $(BEFORE))
+	$(if $(BEFORE),$(BIN)/python benchmarks/compare_versions.py --before $(BEFORE) --only sample-one-process --rounds 21)
 
 screenshots: setup browser  # trains small runs on ../shared/data (about 35 min), writes outputs/screenshots/*.png
 	$(BIN)/python examples/screenshots.py
 
 clean:
-	rm -rf $(VENV) outputs .pytest_cache
+	rm -rf $(VENV) .venv-floor outputs .pytest_cache

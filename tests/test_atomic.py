@@ -127,3 +127,16 @@ def test_dev_stdout_redirected_into_a_file_keeps_what_was_written_before(tmp_pat
     shell = f'{{ echo HEADER; {sys.executable} -c "{write}"; echo FOOTER; }} > {tmp_path / "f"}'
     subprocess.run(["sh", "-c", shell], check=True)
     assert (tmp_path / "f").read_bytes() == b"HEADER\nx\nFOOTER\n"
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm on this system")
+def test_a_regular_file_under_dev_is_replaced_not_appended_to():
+    """A file in ``/dev/shm`` is an ordinary file: writing it twice leaves the second text only (it was
+    once appended to, as if it were a device)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(dir="/dev/shm") as folder:
+        path = Path(folder) / "out.jsonl"
+        atomic_write_text(path, "first\n")
+        atomic_write_text(path, "second\n")
+        assert path.read_text() == "second\n" and stat.S_ISREG(path.stat().st_mode)

@@ -44,6 +44,10 @@ def test_every_subcommand_has_help_with_an_example_and_real_defaults():
         text = parser.format_help()
         assert "example" in text.lower(), cmd
         assert "default: None" not in text and "default: none" not in text, (cmd, text)
+        examples = text[text.rindex("example") :].splitlines()[1:]
+        assert examples and all(line.strip().startswith("tlite ") for line in examples if line.strip()), (cmd, text)
+        if cmd[0] == "train":  # the family's description heads its help, above the options
+            assert text.index("Defaults shown") < text.index("options:"), text
     result = tlite("train", "classifier", "--help")
     assert result.returncode == 0 and "--lr LR" in result.stdout and "(default: 0.004)" in result.stdout
 

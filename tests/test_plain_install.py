@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import math
 import os
 import re
 import shutil
@@ -218,8 +219,9 @@ print(json.dumps({{"package": transformers_lite.__file__,
     )
     [pair] = translated["translations"]
     assert pair["source"] == "ein hund läuft" and isinstance(pair["translation"], str), translated
-    for family in ("generator", "seq2seq"):
-        assert json.loads(run(tlite, "evaluate", runs / family, "--json", cwd=tmp_path, env=env).stdout)
+    for family, score in (("generator", "perplexity"), ("seq2seq", "bleu")):
+        scores = json.loads(run(tlite, "evaluate", runs / family, "--json", cwd=tmp_path, env=env).stdout)
+        assert scores["task"] == family and math.isfinite(scores[score]), scores
 
     page, listed = serve(tlite, runs, env)
     assert "<html" in page.lower()  # the static page is in the wheel

@@ -86,15 +86,22 @@ def _settings_classes():
 @given(st.data(), st.one_of(st.text(max_size=6), st.integers(-2, 2), st.none(), st.floats(), st.lists(st.booleans())))
 def test_a_true_or_false_setting_takes_only_true_or_false(data, value):
     """``"false"`` in a config file (or from Python) once counted as true: every ``bool`` field of every
-    config and settings class refuses anything but a bool, naming the field and the value."""
+    config and settings class refuses anything but a bool (a ``bool | None`` field also takes None), naming
+    the field and the value."""
     import dataclasses
 
     cls = data.draw(st.sampled_from(_settings_classes()))
-    flags = [f.name for f in dataclasses.fields(cls) if f.type in ("bool", bool)]
+    optional = {f.name for f in dataclasses.fields(cls) if f.type == "bool | None"}  # None: decided from the data
+    flags = [f.name for f in dataclasses.fields(cls) if f.type in ("bool", bool)] + sorted(optional)
     if not flags:
         return
     name = data.draw(st.sampled_from(flags))
     base = {"epochs": 1} if cls.__name__ == "TrainConfig" else {}  # a TrainConfig needs a limit
-    with pytest.raises(ConfigError, match=f"{name} must be true or false, got"):
+    if name in optional and value is None:
+        return
+    allowed = "true, false or null" if name in optional else "true or false"
+    with pytest.raises(ConfigError, match=f"{name} must be {allowed}, got"):
         cls(**base, **{name: value})
     assert getattr(cls(**base, **{name: True}), name) is True and getattr(cls(**base, **{name: False}), name) is False
+    if name in optional:
+        assert getattr(cls(**base, **{name: None}), name) is None

@@ -10,7 +10,9 @@ from pathlib import Path
 
 # the repository's address, declared once: pyproject.toml's [project.urls] Homepage (the README's links use it too)
 _HOMEPAGE = re.search(r'^Homepage = "([^"]+)"', (Path(__file__).parents[2] / "pyproject.toml").read_text(), re.M)
-REPOSITORY = f"{_HOMEPAGE.group(1) if _HOMEPAGE else ''}/blob/main/"
+if _HOMEPAGE is None:
+    raise RuntimeError("pyproject.toml declares no [project.urls] Homepage: the site's links to files need it")
+REPOSITORY = f"{_HOMEPAGE.group(1)}/blob/main/"
 LINK = re.compile(r"\]\((?!https?:|#|mailto:)([^)\s#]+)(#[^)\s]*)?\)")
 
 

@@ -6,9 +6,11 @@ truncated mix, because ``os.replace`` is atomic on POSIX file systems.
 
 The rename only ever replaces a regular file (or creates a new one): whatever else the path names is
 kept. A symbolic link is followed and its target written atomically (the link stays a link, and what
-it points to gets the new content); a character or block device, FIFO or socket (``/dev/null``,
-``/dev/stdout``, a named pipe) is opened and written in place, as a shell redirection would; a
-directory is an error naming the path.
+it points to gets the new content); a character or block device, FIFO or socket (``/dev/null``, a named
+pipe) is opened and appended to, never replaced; a name of this process's own open files (``/dev/stdout``,
+``/dev/fd/N``) is written through that descriptor, at its offset, so a redirected stdout is neither
+truncated nor orphaned; a regular file anywhere (``/dev/shm`` too) is replaced atomically; a directory
+is an error naming the path.
 """
 
 from __future__ import annotations
@@ -42,15 +44,15 @@ def read_json(path: str | Path, what: str, error: type[Exception] = RunError, hi
 
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
     """Call ``write(tmp_path)`` then atomically move the temporary file onto ``path`` (or onto the file a
-    symbolic link ``path`` points to). ``path`` naming a device, FIFO or socket: ``write(path)`` writes
-    there directly (no temporary file, no rename, no fsync).
+    symbolic link ``path`` points to). ``path`` naming a device, FIFO or socket, or one of this process's
+    open files (``/dev/stdout``): the output is written through to it (no rename, no fsync).
 
     A write that fails (a full disk, a quota) leaves ``path`` as it was and raises an ``OSError``
     naming ``path``. A new file gets the permissions any new file would (0666 less the umask), not the
     private 0600 of a temporary file; a replaced file keeps its own.
     """
     path = Path(path)
-    if _system_stream(path):  # /dev/stdout, /proc/self/fd/1, ...: a stream of this process, written through
+    if _own_descriptor(path) is not None:  # /dev/stdout, /proc/self/fd/1, ...: this process's own, written through
         _write_in_place(path, path, write)
         return
     target, mode = _target(path)
@@ -74,13 +76,6 @@ def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:
         _remove(tmp)
         raise
     _fsync_dir(target.parent)
-
-
-def _system_stream(path: Path) -> bool:
-    """A path under ``/dev`` or ``/proc`` (``/dev/stdout`` may resolve to a pipe's ``/proc`` name that
-    cannot be stat'ed, or to the file the shell redirected into, which a rename would orphan)."""
-    parts = Path(os.path.abspath(path)).parts
-    return len(parts) > 2 and parts[1] in ("dev", "proc")
 
 
 def _target(path: Path) -> tuple[Path, int | None]:

@@ -84,9 +84,14 @@ def choice(name: str, value: Any, choices: Iterable[Any]) -> None:  # noqa: ANN4
 
 
 def flags(settings: Any) -> None:  # noqa: ANN401
-    """Every field of the dataclass ``settings`` declared ``bool`` holds ``True`` or ``False``: the text
-    ``"false"`` from a config file or the Python API would otherwise count as true."""
+    """Every field of the dataclass ``settings`` declared ``bool`` holds ``True`` or ``False`` (``None`` too
+    where it is declared ``bool | None``: "decide from the data"): the text ``"false"`` from a config file
+    or the Python API would otherwise count as true."""
     for f in dataclasses.fields(settings):
         value = getattr(settings, f.name)
-        if f.type in ("bool", bool) and not isinstance(value, bool):
-            raise ConfigError(f"{f.name} must be true or false, got {value!r}")
+        optional = f.type in ("bool | None", "Optional[bool]") or f.type == (bool | None)
+        if optional and value is None:
+            continue
+        if (optional or f.type in ("bool", bool)) and not isinstance(value, bool):
+            allowed = "true, false or null" if optional else "true or false"
+            raise ConfigError(f"{f.name} must be {allowed}, got {value!r}")

@@ -7,7 +7,7 @@ import sys
 import warnings
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from transformers_lite.data.gutenberg import between_markers, prepare_complete_works
@@ -453,6 +453,7 @@ _LINE = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(_LINE, max_size=60), st.sampled_from(["bare", "markers", "1990s play", "current play"]))
+@example(["00.Aa", "0A[F", " 0.A"], "1990s play")  # a name alone with a bracket after it: the bracket was lost
 def test_every_line_is_counted_once_and_kept_lines_reach_the_text(lines, frame):
     """Generated files mixing every kind of line: the categories add up to every line between the
     markers, blank means blank, and every word of a kept line is in the text."""
@@ -531,3 +532,11 @@ def test_download_complete_works_prepares_plays_txt(tmp_path, monkeypatch):
         "[Enter Theseus, Hippolyta, Philostrate and Attendants.]\n\nLYSANDER.\nSpeak, Hermia.\n\n"
     )
     assert prepared.passages == 45 and prepared.speeches == 43
+
+
+def test_a_1990s_speaker_alone_on_its_line_keeps_the_direction_after_the_name():
+    """``  BAPTISTA.  [To TRANIO.]`` over an indented speech: the name starts the speech and the bracket
+    is kept as its direction, as in the current edition (it was dropped)."""
+    body = ["  DUKE. Go on, my lord, and speak.", "  BAPTISTA.  [To TRANIO.]", "    Go on, sir, I pray you now."]
+    prepared, _ = prepare("\n".join(old_play("THE PLAY", body)), min_kept=0)
+    assert "BAPTISTA.\n[To TRANIO.]\nGo on, sir, I pray you now." in prepared.text

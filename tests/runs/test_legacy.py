@@ -99,14 +99,18 @@ def _resume(name, tmp_path, *data_options):
 
 def test_a_paused_02_classifier_resumes_exactly_on_a_moved_copy_of_its_data(tmp_path):
     """Its optimizer states are renamed as its weights are; the data moved (same sha256) is accepted, and
-    the resumed run ends where 0.2's straight run ended: bit for bit on the machine that made the fixture,
-    within float32 rounding on another (another CPU's matrix kernels may round the last bit otherwise:
-    0.2's own straight run differs from its recorded one by 3e-8 on such a machine). Resuming twice
-    gives the same bits."""
+    the resumed run ends where 0.2's straight run ended: within 1e-6 on the torch that made the fixture
+    (bit for bit on the machine that made it; another CPU's matrix kernels may round the last bit
+    otherwise: 0.2's own straight run differs from its recorded one by 3e-8 on such a machine), and within
+    1e-3 on another torch release (other kernels, four more steps of training: 5e-4 on torch 2.5).
+    Resuming twice gives the same bits."""
     train, dev = reviews(tmp_path)
     run = _resume("classifier", tmp_path, "--train", train, "--val", dev)
     probs = torch.tensor(classify_texts(run.model, run.tokenizer, REVIEWS))
-    assert torch.allclose(probs, torch.tensor(REFERENCE_02["classifier"]["straight"]), rtol=0, atol=1e-6)
+    recorded = json.loads((RUNS_02 / "classifier" / "hyperparameters.json").read_text())["versions"]["torch"]
+    same_torch = recorded.split("+")[0] == torch.__version__.split("+")[0]
+    atol = 1e-6 if same_torch else 1e-3
+    assert torch.allclose(probs, torch.tensor(REFERENCE_02["classifier"]["straight"]), rtol=0, atol=atol)
     again = _resume("classifier", tmp_path / "again", "--train", train, "--val", dev)
     assert torch.equal(probs, torch.tensor(classify_texts(again.model, again.tokenizer, REVIEWS)))
 

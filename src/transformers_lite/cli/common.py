@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from ..atomic import atomic_write_text
 from ..data.inputs import read_inputs
-from ..data.tables import TEXT_COLUMNS, is_sentence, is_table, pick_column, read_table
+from ..data.tables import TEXT_COLUMNS, has_header_line, is_sentence, is_table, pick_column, read_table
 from ..errors import ConfigError, warn
 from ..families import load
 from ..pipeline import Run
@@ -92,15 +92,15 @@ def inputs(args: argparse.Namespace, fields: tuple[str, ...] = ("text",)) -> tup
     if (
         args.input not in (None, "-")
         and output
-        and os.path.exists(args.input)
-        and os.path.exists(output)
+        and os.path.isfile(args.input)  # regular files: /dev/stdin and /dev/stdout may name one terminal
+        and os.path.isfile(output)
         and os.path.samefile(args.input, output)
     ):
         raise ConfigError(f"--output {output} is the --input file: it would be written over; give another file")
     if args.input and args.input != "-" and is_table(args.input) and not args.input.endswith(".jsonl"):
         table = read_table(args.input)  # records, not lines: a header is never an input
         column = pick_column(table, None, (*fields, *TEXT_COLUMNS), "text", "a 'text' column")
-        if is_sentence(column):  # line 1 is a text, read as the header: it would get no output
+        if has_header_line(args.input) and is_sentence(column):  # line 1 is a text, read as the header
             warn(
                 f"{args.input}: line 1 reads like a text, not a header naming the columns; it was taken as the "
                 f"header ({column!r}) and gets no output: add a header line 'text', or name the file .txt for "

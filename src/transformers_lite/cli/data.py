@@ -43,7 +43,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     n.add_argument("--json", action="store_true", help="print one JSON object")
     n.add_argument("--plot", type=Path, metavar="DIR", help="also draw review_lengths.png into DIR")
     n.set_defaults(func=run_lengths)
-    d = dsub.add_parser("download", help="fetch a public corpus into the cache (sha256-verified)")
+    d = dsub.add_parser("download", help="fetch a public corpus into the cache (sha256-checked where a hash is known)")
     d.add_argument("dataset", choices=sorted(DATASETS) + sorted(NO_PUBLIC_SOURCE))
     d.add_argument("--to", type=Path, default=None, help="root folder instead of the user cache")
     d.set_defaults(func=run_download)

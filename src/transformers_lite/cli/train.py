@@ -46,8 +46,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         t = command(
             tsub,
             fam.name,
-            f"train the {fam.title}",
-            f"Train the {fam.title}. Defaults shown are those of the default preset ({preset}); "
+            f"Train the {fam.title}.\n\nDefaults shown are those of the default preset ({preset}); "
             "other presets have their own: add --print-config to see exactly what will be trained.",
             fam.example,
         )

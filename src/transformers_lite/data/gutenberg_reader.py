@@ -200,6 +200,8 @@ class _PlayReader:
         if (alone := alone_speaker(self.lines, i)) and indent(self.lines[i + 1]) > ind:  # the speech on the next line
             self.speaker_indent = ind
             self._start(alone)
+            if to := aside(self.lines[i]):  # the line is kept whole: the name, then its direction
+                self._direction(to, inside=True)
             return "speaker"
         continued = self.open == "direction" and self.categories[i - 1] == "direction"
         if ind != self.margin or is_direction(text) or continued:

@@ -127,9 +127,17 @@ def pick_column(table: Table, given: str | None, known: tuple[str | None, ...], 
 
 
 def is_sentence(name: str) -> bool:
-    """A column name that reads like a record (words with spaces, or long): a file without a header
-    whose first record was taken as one."""
-    return " " in name.strip() or len(name) > 30
+    """A column name that reads like a record (three words or more, a sentence's end, or long): a file
+    without a header whose first record was taken as one. "Review Text" is a header."""
+    text = name.strip()
+    return len(text.split()) >= 3 or text.endswith((".", "!", "?")) or len(text) > 30
+
+
+def has_header_line(path: str | Path) -> bool:
+    """A delimited text table (CSV or TSV, compressed or not), whose first line names its columns: only
+    there can a record have been taken for the header."""
+    name = str(path).lower().removesuffix(".gz")
+    return name.endswith((".csv", ".tsv"))
 
 
 def _is_number(text: str) -> bool:

@@ -22,7 +22,7 @@ from torch import Tensor
 from ..errors import ConfigError, DataError, warn
 from ..tokenizers import pad_batch
 from .sources import read_text_file
-from .tables import is_sentence, is_table, read_table
+from .tables import has_header_line, is_sentence, is_table, read_table
 
 SOURCE_COLUMNS, TARGET_COLUMNS = ("src", "source"), ("tgt", "target")
 
@@ -65,7 +65,8 @@ def load_pairs(
         b = columns[1] or next((c for c in table.columns if c.lower() in TARGET_COLUMNS), None)
         if (a, b) == (None, None) and len(text_columns) == 2:
             a, b = text_columns  # two text columns: the source first, as a TSV of pairs is written
-        if (a, b) == tuple(text_columns) and columns == (None, None) and any(is_sentence(c) for c in text_columns):
+        headless = has_header_line(src_path) and any(is_sentence(c) for c in text_columns)
+        if (a, b) == tuple(text_columns) and columns == (None, None) and headless:
             warn(
                 f"{src_path}: line 1 reads like a pair, not a header naming the columns; it was taken as the "
                 f"header ({a!r}, {b!r}) and is not trained on: add a header line, e.g. 'source<TAB>target'"

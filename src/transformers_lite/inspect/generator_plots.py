@@ -61,7 +61,7 @@ def write_generator_plots(
     embeddings = model.embeddings()
     if "positions" in kinds and "position" in embeddings:
         sim = scores.cosine_similarity_matrix(embeddings["position"])
-        labels = [str(i) for i in range(sim.shape[0])]
+        labels = [str(i + 1) for i in range(sim.shape[0])]  # positions 1..n, the first token's 1 as in the posts
         written.append(
             plots.heatmap(
                 sim,
@@ -69,7 +69,7 @@ def write_generator_plots(
                 labels,
                 out / "position_similarity.png",
                 "cosine similarity of position embeddings",
-                "position",
+                "position (1 = the first token)",
                 "position",
                 cmap="RdBu_r",
                 vmin=-1,

@@ -69,7 +69,7 @@ class RunRegistry:
         """The other runs of ``name``'s model family: those whose training timelines compare with its own
         (the same probe, the same outputs)."""
         by_family: dict[str, list[str]] = {}
-        for entry in self.entries.values():
+        for entry in list(self.entries.values()):  # a copy: another request's refresh may add runs meanwhile
             by_family.setdefault(entry.family, []).append(entry.name)
         return [other for other in by_family.get(self.entries[name].family, []) if other != name]
 
