@@ -89,7 +89,7 @@ def flags(settings: Any) -> None:  # noqa: ANN401
     or the Python API would otherwise count as true."""
     for f in dataclasses.fields(settings):
         value = getattr(settings, f.name)
-        optional = f.type in ("bool | None", "Optional[bool]") or f.type == (bool | None)
+        optional = f.type in ("bool | None", bool | None)
         if optional and value is None:
             continue
         if (optional or f.type in ("bool", bool)) and not isinstance(value, bool):

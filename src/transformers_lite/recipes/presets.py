@@ -20,8 +20,14 @@ from .recipe import PRESET_MODELS, Recipe
 
 # tuned on the MARC dev split (docs/results/classifier.md, benchmarks/bench_classifier.py)
 _CLASSIFIER_TRAIN = TrainConfig(epochs=3, lr=4e-3, warmup_steps=200, weight_decay=0.1, eval_every=0)
-# sized for about an hour on a 2-core CPU (18 epochs of ~160 s with seq2seq-small)
+# 18 epochs of ~145 s with seq2seq-small on a 2-core CPU: 44 minutes
 _SEQ2SEQ_TRAIN = TrainConfig(epochs=18, lr=1e-3, warmup_steps=300, weight_decay=0.01, eval_every=0)
+# 2,048-token batches (twice the optimizer steps of 4,096 in the same time) and a 4,000-token joint BPE (a smaller
+# output layer): 38.73 BLEU (beam 4, seed 0) after 18 epochs on a 2-core CPU, 38.16 (mean of 3 seeds) with
+# --max-minutes 30; 4,096-token batches and an 8,000-token BPE scored 38.52 in 18 epochs and ~33 after 30
+# minutes (docs/results/translator.md, experiments/translator_budget.py)
+_SEQ2SEQ_DATA = Seq2SeqSettings(vocab_size=4000, max_tokens=2048)
+_SEQ2SEQ_SMALL = Seq2SeqConfig(share_embeddings=True, src_vocab_size=4000, tgt_vocab_size=4000)
 # post-gpt within a time budget (experiments/gpt_recipes.py post-gpt): dropout 0.1 -> 0 at lr 1e-2 took 1-minute
 # perplexity from 6.85 to 6.12 (the 44k-parameter model underfits a million characters: dropout only slows it);
 # lr 1e-2 beat 1e-3 (8.63) and 2e-2 (6.22); 4-minute runs: cosine to 0 (5.52) beat a floor of 10 % (5.55)
@@ -144,25 +150,21 @@ PRESETS: dict[str, Recipe] = {
             "small-gpt",
             "baby-gpt's recipe at lr 1.5e-3: experiments/gpt_budget_sweep.py",
         ),
-        # a small Multi30k translator; joint BPE: one table for both languages. 2,048-token batches (twice the
-        # optimizer steps of 4,096 in the same time) and a 4,000-token BPE (a smaller output layer): 38.73 BLEU
-        # (beam 4, seed 0) after 18 epochs in 44 minutes on a 2-core CPU, 38.16 (mean of 3 seeds) with
-        # --max-minutes 30; 4,096-token batches and an 8,000-token BPE scored 38.52 in 18 epochs and ~33
-        # after 30 minutes (docs/results/translator.md, experiments/translator_budget.py)
+        # a small Multi30k translator; joint BPE: one table for both languages
         Recipe(
             "seq2seq",
-            Seq2SeqConfig(share_embeddings=True, src_vocab_size=4000, tgt_vocab_size=4000),
+            _SEQ2SEQ_SMALL,
             _SEQ2SEQ_TRAIN,
-            Seq2SeqSettings(vocab_size=4000, max_tokens=2048),
+            _SEQ2SEQ_DATA,
             "seq2seq-small",
             "18 epochs of 2,048-token batches, a 4,000-token joint BPE: experiments/translator_budget.py",
         ),
         # the default translator for a budget of minutes: its schedule spans 30 minutes, whatever the epochs
         Recipe(
             "seq2seq",
-            Seq2SeqConfig(share_embeddings=True, src_vocab_size=4000, tgt_vocab_size=4000),
+            _SEQ2SEQ_SMALL,
             _SEQ2SEQ_TRAIN.replace(epochs=None, max_minutes=30.0),
-            Seq2SeqSettings(vocab_size=4000, max_tokens=2048),
+            _SEQ2SEQ_DATA,
             "seq2seq-budget",
             "seq2seq-small in 30 minutes (tlite train seq2seq --max-minutes 30): experiments/translator_budget.py",
         ),
@@ -178,7 +180,7 @@ PRESETS: dict[str, Recipe] = {
                 tgt_vocab_size=1000,
             ),
             _SEQ2SEQ_TRAIN,
-            Seq2SeqSettings(),
+            Seq2SeqSettings(vocab_size=1000, max_tokens=_SEQ2SEQ_DATA.max_tokens),  # the BPE its config names
             "seq2seq-tiny",
         ),
         # the default classifier's encoder, pretrained on unlabelled reviews; bash experiments/mlm_trials.sh: a
