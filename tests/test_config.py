@@ -48,7 +48,7 @@ def test_shared_fields_live_once():
     shared = {f.name for f in dataclasses.fields(EncoderConfig)}
     assert set(EncoderConfig.SHAPE) <= shared and {"vocab_size", "pad_id", "input_dropout"} <= shared
     spec = GeneratorConfig(norm_eps=1e-6, norm_first=True).block(causal=True)
-    assert (spec.norm_eps, spec.norm_first, spec.causal, spec.qkv_bias) == (1e-6, True, True, False)
+    assert (spec.norm.eps, spec.norm_first, spec.causal, spec.qkv_bias) == (1e-6, True, True, False)
 
 
 def test_old_names_of_config_values_still_read():

@@ -213,7 +213,7 @@ print(json.dumps({{"package": transformers_lite.__file__,
         run(tlite, "classify", runs / "classifier", "great box", "--json", cwd=tmp_path, env=env).stdout
     )
     [result] = classified["results"]
-    assert abs(sum(result["probabilities"].values()) - 1) < 1e-4, classified
+    assert abs(sum(result["probabilities"].values()) - 1) <= 5 * 0.5e-4, classified  # five values, each to 4 places
     translated = json.loads(
         run(tlite, "translate", runs / "seq2seq", "ein hund läuft", "--json", cwd=tmp_path, env=env).stdout
     )

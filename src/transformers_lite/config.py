@@ -20,6 +20,7 @@ from . import validate
 from .atomic import atomic_write_text, read_json
 from .errors import ConfigError
 from .layers import ACTIVATIONS, BlockSpec
+from .layers.norms import NormSpec
 
 # fields renamed since the first release: old name -> new name (old run files are migrated on load)
 RENAMED = {"context": "max_length", "tie_weights": "tie_embeddings", "tie_output": "tie_embeddings"}
@@ -72,7 +73,7 @@ class TransformerConfig:
             activation=self.activation,
             norm_first=self.norm_first,
             qkv_bias=self.qkv_bias,
-            norm_eps=getattr(self, "norm_eps", 1e-5),
+            norm=NormSpec(eps=getattr(self, "norm_eps", 1e-5)),
             causal=causal,
         )
 

@@ -20,7 +20,7 @@ from .errors import ConfigError, warn
 from .evaluation.evaluate import evaluate_classifier, evaluate_generator
 from .evaluation.pretraining import evaluate_pretraining
 from .evaluation.translation import evaluate_translation
-from .inspect import backward, examples, forward, hand_rules, readout, timeline
+from .inspect import backward, examples, forward, readout, timeline
 from .inspect.classifier_plots import write_classifier_plots
 from .inspect.generator_plots import write_generator_run_plots
 from .inspect.inspection import Inspection
@@ -108,7 +108,6 @@ FAMILIES: dict[str, Family] = {
                 from_validation=examples.classifier_example,
                 loss=backward.classifier_loss,
                 kept_target=lambda run, trace: trace.classes[int(trace["probabilities"].argmax())],
-                checks=hand_rules.classifier_checks,
                 probe=timeline.classifier_probe,
             ),
         ),
@@ -134,7 +133,6 @@ FAMILIES: dict[str, Family] = {
                 "ROMEO:\nBut soft, what light through yonder window breaks?",
                 from_validation=examples.generator_example,
                 loss=backward.generator_loss,
-                checks=hand_rules.generator_checks,
                 probe=timeline.generator_probe,
                 windows=readout.text_windows,
             ),

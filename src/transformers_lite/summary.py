@@ -3,27 +3,38 @@
 Each row is one layer: its path in the model, what it is (``Dense(32 => 128, relu)``), and its
 trainable parameter count; the last line is ``Total: N trainable parameters (+M non-trainable)``.
 Tied weights are counted once. Non-trainable values are buffers such as the sinusoidal table.
+
+Each layer of ``layers`` says what its rows are (``summary_rows(count)``: ``(level, name, description,
+trainable, fixed)`` rows, level 0 at the layer's own path, 1 nested under it, ``count`` the parameters
+not counted yet); PyTorch's own layers are described here, and containers list their children.
 """
 
 from __future__ import annotations
 
-from torch import nn
+from collections.abc import Callable, Iterable
 
-from .layers import (
-    Attention,
-    BigramEmbedding,
-    FeedForward,
-    LearnedPositionEmbedding,
-    Residual,
-    RotaryEmbedding,
-    SinusoidalPositionEncoding,
-    TokenEmbedding,
-)
+from torch import Tensor, nn
+
+Row = tuple[int, str, str, int, int]  # (level, name, description, trainable, fixed)
+Count = Callable[[Iterable[Tensor]], int]
 
 
-def _dense(m: nn.Linear, act: str | None = None) -> str:
+def dense_title(m: nn.Linear, act: str | None = None) -> str:
     extra = "" if m.bias is not None else "; bias=false"
     return f"Dense({m.in_features} => {m.out_features}{', ' + act if act else ''}{extra})"
+
+
+def _torch_rows(module: nn.Module, count: Count) -> list[Row] | None:
+    """The rows of PyTorch's own layers (``None``: a container)."""
+    if isinstance(module, nn.Linear):
+        return [(0, "", dense_title(module), count(module.parameters()), 0)]
+    if isinstance(module, nn.LayerNorm):
+        return [(0, "", f"LayerNorm({module.normalized_shape[0]})", count(module.parameters()), 0)]
+    if isinstance(module, nn.Dropout):
+        return [(0, "", f"Dropout({module.p})", 0, 0)] if module.p > 0 else []
+    if isinstance(module, nn.Identity):
+        return []  # an absent layer (a final norm that post-norm blocks do not need)
+    return None
 
 
 def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
@@ -31,7 +42,7 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
     rows: list[tuple[str, str, int, int]] = []
     seen: set[int] = set()
 
-    def count(params) -> int:  # noqa: ANN001
+    def count(params: Iterable[Tensor]) -> int:
         n = 0
         for p in params:
             if id(p) not in seen and p.requires_grad:
@@ -40,67 +51,16 @@ def summary_rows(model: nn.Module) -> list[tuple[str, str, int, int]]:
         return n
 
     def visit(module: nn.Module, path: str, depth: int) -> None:
-        indent = "  " * depth
-        if isinstance(module, Attention):
-            rows.append((indent + path, f"{type(module).__name__}({module.extra_repr()})", 0, 0))
-            count(p for name, p in module.named_parameters() if not name.startswith("rope."))
-            for name, what, n in module.summary_rows():
-                rows.append((indent + "  " + name, what, n, 0))
-            if module.rope is not None:
-                visit(module.rope, "rope", depth + 1)
+        own: Callable[[Count], list[Row]] | None = getattr(module, "summary_rows", None)
+        found = own(count) if own is not None else _torch_rows(module, count)
+        if found is not None:
+            for level, name, what, n, fixed in found:
+                label = path + name if not name or name.startswith(".") else name
+                rows.append(("  " * (depth + level) + label, what, n, fixed))
             return
-        if isinstance(module, Residual):
-            drop = f", Dropout({module.dropout.p})" if module.dropout.p > 0 else ""
-            rows.append(
-                (
-                    indent + path,
-                    f"Residual(LayerNorm({module.norm.normalized_shape[0]}){drop}, {module.extra_repr()})",
-                    count(module.parameters()),
-                    0,
-                )
-            )
-            return
-        if isinstance(module, FeedForward):
-            rows.append(
-                (
-                    indent + path + ".dense1",
-                    _dense(module.dense1, module.activation),
-                    count(module.dense1.parameters()),
-                    0,
-                )
-            )
-            rows.append((indent + path + ".dense2", _dense(module.dense2), count(module.dense2.parameters()), 0))
-            return
-        desc: str | None = None
-        if isinstance(module, TokenEmbedding):
-            desc = f"Embedding({module.vocab_size} => {module.dim})"
-        elif isinstance(module, BigramEmbedding):
-            desc = f"BigramEmbedding({module.buckets} pairs => {module.dim})"
-        elif isinstance(module, LearnedPositionEmbedding):
-            desc = f"Embedding({module.max_length} => {module.dim})"
-        elif isinstance(module, SinusoidalPositionEncoding):
-            desc = f"PositionEncoding({module.dim}, max_length={module.max_length})"
-        elif isinstance(module, RotaryEmbedding):
-            desc = f"RotaryEmbedding({module.dim}, max_length={module.max_length})"
-        elif isinstance(module, nn.Linear):
-            desc = _dense(module)
-        elif isinstance(module, nn.LayerNorm):
-            desc = f"LayerNorm({module.normalized_shape[0]})"
-        elif isinstance(module, nn.Identity):
-            return  # an absent layer (a final norm that post-norm blocks do not need)
-        elif isinstance(module, nn.Dropout):
-            if module.p > 0:
-                rows.append((indent + path, f"Dropout({module.p})", 0, 0))
-            return
-        if desc is not None:
-            buffers = sum(b.numel() for b in module.buffers(recurse=False))
-            buffers += sum(p.numel() for p in module.parameters(recurse=False) if not p.requires_grad)
-            rows.append((indent + path, desc, count(module.parameters()), buffers))
-            return
-        children = list(module.named_children())
         if path:  # a container; parameters of its own (none in this library's layers) are counted here
-            rows.append((indent + path, type(module).__name__, count(module.parameters(recurse=False)), 0))
-        for name, child in children:
+            rows.append(("  " * depth + path, type(module).__name__, count(module.parameters(recurse=False)), 0))
+        for name, child in module.named_children():
             visit(child, name, depth + (1 if path else 0))
 
     visit(model, "", 1)

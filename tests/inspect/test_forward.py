@@ -13,10 +13,10 @@ from hypothesis import strategies as st
 import transformers_lite as tl
 from transformers_lite import GeneratorConfig, build_model
 from transformers_lite.families import FAMILIES
-from transformers_lite.inspect.forward import ForwardTrace, switch_off, trace_forward
+from transformers_lite.inspect.forward import ForwardTrace, TracedStep, switch_off, trace_forward
 from transformers_lite.inspect.readout import attention_distance, head_sweep, logit_lens
-from transformers_lite.inspect.steps import step_info
-from transformers_lite.layers.trace import Trace
+from transformers_lite.layers.steps import Step
+from transformers_lite.layers.trace import Place, Trace
 from transformers_lite.optional import installed
 from transformers_lite.tokenizers.char import CharTokenizer
 
@@ -36,15 +36,21 @@ def _generator_run(**fields) -> SimpleNamespace:
 class _Explicit(Trace):
     """An active trace that keeps nothing: the forward takes the traced (explicit) path unrecorded."""
 
-    def __call__(self, step, x):
+    def __call__(self, step, x, *inputs):
         return x
 
-    def at(self, name):
+    def at(self, name, steps=None, **place):
+        return self
+
+    def declare(self, steps):
         return self
 
 
-def _check_equations(trace: ForwardTrace, scope: str, n_heads: int, causal: bool) -> None:
-    q, k, v = (trace[f"{scope}.attention.{s}"] for s in "qkv")  # (H, T, D)
+def _check_equations(trace: ForwardTrace, scope: str, n_heads: int, causal: bool, rotary: bool = False) -> None:
+    v = trace[f"{scope}.attention.v"]
+    read = trace.traced[f"{scope}.attention.scores"].reads  # Q and K, or with rotary positions Q′ and K′
+    assert read == tuple(f"{scope}.attention.{s}{'_rotated' if rotary else ''}" for s in "qk")
+    q, k = (trace[n] for n in read)  # (H, T, D)
     h, t, d = q.shape
     assert h == n_heads
     scores = trace[f"{scope}.attention.scores"]
@@ -87,7 +93,7 @@ def test_each_step_is_its_equation_and_the_traced_logits_are_the_forwards(
     assert torch.allclose(trace["logits"], fused, atol=1e-5)
     assert torch.allclose(trace["probabilities"], torch.softmax(explicit, -1))
     for i in range(n_blocks):
-        _check_equations(trace, f"blocks.{i}", n_heads, causal=True)
+        _check_equations(trace, f"blocks.{i}", n_heads, causal=True, rotary=position == "rope")
     if position == "learned":
         assert torch.allclose(trace["input"], trace["embedding"] + trace["position"])
     for step in trace.steps():  # every step says its shape, ours and the posts' (read backwards)
@@ -127,14 +133,6 @@ def test_switching_off_a_head_zeroes_it_and_changes_only_what_follows():
         trace_forward(run, TEXT, edits=switch_off(["blocks.7.attention.head.0"], 4))
     with pytest.raises(ValueError, match="switch off"):
         switch_off(["everything"], 4)
-
-
-def test_axes_follow_the_tensor_and_the_posts_read_them_backwards():
-    assert step_info("blocks.0.attention.scores", 3).axes == "HTS"
-    assert step_info("decoder.blocks.0.cross_attention.k", 3).axes == "HSD"
-    assert step_info("blocks.0.feed_forward.out", 2).ours.startswith("hidden")
-    assert step_info("members.0.encoder.blocks.0.attention.mask", 3).axes == "HTS"
-    assert step_info("logits", 1).axes == "K"
 
 
 def test_every_family_traces_through_run_trace(runs):  # noqa: F811
@@ -199,14 +197,18 @@ def test_inspect_trace_writes_the_json_and_a_figure_per_block(cli, runs, tmp_pat
     assert bad.code != 0 and "--head 99 is out of range" in bad.err
 
 
+def _attention(block: int, kind: str = "softmax", reads: tuple[str, ...] = ()) -> TracedStep:
+    """A self-attention step of block ``block`` as a trace records it (the distance reads kinds and axes)."""
+    return TracedStep(Step(kind, "HTT", "", "", ""), kind, Place(f"blocks.{block}.attention", f"blocks.{block}"), reads)
+
+
 def test_attention_distance_of_known_patterns():
     t = 9
     self_only = torch.eye(t).expand(2, t, t)  # (H, T, T): each position reads itself
     uniform = torch.ones(t, t).tril()
     uniform = (uniform / uniform.sum(-1, keepdim=True)).expand(2, t, t)  # position i reads 0..i alike
-    trace = ForwardTrace(
-        "generator", list("abcdefghi"), {"blocks.0.attention.weights": self_only, "blocks.1.attention.weights": uniform}
-    )
+    names = {"blocks.0.attention.weights": self_only, "blocks.1.attention.weights": uniform}
+    trace = ForwardTrace("generator", list("abcdefghi"), names, {n: _attention(int(n[7])) for n in names})
     distance = attention_distance(trace)
     assert distance["blocks.0.attention"] == [0.0, 0.0]
     assert distance["blocks.1.attention"] == [pytest.approx((t - 1) / 4, abs=1e-3)] * 2  # mean over i of i/2
@@ -281,10 +283,14 @@ def test_padding_queries_are_left_out_of_the_attention_distance():
     w = torch.eye(t).expand(1, t, t).clone()  # (H, T, T): each real position reads itself (distance 0)
     w[0, 4:] = 0
     w[0, 4:, :4] = 0.25  # padding queries read the real keys far away
-    mask = torch.tensor([True] * 4 + [False] * 2).reshape(1, 1, t)  # keys: 4 words, 2 pads
-    trace = ForwardTrace(
-        "classifier", list("abcdef"), {"blocks.0.attention.mask": mask, "blocks.0.attention.weights": w}
-    )
+    mask = torch.tensor([0.0] * 4 + [-math.inf] * 2).expand(1, t, t)  # M over (H, T, S): 4 words, 2 pads
+    steps = {
+        "blocks.0.attention.mask": _attention(0, "mask"),
+        "blocks.0.attention.masked": _attention(0, "masked", ("blocks.0.attention.scaled", "blocks.0.attention.mask")),
+        "blocks.0.attention.weights": _attention(0, "softmax", ("blocks.0.attention.masked",)),
+    }
+    tensors = {"blocks.0.attention.mask": mask, "blocks.0.attention.masked": w, "blocks.0.attention.weights": w}
+    trace = ForwardTrace("classifier", list("abcdef"), tensors, steps)
     assert attention_distance(trace) == {"blocks.0.attention": [0.0]}
 
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import transformers_lite as tl
+from transformers_lite import GeneratorConfig
 from transformers_lite.interop.gpt2 import export_gpt2, import_gpt2
 
 transformers = pytest.importorskip("transformers")
@@ -244,3 +245,28 @@ def test_a_folder_whose_config_and_weights_disagree_is_refused_naming_the_tensor
     with pytest.raises(tl.DataError, match=message):
         import_gpt2(folder, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+GPT2_SHAPED = dict(norm_first=True, final_norm=True, qkv_bias=True, head_bias=False, activation="gelu_tanh")
+
+
+@pytest.mark.parametrize(
+    "change, named",
+    [
+        ({"norm_first": False}, "post-norm blocks"),
+        ({"final_norm": False}, "no final LayerNorm"),
+        ({"position": "rope"}, "rotary positions"),
+        ({"head_bias": True}, "a bias on the output Dense"),
+        ({"causal": False}, "causal=False (GPT-2: True)"),
+    ],
+)
+def test_every_setting_gpt2_lacks_is_named_before_an_export(change, named):
+    """The export compares the model's settings with those GPT-2 would rebuild from it: any that differ
+    (a future option too) refuse the export, by name; the initialisation, dropout and a missing Q/K/V bias
+    (exported as zeros) do not change what the exported model computes."""
+    from transformers_lite.interop.gpt2 import gpt2_differences
+
+    shaped = GeneratorConfig(**GPT2_SHAPED)
+    assert gpt2_differences(shaped) == []
+    assert gpt2_differences(shaped.replace(init="gpt2", dropout=0.3, qkv_bias=False)) == []
+    assert any(named in problem for problem in gpt2_differences(shaped.replace(**change)))

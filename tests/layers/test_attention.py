@@ -106,13 +106,19 @@ def test_every_step_of_the_equations_is_traced_with_its_shape():
         "v": (3, 2, 5, 4),
         "scores": (3, 2, 5, 5),
         "scaled": (3, 2, 5, 5),
-        "mask": (5, 5),
+        "mask": (3, 2, 5, 5),
+        "masked": (3, 2, 5, 5),
         "weights": (3, 2, 5, 5),
         "heads": (3, 2, 5, 4),
         "merged": (3, 5, 8),
         "out": (3, 5, 8),
     }
     assert torch.allclose(trace["scaled"], trace["scores"] / 2.0)  # sqrt(D) = sqrt(4)
+    future = ~causal_mask(5)
+    assert (trace["mask"][..., future] == -math.inf).all() and (trace["mask"][..., ~future] == 0).all()  # M: 0 / −∞
+    hidden = trace["masked"][..., future]  # S + M: the lowest float where M is −∞, the scaled scores elsewhere
+    assert (hidden == torch.finfo(hidden.dtype).min).all()
+    assert torch.equal(trace["masked"][..., ~future], trace["scaled"][..., ~future])
     assert torch.equal(trace["out"], out)
 
 

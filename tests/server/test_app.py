@@ -172,7 +172,8 @@ def test_the_trace_endpoint_gives_every_step_of_each_family_and_what_a_switched_
     assert body["blocks"] == ["blocks.0"]  # TINY_GPT: one block of two heads
     assert names[0] == "tokens" and "blocks.0.attention.weights" in names and names[-1] == "probabilities"
     weights = next(s for s in body["steps"] if s["name"] == "blocks.0.attention.weights")
-    assert weights["axes"] == "(H, T, S)" and weights["post_axes"] == "(S, T, H)"
+    assert weights["axes"] == "(H, T, T)" and weights["post_axes"] == "(T, T, H)"  # self-attention: keys are the tokens
+    assert weights["kind"] == "softmax" and weights["reads"] == ["blocks.0.attention.masked"]
     assert all(abs(sum(row) - 1) < 1e-3 for head in weights["values"] for row in head)
     assert body["tokens"] == list("First Citizen")
     off = client.post(
@@ -185,6 +186,8 @@ def test_the_trace_endpoint_gives_every_step_of_each_family_and_what_a_switched_
     assert body["classes"] and body["steps"][-1]["name"] == "probabilities"
     body = client.post("/api/runs/seq2seq/trace", json={"text": "alpha beta", "target": "beta alpha"}).json()
     assert body["source_tokens"][:2] == ["alpha", "beta"] and body["tokens"][1:] == ["beta", "alpha"]
+    cross = next(s for s in body["steps"] if s["name"] == "decoder.blocks.0.cross_attention.weights")
+    assert cross["axes"] == "(H, T, S)"  # the target's tokens over the source's
     sweep = client.post("/api/runs/generator/sweep", json={"text": "First Citizen"}).json()
     assert len(sweep["heads"]) == 2 and sweep["loss"] > 0
     rises = [h["rise"] for h in sweep["heads"]]

@@ -229,7 +229,8 @@ def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser, runs
         for i, n in ((2, "embedding"), (3, "position"), (4, "input"))
     ]
     info = browser.find_element(By.ID, "trace-step-info").text
-    assert "E[ids] + P[t]" in info and "(T, C) = (13, 16)" in info and "(C, T)" in info
+    assert "E[ids] + PE[t]" in info and "(T, C) = (13, 16)" in info and "(C, T)" in info
+    assert "computed from embedding position" in info and "(kind: sum)" in info  # the steps it adds
 
     # the softmax weights of the last position: a row that sums to 1; head 1 reads differently
     _go_to_step(browser, "attention.weights")
@@ -298,7 +299,7 @@ def test_the_backward_pass_in_a_real_browser(base_url, browser, runs_folder):
     steps = [s.text for s in browser.find_elements(By.CSS_SELECTOR, "#backward-steps .step")]
     assert steps[0] == "logits \u2713" and len(steps) == len(expected.grads)
     info = browser.find_element(By.ID, "backward-step-info").text
-    assert "loss: (softmax(z) - onehot(y)) / N" in info and f"{float(expected.grads['logits'].norm()):.6g}" in info
+    assert "loss: (softmax(z) − onehot(y)) / N" in info and f"{float(expected.grads['logits'].norm()):.6g}" in info
     captions = [f.text for f in browser.find_elements(By.CSS_SELECTOR, "#backward-view figcaption")]
     assert captions == ["autograd: logits", "hand-derived (loss): logits"]  # the rule's values beside autograd's
     chips = browser.find_elements(By.CSS_SELECTOR, "#backward-attribution .chip")

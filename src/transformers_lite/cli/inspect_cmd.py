@@ -151,9 +151,9 @@ def run(args: argparse.Namespace) -> int:
         for name, grad in result.grads.items():
             check = result.checks.get(name)
             hand = (
-                f" | hand-derived ({check['rule'].split(':')[0]}) differs by {check['hand_max_diff']:.1e}"
+                f" | hand-derived ({' + '.join(check['kinds'])}) differs by {check['hand_max_diff']:.1e}"
                 if check
-                else ""
+                else f" | no hand rule: {result.missing.get(name, 'nothing it feeds has one')}"
             )
             print(f"{name:>44}  |grad| {float(grad.norm()):.3e}{hand}")
         out = args.out or runs[0] / "plots"

@@ -8,7 +8,8 @@ autograd to retain its gradient (``GradTrace``); nothing is re-implemented and t
 changed (their ``.grad`` is cleared afterwards). Shapes are the forward trace's, without the batch: a
 step ``(T, C)`` has a gradient ``(T, C)``; the posts write both column-major, ``(C, T)``.
 
-The hand-derived rules and which steps they cover: ``inspect.hand_rules``.
+The hand-derived rules, one per kind of step: ``backprop.rules``; which step gets one from which:
+``backprop.driver``.
 """
 
 from __future__ import annotations
@@ -21,30 +22,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ..backprop.driver import hand_gradients
+from ..backprop.rules import cross_entropy
 from ..layers.trace import Trace
-from .forward import ForwardTrace, _traced
-from .hand_rules import hand_checks
+from .forward import ForwardTrace, _traced, without_batch
 from .inspection import inspection
 
 MAX_SHOWN = 16_384  # values per step in the JSON (4 heads' 64 x 64 weights); larger gradients give their norm only
-
-
-class GradTrace(Trace):
-    """A trace whose tensors stay in the graph: each step's gradient is kept after ``backward``."""
-
-    def __init__(self, *, prefix: str = "", _store: dict | None = None, _live: dict | None = None) -> None:
-        super().__init__(prefix=prefix, _store=_store)
-        self.live: dict[str, Tensor] = {} if _live is None else _live
-
-    def at(self, name: str) -> GradTrace:
-        return GradTrace(prefix=f"{self.prefix}{name}.", _store=self.tensors, _live=self.live)
-
-    def __call__(self, step: str, x: Tensor) -> Tensor:
-        x = super().__call__(step, x)
-        if x.requires_grad:
-            x.retain_grad()
-            self.live[self.prefix + step] = x
-        return x
 
 
 @dataclass
@@ -58,6 +42,7 @@ class BackwardTrace:
     grads: dict[str, Tensor]
     params: dict[str, Tensor]
     checks: dict[str, dict[str, Any]] = field(default_factory=dict)
+    missing: dict[str, str] = field(default_factory=dict)  # a step's gradient without a hand rule, and why
     attribution: list[float] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)  # the positions whose prediction the loss scores
 
@@ -81,10 +66,14 @@ class BackwardTrace:
             "steps": [
                 {
                     "name": n,
+                    "kind": self.forward.traced[n].step.kind,
                     "shape": list(g.shape),
                     "norm": float(g.norm()),
                     "values": values(g),
                     **_shown(self.checks.get(n, {}), values),
+                    **(
+                        {} if n in self.checks else {"no_hand_rule": self.missing.get(n, "nothing it feeds has a rule")}
+                    ),
                 }
                 for n, g in self.grads.items()
             ],
@@ -124,30 +113,46 @@ def trace_backward(
     alone); a classifier's ``target`` is a class name (default: its own prediction); a translator's
     ``target`` is the reference translation (default: its greedy translation)."""
     model = run.model
-    trace = GradTrace()
+    trace = Trace(graph=True)
     model.zero_grad(set_to_none=True)
     try:
         with torch.enable_grad():
             forward, logits = _traced(run, text, target, trace)
-            trace.live["logits"] = logits
             logits.retain_grad()
             loss, what, labels, rows = _loss(run, forward, logits, target, position)
             loss.backward()
-        live = {n: t for n, t in trace.live.items() if t.grad is not None}
-        grads = {
-            n: _unbatched(t.grad) for n, t in reversed(list(live.items())) if t.grad is not None
-        }  # the loss back to the embeddings
+        grads = {n: t.grad.detach() for n, t in reversed(trace.live.items()) if t.grad is not None}  # loss first
         params = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
     finally:
         model.zero_grad(set_to_none=True)
-    result = BackwardTrace(forward, loss.item(), what, grads, params, rows=rows.tolist())
-    result.checks = hand_checks(run, forward, grads, params, logits.detach(), labels, rows)
-    result.attribution = _attribution(forward, grads)
+    parameters = {id(p): n for n, p in model.named_parameters()}
+    hand = hand_gradients(trace, grads, params, parameters)
+    hand.checks["logits"] = _loss_check(logits.detach(), labels, rows, grads["logits"])
+    steps = {n: trace.step(n) for n in grads}
+    shown = {n: without_batch(steps[n], g) for n, g in grads.items()}
+    result = BackwardTrace(forward, loss.item(), what, shown, params, rows=rows.tolist())
+    result.checks = {
+        n: c | {"hand": without_batch(steps[n], c["hand"])} if n in steps else c for n, c in hand.checks.items()
+    }
+    result.missing = hand.missing
+    result.attribution = _attribution(forward, result.grads)
     return result
 
 
-def _unbatched(t: Tensor) -> Tensor:
-    return t[0].detach() if t.dim() > 1 and t.shape[0] == 1 else t.detach()
+def _loss_check(logits: Tensor, labels: Tensor, rows: Tensor, mine: Tensor) -> dict[str, Any]:
+    """The loss's own rule at the logits it scores (``rows`` of a sequence's ``(1, T, V)``, or ``(1, K)``)."""
+    flat = (logits[0] if logits.dim() == 3 else logits).float()  # (T, V) or (1, K)
+    hand = torch.zeros_like(flat)
+    hand[rows] = cross_entropy(flat[rows], labels)
+    hand = hand.reshape(mine.shape)
+    rule = "loss: (softmax(z) − onehot(y)) / N" if flat.shape[-1] > 1 else "loss: σ(z) − y"
+    return {
+        "rule": rule,
+        "kinds": ["loss"],
+        "from": [],
+        "hand_max_diff": float((hand - mine).abs().max()),
+        "hand": hand,
+    }
 
 
 def _loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None):  # noqa: ANN401, ANN202
@@ -207,7 +212,7 @@ def translator_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str
 def _attribution(forward: ForwardTrace, grads: dict[str, Tensor]) -> list[float]:
     """Gradient × input per token: ``Σ_c ∂L/∂e[t, c] · e[t, c]`` over each token's embedding row
     (positive: the token's embedding pushed the loss up)."""
-    name = next((n for n in forward.names() if n.endswith("embedding") and n in grads and "decoder" not in n), None)
+    name = next((n for n in forward.of_kind("embedding") if n in grads), None)  # the first table: the source's
     if name is None:
         return []
     return [round(float(x), 6) for x in (grads[name] * forward[name]).sum(-1).tolist()]

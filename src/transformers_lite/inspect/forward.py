@@ -24,68 +24,80 @@ from ..evaluation.prediction import class_names, encode_for_classifier, probabil
 from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..layers import padding_mask_from_ids
-from ..layers.trace import Edit, NamedSteps, Trace
+from ..layers.steps import Step
+from ..layers.trace import Edit, NamedSteps, Place, Trace
 from .inspection import inspection
-from .steps import step_info
 
 MAX_TOKENS = 512  # the longest input a trace reads (each block keeps several (H, T, T) tensors)
+
+
+@dataclass(frozen=True)
+class TracedStep:
+    """What a trace knows of one step besides its tensor: its declaration, its name in its layer, where it
+    sits, and what it read: other steps and the model's parameters, by name."""
+
+    step: Step
+    own: str
+    place: Place = Place()
+    reads: tuple[str, ...] = ()
+    parameters: tuple[str, ...] = ()
 
 
 @dataclass
 class ForwardTrace(NamedSteps):
     """Every step of one forward pass. ``tensors`` maps each step's full name (``blocks.0.attention.q``)
-    to its tensor without the batch dimension; ``tokens`` are the tokens the steps' T axis runs over
-    (a translator's target tokens, its source tokens in ``source_tokens``)."""
+    to its tensor without the batch dimension; ``traced`` says what each step is (``TracedStep``);
+    ``tokens`` are the tokens the steps' T axis runs over (a translator's target tokens, its source
+    tokens in ``source_tokens``)."""
 
     family: str
     tokens: list[str]
     tensors: dict[str, Tensor]
+    traced: dict[str, TracedStep] = field(default_factory=dict)
     source_tokens: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # where the model read less than the text (its context)
 
+    def of_kind(self, kind: str) -> list[str]:
+        """The steps of ``kind`` (``layers.steps.KINDS``), in forward order."""
+        return [n for n, t in self.traced.items() if t.step.kind == kind]
+
     def blocks(self) -> list[str]:
         """The blocks in forward order: ``blocks.0``, ``encoder.blocks.1``, ``decoder.blocks.0``, ..."""
-        scopes: list[str] = []
-        for name in self.tensors:
-            parts = name.split(".")
-            if "blocks" in parts:
-                scope = ".".join(parts[: parts.index("blocks") + 2])
-                if scope not in scopes:
-                    scopes.append(scope)
-        return scopes
+        return list(dict.fromkeys(t.place.block for t in self.traced.values() if t.place.block))
+
+    def readers(self, name: str) -> list[str]:
+        """The steps computed from step ``name``."""
+        return [n for n, t in self.traced.items() if name in t.reads]
 
     def select(self, block: str | None = None) -> list[str]:
         """The steps outside every block, and those of ``block`` (every step when ``None``); for a block of
         an ensemble's member, the steps outside blocks of that member only."""
         if block is None:
             return self.names()
-        if block and block not in self.blocks():
-            raise ValueError(f"block {block!r}: this model's blocks are {', '.join(self.blocks())}")
-        member = ".".join(block.split(".")[:2]) + "." if block.startswith("members.") else ""  # an ensemble's
+        places = {n: t.place for n, t in self.traced.items()}
+        member = next((p.member for p in places.values() if p.block == block), None)
+        if not block or member is None:
+            if block:
+                raise ValueError(f"block {block!r}: this model's blocks are {', '.join(self.blocks())}")
+            member = ""
         return [
             n
-            for n in self.tensors
-            if n.startswith(f"{block}.")
-            or (".blocks." not in f".{n}" and (not member or not n.startswith("members.") or n.startswith(member)))
+            for n, p in places.items()
+            if p.block == block or (not p.block and (not member or not p.member or p.member == member))
         ]
 
     def steps(self, block: str | None = None) -> list[dict[str, Any]]:
-        """Name, shape (ours and the posts'), equation and meaning of each step (``select(block)``)."""
+        """Name, kind, shape (ours and the posts'), equation and meaning of each step (``select(block)``),
+        as the layer that computed it declared them, and the steps and parameters it read."""
         out = []
         for name in self.select(block):
-            t = self.tensors[name]
-            info = step_info(name, t.dim())
+            traced = self.traced[name]
             out.append(
-                {
-                    "name": name,
-                    "shape": list(t.shape),
-                    "axes": f"({', '.join(info.axes)})",
-                    "post_axes": f"({', '.join(reversed(info.axes))})",
-                    "equation": info.ours,
-                    "post_equation": info.post,
-                    "meaning": info.meaning,
-                }
+                {"name": name, "shape": list(self.tensors[name].shape)}
+                | traced.step.to_dict()
+                | {"scope": traced.place.scope, "block": traced.place.block}
+                | {"reads": list(traced.reads), "parameters": list(traced.parameters)}
             )
         return out
 
@@ -100,15 +112,14 @@ class ForwardTrace(NamedSteps):
             t = self.tensors[step["name"]]
             if not t.is_floating_point():
                 step["values"] = t.int().tolist()
-            elif step["axes"].endswith("V)") and t.shape[-1] > full_vocabulary:
+            elif self.traced[step["name"]].step.axes[-1:] == "V" and t.shape[-1] > full_vocabulary:
                 best = torch.topk(t.float(), min(top, t.shape[-1]), dim=-1)
                 step["top"] = [
                     [{"id": i, "value": round(v, digits)} for i, v in zip(ids, values)]
                     for ids, values in zip(best.indices.tolist(), best.values.tolist())
                 ]
             else:
-                scale = 10.0**digits
-                step["values"] = (t.double() * scale).round().div(scale).nan_to_num(0.0).tolist()
+                step["values"] = rounded(t, digits)
         return {
             "family": self.family,
             "tokens": self.tokens,
@@ -119,27 +130,50 @@ class ForwardTrace(NamedSteps):
         }
 
 
-def _unbatched(name: str, t: Tensor) -> Tensor:
-    """``t`` without its batch of one (position tables have none; a mask has one only with 4 dims)."""
-    own = name.rsplit(".", 1)[-1]
-    if own == "position" or (own == "mask" and t.dim() < 4) or not t.dim():
-        return t
-    return t[0]
+def rounded(t: Tensor, digits: int) -> list:
+    """``t``'s values rounded to ``digits`` decimals as nested lists; −∞ (a mask, or masked scores: the
+    lowest float) is ``None``, as JSON has no infinity."""
+    hidden = t.isneginf() | (t <= torch.finfo(t.dtype).min)
+    scale = 10.0**digits
+    values = (t.double() * scale).round().div(scale).nan_to_num(0.0, posinf=0.0, neginf=0.0)
+    if not hidden.any():
+        return values.tolist()
+    flat = [None if h else v for v, h in zip(values.flatten().tolist(), hidden.flatten().tolist())]
+    for size in reversed(values.shape[1:]):  # nested back into the tensor's shape, innermost first
+        flat = [flat[i : i + size] for i in range(0, len(flat), size)]
+    return flat
 
 
-def _collect(trace: Trace, logits: Tensor, before: str = "", **extra: Tensor) -> dict[str, Tensor]:
-    """The trace's tensors without the batch, the probabilities added, ``extra`` placed before step ``before``."""
-    tensors: dict[str, Tensor] = {}
-    for name, t in trace.tensors.items():
-        if name == before:
-            tensors.update(extra)
-        tensors[name] = _unbatched(name, t)
-    tensors["logits"] = logits[0].detach()
-    if logits.dim() == 2:  # a classifier's (1, K); one logit is [1 - p, p]
+PROBABILITIES = {  # what the inspector adds after the model's logits
+    "sequence": Step(
+        "softmax", "TV", "p = softmax(z) over the vocabulary", "softmax(z)", "the model's prediction of the next token"
+    ),
+    "classes": Step(
+        "softmax", "K", "p = softmax(z) (one logit: [1 − σ(z), σ(z)])", "softmax(z)", "the probability of each class"
+    ),
+}
+
+
+def without_batch(step: Step, t: Tensor) -> Tensor:
+    """A step's tensor (or its gradient) without its batch of one: a position table has none, it has as
+    many axes as its step declares."""
+    return t[0] if t.dim() > len(step.axes) else t
+
+
+def _collect(run: Any, trace: Trace, logits: Tensor) -> dict[str, Any]:  # noqa: ANN401
+    """The trace's tensors without the batch, what each step is, the probabilities added."""
+    tensors = {name: without_batch(trace.step(name), t) for name, t in trace.tensors.items()}
+    names = {id(p): n for n, p in run.model.named_parameters()}
+    traced = {
+        name: TracedStep(r.step, r.own, r.place, *trace.inputs_of(name, names)) for name, r in trace.records.items()
+    }
+    which = "classes" if logits.dim() == 2 else "sequence"  # a classifier's (1, K); one logit is [1 - p, p]
+    if logits.dim() == 2:
         tensors["probabilities"] = probabilities(logits.detach())[0]
     else:
         tensors["probabilities"] = torch.softmax(logits[0].detach().float(), dim=-1)
-    return tensors | extra
+    traced["probabilities"] = TracedStep(PROBABILITIES[which], "probabilities", reads=("logits",))
+    return {"tensors": tensors, "traced": traced}
 
 
 @torch.no_grad()
@@ -176,7 +210,7 @@ def trace_generator(run: Any, text: str, target: str | None, trace: Trace) -> tu
     logits = run.model(ids[None], trace=trace)  # (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids.tolist()]
     return ForwardTrace(
-        run.config.family, tokens, _collect(trace, logits), notes=_cut(len(ids), len(every), "last")
+        run.config.family, tokens, **_collect(run, trace, logits), notes=_cut(len(ids), len(every), "last")
     ), logits
 
 
@@ -212,7 +246,7 @@ def _trace_encoder(run: Any, text: str, trace: Trace, classes: list[str]) -> tup
             f"{unknown} word{'s' if unknown > 1 else ''} of the text {'are' if unknown > 1 else 'is'} not in the "
             f"model's vocabulary and read{'' if unknown > 1 else 's'} as {run.tokenizer.shown(run.tokenizer.unk_id)}"
         )
-    return ForwardTrace(cfg.family, tokens, _collect(trace, logits), classes=classes, notes=notes), logits
+    return ForwardTrace(cfg.family, tokens, **_collect(run, trace, logits), classes=classes, notes=notes), logits
 
 
 def trace_translator(run: Any, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:  # noqa: ANN401
@@ -231,7 +265,7 @@ def trace_translator(run: Any, text: str, target: str | None, trace: Trace) -> t
     found = ForwardTrace(
         cfg.family,
         [tgt_tok.shown(i) for i in tgt.tolist()],
-        _collect(trace, logits, before="decoder.embedding", **{"decoder.tokens": tgt}),
+        **_collect(run, trace, logits),
         source_tokens=[src_tok.shown(i) for i in src.tolist()],
         notes=_cut(len(src) - 1, len(src_tok.encode(text)), "first"),
     )
@@ -244,10 +278,10 @@ def trace_translator(run: Any, text: str, target: str | None, trace: Trace) -> t
 
 
 def _check_edits(trace: Trace, edits: dict[str, Edit] | None) -> None:
-    names = trace.names()
-    missing = sorted(n for n in edits or () if n not in trace.tensors and not any(m.endswith(f".{n}") for m in names))
+    owns = {r.own for r in trace.records.values()}  # an edit by a step's own name edits every step of that name
+    missing = sorted(n for n in edits or () if n not in trace.tensors and n not in owns)
     if missing:
-        some = ", ".join(n for n in names if n.endswith(".heads"))[:300]
+        some = ", ".join(n for n, r in trace.records.items() if r.step.kind == "weighted_sum")[:300]
         raise ValueError(f"no step named {', '.join(missing)} in this model's forward (its heads: {some})")
 
 

@@ -25,7 +25,6 @@ class Inspection:
     from_validation: Callable[..., Any] | None = None  # (run) -> an example text from its validation data
     loss: Callable[..., Any] | None = None  # (run, forward, logits, target, position) -> (loss, what, labels, rows)
     kept_target: Callable[..., Any] = lambda run, forward: None  # (run, forward) -> the target the loss scored
-    checks: Callable[..., Any] = lambda check, run, forward, grads, params: None  # the family's hand-derived rules
     probe: Callable[..., Any] | None = None  # (model, task) -> a training snapshot's view of one example
     windows: Callable[..., Any] | None = None  # (run, n) -> (ids, starts, length): windows of its validation text
 

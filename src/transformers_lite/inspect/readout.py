@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from ..data.shakespeare import split_text
 from ..evaluation.evaluate import recorded_text
@@ -22,16 +22,23 @@ from .forward import MAX_TOKENS, ForwardTrace
 from .inspection import inspection
 
 
-def block_outputs(trace: ForwardTrace, scope: str = "") -> list[tuple[str, Tensor]]:
-    """The residual stream at each block boundary, ``(T, C)`` each: the blocks' input, then the last
-    ``(T, C)`` step of each block (``scope``: ``""``, ``encoder.``, ``decoder.``, ``members.0.encoder.``)."""
-    out = [("input", trace[f"{scope}input"])]
-    i = 0
-    while any(n.startswith(f"{scope}blocks.{i}.") for n in trace.names()):
-        block = [n for n in trace.names() if n.startswith(f"{scope}blocks.{i}.") and "residual" in n]
-        out.append((f"after block {i}", trace[block[-1]]))
-        i += 1
-    return out
+def block_outputs(trace: ForwardTrace, start: str) -> list[tuple[str, Tensor]]:
+    """The residual stream at each block boundary, ``(T, C)`` each: the stack's input ``start`` (a step of
+    kind ``sum``: ``input``, ``decoder.input``, ``members.0.encoder.input``), then each block's output,
+    found by following the stream: the next block is the one whose first residual sum adds to it."""
+    out = [("input", trace[start])]
+    x = start
+    while True:
+        adds = [
+            n
+            for n in trace.readers(x)
+            if trace.traced[n].step.kind == "residual_sum" and trace.traced[n].reads[:1] == (x,)
+        ]
+        if not adds:
+            return out
+        block = trace.traced[adds[0]].place.block
+        x = [n for n, t in trace.traced.items() if t.place.block == block][-1]  # a block ends with its output
+        out.append((f"after block {len(out) - 1}", trace[x]))
 
 
 @torch.no_grad()
@@ -49,41 +56,39 @@ def logit_lens(run: Any, trace: ForwardTrace, position: int = -1, top: int = 5) 
 
 def generator_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
     """The final norm and the head applied to the stream at ``position``."""
-    model = run.model
-    return [(label, _softmax(model.head(model.final_norm(x[position])))) for label, x in block_outputs(trace)]
+    model, start = run.model, trace.of_kind("sum")[0]
+    return [(label, _softmax(model.head(model.final_norm(x[position])))) for label, x in block_outputs(trace, start)]
 
 
 def translator_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
     """The decoder's final norm and the head applied to the decoder's stream at ``position``."""
-    model = run.model
-    return [
-        (label, _softmax(model.head(model.decoder_norm(x[position])))) for label, x in block_outputs(trace, "decoder.")
-    ]
+    model, start = run.model, trace.of_kind("sum")[-1]  # the decoder's input: the encoder's comes first
+    return [(label, _softmax(model.head(model.decoder_norm(x[position])))) for label, x in block_outputs(trace, start)]
 
 
 def encoder_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
     """A masked LM's prediction head applied to the encoder's stream at ``position``."""
-    model = run.model
+    model, start = run.model, trace.of_kind("sum")[0]
     return [
         (label, _softmax(model.predict(model.encoder.final_norm(x[position]))))
-        for label, x in block_outputs(trace, "encoder.")
+        for label, x in block_outputs(trace, start)
     ]
 
 
 def classifier_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
     """Each member's head (pooling the whole input) applied to its stream; an ensemble's members' class
     probabilities averaged, as the ensemble does."""
-    model = run.model
-    ids = trace[next(n for n in trace.names() if n.endswith("encoder.tokens"))]
+    model, starts = run.model, trace.of_kind("sum")  # each member's input, in the members' order
+    ids = trace[trace.of_kind("tokens")[0]]
     valid = padding_mask_from_ids(ids, run.config.pad_id)[None]  # (1, T)
     per_member = [
         [
             m.head(m.encoder.final_norm(x)[None], valid)[0]  # the final norm: Identity after post-norm blocks
-            for _, x in block_outputs(trace, f"{_member_scope(model, i)}encoder.")
+            for _, x in block_outputs(trace, start)
         ]
-        for i, m in enumerate(classifier_members(model))
+        for m, start in zip(classifier_members(model), starts)
     ]  # members x boundaries, each (K,)
-    labels = [label for label, _ in block_outputs(trace, f"{_member_scope(model, 0)}encoder.")]
+    labels = [label for label, _ in block_outputs(trace, starts[0])]
     return [
         (label, torch.stack([probabilities(p[b][None])[0] for p in per_member]).mean(0))
         for b, label in enumerate(labels)
@@ -92,10 +97,6 @@ def classifier_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[
 
 def _softmax(logits: Tensor) -> Tensor:
     return torch.softmax(logits.float(), -1)
-
-
-def _member_scope(model: nn.Module, i: int) -> str:
-    return f"members.{i}." if hasattr(model, "members") else ""
 
 
 def _row(label: str, probs: Tensor, names: list[str] | None, top: int, tokenizer: Any = None) -> dict[str, Any]:  # noqa: ANN401
@@ -108,18 +109,18 @@ def _row(label: str, probs: Tensor, names: list[str] | None, top: int, tokenizer
 
 
 def attention_distance(trace: ForwardTrace) -> dict[str, list[float]]:
-    """Per self-attention block, each head's mean distance in tokens between a query and the keys it
+    """Per self-attention layer, each head's mean distance in tokens between a query and the keys it
     reads: sum_j w_ij |i - j|, averaged over the queries (padding queries left out)."""
     out = {}
-    for name in trace.names():
-        if not name.endswith(".attention.weights") or name.endswith("cross_attention.weights"):
+    for name in trace.of_kind("softmax"):
+        traced = trace.traced[name]
+        if traced.step.axes != "HTT":  # self-attention's weights: queries and keys are the same tokens
             continue
-        scope = name.removesuffix(".weights")
-        mask = trace.tensors.get(f"{scope}.mask")
+        before = trace.traced.get(traced.reads[0]) if traced.reads else None
         valid = None
-        if mask is not None and mask.dim() >= 2 and mask.shape[-2] == 1:  # a padding mask over the keys
-            valid = mask.reshape(-1, mask.shape[-1])[0].bool()  # (T,): self-attention's queries are its keys
-        out[scope] = [round(float(d), 3) for d in _distance(trace[name], valid)]
+        if before is not None and before.step.kind == "masked":  # M over (H, T, T): a key hidden from every query
+            valid = ~trace[before.reads[1]].isneginf().all(0).all(0)  # is padding; queries are the same tokens
+        out[traced.place.scope] = [round(float(d), 3) for d in _distance(trace[name], valid)]
     return out
 
 
@@ -143,11 +144,10 @@ def validation_attention_distance(run: Any, windows: int) -> dict[str, Any]:  # 
     for start in starts:
         trace = Trace()
         run.model(val[start : start + t][None], trace=trace)  # (1, T) -> logits; the weights are traced
-        for name in trace.names():
-            if name.endswith(".attention.weights"):
-                totals[name.removesuffix(".weights")] = totals.get(name.removesuffix(".weights"), 0) + _distance(
-                    trace[name][0]
-                )
+        for name, record in trace.records.items():
+            if record.step.kind == "softmax" and record.step.axes == "HTT":  # self-attention's weights
+                scope = record.place.scope
+                totals[scope] = totals.get(scope, 0) + _distance(trace[name][0])
     return {
         "windows": len(starts),
         "context": t,
@@ -209,7 +209,7 @@ def head_sweep(run: Any, text: str, target: str | None = None) -> dict[str, Any]
     heads ranked from the one the prediction needs most. A classifier's loss is that of the class the
     whole model predicts."""
     base = run.trace(text, target=target)
-    heads = [n.removesuffix(".weights") for n in base.names() if n.endswith("attention.weights")]
+    heads = [base.traced[n].place.scope for n in base.of_kind("weighted_sum")]  # every attention layer
     n_heads = run.config.n_heads
     if len(heads) * n_heads > MAX_SWEEP_HEADS:
         raise ValueError(

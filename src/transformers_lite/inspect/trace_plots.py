@@ -8,12 +8,12 @@ import math
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from ..atomic import atomic_write_text
 from ..optional import installed
 from .forward import ForwardTrace
 from .plots import _label, _pyplot, _save
-
-_PER_HEAD = ("q", "k", "v", "scores", "scaled", "weights", "heads")
 
 
 def write_trace(
@@ -30,7 +30,8 @@ def write_trace(
 
 
 def _block_figure(trace: ForwardTrace, scope: str, head: int, out: Path) -> Path:
-    names = [n for n in trace.names() if n.startswith(scope + ".") and trace[n].dim() >= 2 and not n.endswith("mask")]
+    traced = trace.traced
+    names = [n for n in trace.select(scope) if traced[n].place.block == scope and trace[n].dim() >= 2]
     plt = _pyplot()
     cols = 4
     rows = math.ceil(len(names) / cols)
@@ -39,11 +40,12 @@ def _block_figure(trace: ForwardTrace, scope: str, head: int, out: Path) -> Path
     for ax, name in zip(axes.flat, names):
         t = trace[name].float()
         step = name[len(scope) + 1 :]
-        if step.split(".")[-1] in _PER_HEAD:
+        if traced[name].step.axes[0] == "H":  # one head's
             t = t[head]
             step = f"{step} (head {head})"
-        if t.min() < 0:  # signed values: white at zero, red positive, blue negative
-            bound = float(t.abs().max()) or 1.0
+        t = t.masked_fill(t <= torch.finfo(t.dtype).min, float("nan"))  # −∞ (masked): left blank
+        if t.nan_to_num(0).min() < 0:  # signed values: white at zero, red positive, blue negative
+            bound = float(t.nan_to_num(0).abs().max()) or 1.0
             colors = dict(cmap="RdBu_r", vmin=-bound, vmax=bound)
         else:
             colors = dict(cmap="viridis")

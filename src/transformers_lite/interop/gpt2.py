@@ -13,6 +13,7 @@ Only safetensors are read: pickled ``pytorch_model.bin`` files can run code when
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -187,6 +188,52 @@ def import_gpt2(hf_dir: str | Path, out: str | Path, force: bool = False) -> Pat
     return out
 
 
+# settings GPT-2 lacks that do not change what the exported model computes: the initialisation and dropout
+# rate are training's, and Q/K/V without a bias export as zero biases
+SAME_COMPUTATION = ("init", "dropout", "qkv_bias")
+WHY_NOT = {  # the settings GPT-2 lacks most often, in words
+    "norm_first": "post-norm blocks (GPT-2 is pre-norm)",
+    "final_norm": "no final LayerNorm",
+    "position": "rotary positions (GPT-2 learns them)",
+    "head_bias": "a bias on the output Dense (GPT-2 has none)",
+}
+
+
+def gpt2_differences(c: GeneratorConfig) -> list[str]:
+    """Every setting of ``c`` that GPT-2 lacks, in words: those whose value differs from what GPT-2 would
+    rebuild from an export of it (so a new model option is refused until it maps onto GPT-2)."""
+    as_gpt2 = config_from_gpt2(_hf_config(c, None))
+    differ = [
+        f.name for f in fields(c) if f.name not in SAME_COMPUTATION and getattr(c, f.name) != getattr(as_gpt2, f.name)
+    ]
+    return [WHY_NOT.get(f, f"{f}={getattr(c, f)!r} (GPT-2: {getattr(as_gpt2, f)!r})") for f in differ]
+
+
+def _hf_config(c: GeneratorConfig, tok: Any) -> dict[str, Any]:  # noqa: ANN401 - the run's tokenizer
+    """The Hugging Face ``config.json`` of a GPT-2 with ``c``'s shape."""
+    end = tok.eos_id if isinstance(tok, ByteLevelBPETokenizer) else None
+    return {
+        "architectures": ["GPT2LMHeadModel"],
+        "model_type": "gpt2",
+        "vocab_size": c.vocab_size,
+        "n_positions": c.max_length,
+        "n_embd": c.dim,
+        "n_layer": c.n_blocks,
+        "n_head": c.n_heads,
+        "n_inner": c.dim_hidden,
+        "activation_function": EXPORTED[c.activation],
+        "resid_pdrop": c.dropout,
+        "embd_pdrop": c.dropout,
+        "attn_pdrop": 0.0,
+        "layer_norm_epsilon": c.norm_eps,
+        "tie_word_embeddings": c.tie_embeddings,
+        "bos_token_id": end,
+        "eos_token_id": end,
+        "scale_attn_weights": True,
+        "exported_from": "transformers-lite",
+    }
+
+
 def export_gpt2(run_dir: str | Path, out: str | Path, force: bool = False) -> Path:
     """Write a GPT-2-shaped generator run as a Hugging Face GPT-2 directory (``transformers`` loads it).
     ``out`` may not be the run or inside it, nor hold a run; a folder with other files is refused
@@ -196,17 +243,8 @@ def export_gpt2(run_dir: str | Path, out: str | Path, force: bool = False) -> Pa
     c = run.config
     if not isinstance(c, GeneratorConfig):
         raise RunError(f"{run_dir} holds a {c.family} model; only generators export as GPT-2")
-    problems = [
-        what
-        for what, bad in (
-            ("post-norm blocks (GPT-2 is pre-norm)", not c.norm_first),
-            ("no final LayerNorm", not c.final_norm),
-            ("rotary positions (GPT-2 learns them)", c.position != "learned"),
-            ("a bias on the output Dense (GPT-2 has none)", c.head_bias),
-        )
-        if bad
-    ]
-    if problems:
+    hf_config = _hf_config(c, run.tokenizer)
+    if problems := gpt2_differences(c):
         raise RunError(f"{run_dir} is not GPT-2-shaped: {'; '.join(problems)}")
     state = {k: v.detach() for k, v in run.model.state_dict().items()}
     tensors = {}
@@ -221,31 +259,8 @@ def export_gpt2(run_dir: str | Path, out: str | Path, force: bool = False) -> Pa
         tensors["lm_head.weight"] = state["head.weight"].contiguous()
     out.mkdir(parents=True, exist_ok=True)
     atomic_write(out / "model.safetensors", lambda tmp: save_file(tensors, tmp, metadata={"format": "pt"}))
+    atomic_write_json(out / "config.json", hf_config)
     tok = run.tokenizer
-    end = tok.eos_id if isinstance(tok, ByteLevelBPETokenizer) else None
-    atomic_write_json(
-        out / "config.json",
-        {
-            "architectures": ["GPT2LMHeadModel"],
-            "model_type": "gpt2",
-            "vocab_size": c.vocab_size,
-            "n_positions": c.max_length,
-            "n_embd": c.dim,
-            "n_layer": c.n_blocks,
-            "n_head": c.n_heads,
-            "n_inner": c.dim_hidden,
-            "activation_function": EXPORTED[c.activation],
-            "resid_pdrop": c.dropout,
-            "embd_pdrop": c.dropout,
-            "attn_pdrop": 0.0,
-            "layer_norm_epsilon": c.norm_eps,
-            "tie_word_embeddings": c.tie_embeddings,
-            "bos_token_id": end,
-            "eos_token_id": end,
-            "scale_attn_weights": True,
-            "exported_from": "transformers-lite",
-        },
-    )
     if isinstance(tok, ByteLevelBPETokenizer):
         vocab, merges = tok.vocab_and_merges()
         atomic_write_json(out / "vocab.json", vocab)

@@ -13,8 +13,10 @@ from .feed_forward import ACTIVATIONS, FeedForward
 from .heads import FlattenHead, MeanPoolHead
 from .kv_cache import KVCache
 from .masks import attention_mask, causal_mask, padding_mask, padding_mask_from_ids
+from .norms import NORMS, Norm, NormSpec
 from .residual import Residual, maybe_dropout
 from .rotary import RotaryEmbedding
+from .steps import KINDS, Step
 from .trace import NO_TRACE, Trace
 
 __all__ = [
@@ -38,6 +40,11 @@ __all__ = [
     "padding_mask",
     "padding_mask_from_ids",
     "Residual",
+    "NORMS",
+    "Norm",
+    "NormSpec",
+    "KINDS",
+    "Step",
     "maybe_dropout",
     "RotaryEmbedding",
     "NO_TRACE",

@@ -1,9 +1,11 @@
 """Scaled dot-product attention (a pure function) and multi-head attention (one module for self- and
-cross-attention).
+cross-attention), with the steps they compute declared for the trace.
 
-Notation: B batch, T query length, S key/value length, C model channels, H heads, D head size.
-The posts are column-major ``(C, T, B)`` and split heads as ``(D, H, T, B)``; we are row-major
-``(B, T, C)`` and split heads as ``(B, H, T, D)``, so the posts' ``Kᵀ Q`` becomes our ``Q Kᵀ``.
+Notation: B batch, T query length, S key/value length, C model channels, H heads, D = d_h head size.
+The posts are column-major ``(C, T, B)`` and split heads as ``(d_h, T, H, B)`` (post 000: "from
+d_m × N × B to d_h × N × H × B"); we are row-major ``(B, T, C)`` and split heads as ``(B, H, T, D)``,
+the same axes read backwards, so the posts' ``Kᵀ Q`` is our ``Q Kᵀ`` and their ``A = V softmax(...)``
+our ``A = P V`` (P = the softmax weights).
 
 * ``scaled_dot_attention`` is the explicit math: it returns the attention weights and is the
   reference every test compares against.
@@ -12,14 +14,16 @@ The posts are column-major ``(C, T, B)`` and split heads as ``(D, H, T, B)``; we
   encoder's output (``memory``) with the K and V rows, once per source (``memory_keys_values``).
 
 Without a trace the fused kernel (``F.scaled_dot_product_attention``) runs; with an active trace the
-explicit path runs and every step is recorded: ``q``, ``k``, ``v``, ``scores`` (QKᵀ), ``scaled``,
-``mask``, ``weights`` (softmax), ``heads`` (weights·V), ``merged`` and ``out``. A test proves the two
-paths agree within 1e-5.
+explicit path runs and every step is recorded (``attention_steps``): ``q``, ``k``, ``v`` (with rotary
+positions also ``q_rotated``, ``k_rotated``), ``scores`` (Q Kᵀ), ``scaled``, ``mask`` and ``masked``
+(where a mask applies), ``weights`` (softmax), ``heads`` (weights·V), ``merged`` and ``out``. A test
+proves the two paths agree within 1e-5.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -28,6 +32,7 @@ from torch import Tensor, nn
 from .kv_cache import KVCache
 from .masks import causal_mask, check_mask, with_look_ahead
 from .rotary import RotaryEmbedding
+from .steps import Count, Step, SummaryRow, dense
 from .trace import NO_TRACE, Trace
 
 
@@ -39,7 +44,8 @@ def scaled_dot_attention(
     matmul=torch.matmul,  # noqa: ANN001 - e.g. backprop.autograd_fn.mul4d, the hand-derived backward
     trace: Trace = NO_TRACE,
 ) -> tuple[Tensor, Tensor]:
-    """``softmax(Q Kᵀ / sqrt(D)) V`` with an optional bool mask (True = may attend).
+    """``softmax(Q Kᵀ / sqrt(D) + M) V`` with an optional bool mask (True = may attend; M is 0 there, −∞
+    elsewhere).
 
     Args: q ``(..., T, D)``, k ``(..., S, D)``, v ``(..., S, Dv)``, mask broadcastable to
     ``(..., T, S)``. Returns ``(out (..., T, Dv), weights (..., T, S))``.
@@ -48,19 +54,24 @@ def scaled_dot_attention(
     keys are all masked (a padding query) then softmaxes to a uniform row that we zero out, instead
     of ``exp(-inf - -inf) = NaN`` poisoning the forward and the backward pass.
     """
-    scores = trace("scores", matmul(q, k.transpose(-2, -1)))  # (..., T, D) @ (..., D, S) -> (..., T, S)
-    scores = trace("scaled", scores * (1.0 / math.sqrt(q.shape[-1])))
+    scores = trace("scores", matmul(q, k.transpose(-2, -1)), q, k)  # (..., T, D) @ (..., D, S) -> (..., T, S)
+    scores = trace("scaled", scores * (1.0 / math.sqrt(q.shape[-1])), scores)
     if mask is not None:
-        trace("mask", mask)
-        scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+        lowest = torch.finfo(scores.dtype).min
+        added = trace("mask", torch.zeros_like(scores).masked_fill(~mask, -math.inf)) if trace.active else None
+        scores = trace("masked", scores.masked_fill(~mask, lowest), scores, added)  # S + M (−∞: the lowest float)
     weights = torch.softmax(scores, dim=-1)  # (..., T, S)
     if mask is not None:
         weights = weights.masked_fill(~mask, 0.0)  # fully masked rows become all zeros, not uniform
-    weights = trace("weights", weights)
-    return trace("heads", matmul(weights, v)), weights  # (..., T, S) @ (..., S, Dv) -> (..., T, Dv)
+    weights = trace("weights", weights, scores)
+    return trace("heads", matmul(weights, v), weights, v), weights  # (..., T, S) @ (..., S, Dv) -> (..., T, Dv)
 
 
-AttentionWeights = tuple[Tensor, Tensor | None, Tensor, Tensor]  # Q/K/V Dense (3C, C) and bias, output Dense
+class AttentionWeights(NamedTuple):
+    qkv: Tensor  # (3C, C): rows [W_Q; W_K; W_V]
+    qkv_bias: Tensor | None  # (3C,) or None
+    out: Tensor  # W_O (C, C)
+    out_bias: Tensor | None  # b_O (C,)
 
 
 def split_heads(x: Tensor, n: int, n_heads: int) -> Tensor:
@@ -84,26 +95,29 @@ def self_attention(
     """Attention of ``x (B, T, C)`` over itself -> ``(B, T, C)``. ``mask`` is bool, True = may attend,
     broadcastable to ``(B, H, T, T)``; ``causal`` hides later positions. With ``cache``, ``x`` holds the
     positions after those already cached, and block ``layer``'s keys/values are added to it."""
-    qkv = split_heads(F.linear(x, w[0], w[1]), 3, n_heads)  # (B, T, 3C) -> (3, B, H, T, D)
-    q, kv = qkv[0], qkv[1:]  # (B, H, T, D), (2, B, H, T, D)
+    qkv = split_heads(F.linear(x, w.qkv, w.qkv_bias), 3, n_heads)  # (B, T, 3C) -> (3, B, H, T, D)
+    q, k, v = qkv.unbind(0)  # (B, H, T, D) each
+    if trace.active:
+        q, k, v = (trace(name, t, x, w.qkv, w.qkv_bias) for name, t in (("q", q), ("k", k), ("v", v)))
+    projected = k
     if rope is not None:
         offset = 0 if cache is None else cache.length
-        q, kv = rope(q, offset), torch.stack((rope(kv[0], offset), kv[1]))
-    if cache is not None:
-        k, v = cache.update(layer, kv)  # (B, H, cached + T, D) each
-    else:
-        k, v = kv[0], kv[1]
+        angles = rope.angles(q.shape[-2], offset, q.dtype) if trace.active else ()  # what the hand rule reads
+        q = trace("q_rotated", rope(q, offset), q, *angles)
+        k = trace("k_rotated", rope(k, offset), k, *angles)
+    if cache is not None:  # the projections as they came, when nothing moved them: no copy
+        k, v = cache.update(layer, qkv[1:] if k is projected and not trace.active else torch.stack((k, v)))
     return attend(q, k, v, mask, causal, w, trace)
 
 
 def memory_keys_values(memory: Tensor, w: AttentionWeights, n_heads: int) -> tuple[Tensor, Tensor]:
     """Cross-attention's keys and values ``(B, H, S, D)`` of the encoder output ``memory (B, S, C)``:
     one source's worth, computed once and reused at every decoding step."""
-    dim = w[2].shape[0]
+    dim = w.out.shape[0]
     if memory.dim() != 3 or memory.shape[-1] != dim:
         raise ValueError(f"memory must be (B, S, {dim}), got {tuple(memory.shape)}")
-    bias = None if w[1] is None else w[1][dim:]
-    k, v = split_heads(F.linear(memory, w[0][dim:], bias), 2, n_heads).unbind(0)  # rows [K; V]
+    bias = None if w.qkv_bias is None else w.qkv_bias[dim:]
+    k, v = split_heads(F.linear(memory, w.qkv[dim:], bias), 2, n_heads).unbind(0)  # rows [K; V]
     return k, v
 
 
@@ -114,15 +128,20 @@ def cross_attention(
     n_heads: int,
     mask: Tensor | None = None,
     trace: Trace = NO_TRACE,
+    memory: Tensor | None = None,
 ) -> Tensor:
     """Queries from ``x (B, T, C)``, keys and values from ``memory_keys_values``; ``mask``
-    broadcastable to ``(B, H, T, S)`` hides source padding -> ``(B, T, C)``."""
+    broadcastable to ``(B, H, T, S)`` hides source padding -> ``(B, T, C)``. ``memory``, the encoder
+    output the keys and values came from, is named to the trace (``None``: not known here)."""
     k, v = memory_kv
     if k.shape[0] != x.shape[0]:
         raise ValueError(f"memory batch {k.shape[0]} does not match the input batch {x.shape[0]}")
-    dim = w[2].shape[0]
-    bias = None if w[1] is None else w[1][:dim]
-    q = split_heads(F.linear(x, w[0][:dim], bias), 1, n_heads)[0]  # rows [Q]: (B, H, T, D)
+    dim = w.out.shape[0]
+    bias = None if w.qkv_bias is None else w.qkv_bias[:dim]
+    q = split_heads(F.linear(x, w.qkv[:dim], bias), 1, n_heads)[0]  # rows [Q]: (B, H, T, D)
+    if trace.active:
+        q = trace("q", q, x, w.qkv, w.qkv_bias)
+        k, v = trace("k", k, memory, w.qkv, w.qkv_bias), trace("v", v, memory, w.qkv, w.qkv_bias)
     return attend(q, k, v, mask, False, w, trace)
 
 
@@ -138,25 +157,118 @@ def attend(
     if causal and t > 1:  # one query (decoding) is the newest position: it may see every key
         mask, is_causal = with_look_ahead(mask, causal, t, s, q.device)
     if trace.active:
-        q, k, v = trace("q", q), trace("k", k), trace("v", v)
         if is_causal:
             mask = causal_mask(t, s, device=q.device)  # the explicit path needs the (T, S) mask itself
         out, _ = scaled_dot_attention(q, k, v, mask, trace=trace)
     else:
         # fully masked rows come out as zeros here too (a test checks), matching the explicit path
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal)
-    out = trace("merged", out.transpose(1, 2).reshape(b, t, n_heads * d))  # (B, H, T, D) -> (B, T, H·D)
-    return trace("out", F.linear(out, w[2], w[3]))  # (B, T, H·D) @ (H·D, C) -> (B, T, C)
+    heads = out
+    out = trace("merged", out.transpose(1, 2).reshape(b, t, n_heads * d), heads)  # (B, H, T, D) -> (B, T, H·D)
+    return trace("out", F.linear(out, w.out, w.out_bias), out, w.out, w.out_bias)  # (B, T, H·D) @ (H·D, C) -> (B, T, C)
+
+
+def attention_steps(
+    dim: int, n_heads: int, *, bias: bool, rope: bool = False, reads: str = "x", role: str = "self"
+) -> dict[str, Step]:
+    """The steps of one attention layer as it is configured: ``reads`` is what its queries (and, but
+    for cross-attention, keys and values) are computed from (``x``, ``LN(x)``); ``role`` is ``self``
+    (every position reads every other, padding keys aside), ``causal`` (each reads itself and the past)
+    or ``cross`` (a decoder's positions read the encoder's output ``m``)."""
+    d = dim // n_heads
+    cross = role == "cross"
+    keys_axis = "S" if cross else "T"  # what the keys run over: the source's tokens, or the same tokens
+    scores_axes = f"HT{keys_axis}"
+    rotated = "′" if rope else ""
+    q_, k_ = f"Q{rotated}", f"K{rotated}"
+    heads = f"split into H = {n_heads} heads of d_h = {d}"
+
+    def projection(letter: str, part: int) -> Step:
+        source = "m" if cross and letter != "Q" else reads
+        ours, post = dense(source, f"W_{letter}", f"b_{letter}" if bias else None)
+        what = {
+            "Q": "what each position looks for",
+            "K": "what each position offers to be found by" if not cross else "what each source token offers",
+            "V": "what each position passes on when read" if not cross else "what each source token passes on",
+        }[letter]
+        where = " (m: the encoder's output)" if source == "m" else ""
+        axes = f"H{keys_axis}D" if letter != "Q" else "HTD"
+        return Step("projection", axes, f"{letter} = {ours}, {heads}{where}", f"{letter} = {post}", what, part=part)
+
+    readers = "target position" if cross else "query"
+    keys = "source token" if cross else "key"
+    masked_what = {"self": "padding keys", "causal": "later positions (the future)", "cross": "source padding"}[role]
+    steps = {"q": projection("Q", 0), "k": projection("K", 1), "v": projection("V", 2)}
+    if rope:
+        for letter, axes in (("Q", "HTD"), ("K", f"H{keys_axis}D")):
+            steps[f"{letter.lower()}_rotated"] = Step(
+                "rotary",
+                axes,
+                f"{letter}′ = RoPE({letter}): channels (2i, 2i+1) at position t turned by t / 10000^(2i/d_h)",
+                "— (rotary positions are not in the posts)",
+                "the same vectors, each pair of channels turned by an angle that grows with the position, so "
+                "Q′·K′ depends on how far apart two positions are",
+            )
+    steps |= {
+        "scores": Step(
+            "scores", scores_axes, f"{q_} {k_}ᵀ", "Kᵀ Q", f"row i: how well {readers} i matches each {keys}"
+        ),
+        "scaled": Step(
+            "scale",
+            scores_axes,
+            f"S = {q_} {k_}ᵀ / √d_h, √{d} = {math.sqrt(d):.3g}",
+            "S = Kᵀ Q / √d_h",
+            "the scores divided by √d_h, so the softmax does not saturate as d_h grows",
+            factor=1 / math.sqrt(d),
+        ),
+        "mask": Step(
+            "mask",
+            scores_axes,
+            f"M = 0 where {readers} i may read {keys} j, −∞ where not ({masked_what})",
+            "M = 0 or −∞ (post 004: −∞ at each illegal connection)",
+            f"what is added to the scores: −∞ hides {masked_what}, exp(−∞) = 0",
+        ),
+        "masked": Step(
+            "masked", scores_axes, "S + M", "S .+ M", "the scaled scores with the mask added (−∞: the lowest float)"
+        ),
+        "weights": Step(
+            "softmax",
+            scores_axes,
+            "P = softmax(S + M) over keys (each row sums to 1)",
+            "P = softmax(S + M) over the first dimension (each column sums to 1)",
+            f"row i: how much {readers} i reads from each {keys}",
+        ),
+        "heads": Step("weighted_sum", "HTD", "A = P V", "A = V P", "per head, the weighted sum of the values"),
+        "merged": Step(
+            "merge_heads",
+            "TC",
+            f"[A₁ … A_{n_heads}]: the heads side by side, (T, H·d_h)",
+            "vcat(A₁, …, A_H)",
+            "the heads side by side again",
+        ),
+    }
+    ours, post = dense("[A₁ … A_H]", "W_O", "b_O")
+    steps["out"] = Step("projection", "TC", ours, post, "what attention adds to the residual stream")
+    return steps
 
 
 class Attention(nn.Module):
     """``n_heads`` heads of size ``D = dim / n_heads`` (a ``ValueError`` names both numbers when it does
     not divide). ``bias`` applies to the Q/K/V Dense: post 000's code has none (its second printout
     counts them: 251,552 parameters with, 251,456 without), post 004's GPT has none, GPT-2 has them;
-    the output Dense always has one, as in the posts. The module holds the weights; the equations are
-    the functions above."""
+    the output Dense always has one, as in the posts. The module holds the weights and its steps as
+    configured (``reads`` and ``role``: ``attention_steps``); the equations are the functions above."""
 
-    def __init__(self, n_heads: int, dim: int, *, bias: bool = True, rope: RotaryEmbedding | None = None) -> None:
+    def __init__(
+        self,
+        n_heads: int,
+        dim: int,
+        *,
+        bias: bool = True,
+        rope: RotaryEmbedding | None = None,
+        reads: str = "x",
+        role: str = "self",
+    ) -> None:
         super().__init__()
         if n_heads < 1:
             raise ValueError(f"n_heads must be >= 1, got {n_heads}")
@@ -168,12 +280,13 @@ class Attention(nn.Module):
         self.qkv = nn.Linear(dim, 3 * dim, bias=bias)  # rows: [Q; K; V]
         self.out = nn.Linear(dim, dim)
         self.rope = rope
+        self.steps = attention_steps(dim, n_heads, bias=bias, rope=rope is not None, reads=reads, role=role)
 
     def extra_repr(self) -> str:
         return f"num_heads={self.n_heads}, head_size={self.dim_head}, {self.dim}=>{self.dim}"
 
     def weights(self) -> AttentionWeights:
-        return self.qkv.weight, self.qkv.bias, self.out.weight, self.out.bias
+        return AttentionWeights(self.qkv.weight, self.qkv.bias, self.out.weight, self.out.bias)
 
     def forward(
         self,
@@ -188,23 +301,40 @@ class Attention(nn.Module):
         """Self-attention (``self_attention``) with this module's weights."""
         if x.dim() != 3 or x.shape[-1] != self.dim:
             raise ValueError(f"expected input (B, T, {self.dim}), got {tuple(x.shape)}")
-        w = self.weights()
         return self_attention(
-            x, w, self.n_heads, mask, causal=causal, cache=cache, layer=layer, rope=self.rope, trace=trace
+            x,
+            self.weights(),
+            self.n_heads,
+            mask,
+            causal=causal,
+            cache=cache,
+            layer=layer,
+            rope=self.rope,
+            trace=trace.declare(self.steps),
         )
 
     def memory_keys_values(self, memory: Tensor) -> tuple[Tensor, Tensor]:
         return memory_keys_values(memory, self.weights(), self.n_heads)
 
     def cross(
-        self, x: Tensor, memory_kv: tuple[Tensor, Tensor], mask: Tensor | None = None, trace: Trace = NO_TRACE
+        self,
+        x: Tensor,
+        memory_kv: tuple[Tensor, Tensor],
+        mask: Tensor | None = None,
+        trace: Trace = NO_TRACE,
+        memory: Tensor | None = None,
     ) -> Tensor:
         """Cross-attention (``cross_attention``) with this module's weights."""
-        return cross_attention(x, memory_kv, self.weights(), self.n_heads, mask, trace)
+        return cross_attention(x, memory_kv, self.weights(), self.n_heads, mask, trace.declare(self.steps), memory)
 
-    def summary_rows(self) -> list[tuple[str, str, int]]:
-        """Rows in the style of the posts' printed models: denseQ/K/V and denseO."""
+    def summary_rows(self, count: Count) -> list[SummaryRow]:
+        """Rows in the style of the posts' printed models: the layer, then denseQ/K/V and denseO."""
+        count(p for name, p in self.named_parameters() if not name.startswith("rope."))  # counted by the rows below
         note = "" if self.qkv.bias is not None else "; bias=false"
         each = self.dim * self.dim + (self.dim if self.qkv.bias is not None else 0)
-        rows = [(f"dense{n}", f"Dense({self.dim} => {self.dim}{note})", each) for n in "QKV"]
-        return rows + [("denseO", f"Dense({self.dim} => {self.dim})", sum(p.numel() for p in self.out.parameters()))]
+        rows = [(0, "", f"{type(self).__name__}({self.extra_repr()})", 0, 0)]
+        rows += [(1, f"dense{n}", f"Dense({self.dim} => {self.dim}{note})", each, 0) for n in "QKV"]
+        rows.append((1, "denseO", f"Dense({self.dim} => {self.dim})", sum(p.numel() for p in self.out.parameters()), 0))
+        if self.rope is not None:
+            rows += [(1, "rope", *row[2:]) for row in self.rope.summary_rows(count)]
+        return rows

@@ -18,21 +18,25 @@ Queries come from the decoder, keys and values from the encoder, in the draft as
 
 Traced steps, per block: ``attention_residual.norm``/``sum``, ``attention.*`` (see ``attention``),
 ``feed_forward_residual.norm``/``sum``, ``feed_forward.hidden``/``out``; a decoder block adds
-``cross_attention.*`` and ``cross_attention_residual.*``.
+``cross_attention.*`` and ``cross_attention_residual.*``. Each sub-layer's module declares its steps
+as this block configures it (what it reads: ``x`` or its norm).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from torch import Tensor, nn
 
-from .attention import Attention, cross_attention, self_attention
-from .feed_forward import FeedForward, feed_forward
+from .attention import Attention, AttentionWeights, cross_attention, self_attention
+from .feed_forward import ACTIVATIONS, FeedForward, FeedForwardWeights, feed_forward
 from .kv_cache import KVCache
+from .norms import NormSpec, NormWeights, norm_of
 from .residual import Residual, residual_in, residual_out
 from .rotary import RotaryEmbedding
+from .steps import Step
 from .trace import NO_TRACE, Trace
 
 
@@ -47,81 +51,101 @@ class BlockSpec:
     activation: str = "relu"
     norm_first: bool = False
     qkv_bias: bool = True
-    norm_eps: float = 1e-5
+    norm: NormSpec = field(default_factory=NormSpec)
     causal: bool = False  # self-attention sees only the past (a GPT's or a decoder's block)
 
 
-# (attention norm, attention, feed-forward norm, feed-forward, (heads, rope, activation, dropout)[, cross norm,
-# cross-attention]): the parameters, and the block's settings read with them (one lookup per generation)
-BlockWeights = tuple
+class BlockWeights(NamedTuple):
+    """Every parameter a block's equations read (a decoder block's cross-attention too)."""
+
+    attention_norm: NormWeights
+    attention: AttentionWeights
+    feed_forward_norm: NormWeights
+    feed_forward: FeedForwardWeights
+    cross_attention_norm: NormWeights | None = None
+    cross_attention: AttentionWeights | None = None
 
 
 def _detached(weights: tuple) -> tuple:
-    return tuple(_detached(w) if isinstance(w, tuple) else w.detach() if isinstance(w, Tensor) else w for w in weights)
+    """The same record (a named tuple of named tuples) of plain tensors, for decoding."""
+    parts = [_detached(w) if isinstance(w, tuple) else w.detach() if isinstance(w, Tensor) else w for w in weights]
+    return type(weights)(*parts) if hasattr(weights, "_fields") else tuple(parts)
 
 
-def _attention_sublayer(spec: BlockSpec, rope: RotaryEmbedding | None = None) -> tuple[Attention, Residual]:
-    return Attention(spec.n_heads, spec.dim, bias=spec.qkv_bias, rope=rope), _residual(spec)
+class _Sublayers(nn.Module):
+    """What ``Block`` and ``DecoderBlock`` share: the spec, the self-attention and feed-forward sub-layers."""
+
+    def __init__(self, spec: BlockSpec, rope: RotaryEmbedding | None, role: str, cross: bool = False) -> None:
+        super().__init__()
+        self.spec, self.norm_first = spec, spec.norm_first
+        self.reads = norm_of(spec.norm, "x") if spec.norm_first else "x"  # what each sub-layer reads
+        self.attention, self.attention_residual = self._attention(role, "MHA", rope)
+        if cross:  # made in the order the forward runs them: a seed draws the same weights as ever
+            self.cross_attention, self.cross_attention_residual = self._attention("cross", "cross-MHA")
+        self.feed_forward = FeedForward(spec.dim, spec.dim_hidden, spec.activation, self.reads)
+        self.feed_forward_residual = self._residual("FFN")
+        self.act = ACTIVATIONS[spec.activation]
+        sublayers: list[tuple[str, Residual, Attention | FeedForward]] = [
+            ("attention", self.attention_residual, self.attention)
+        ]
+        if cross:
+            sublayers.append(("cross_attention", self.cross_attention_residual, self.cross_attention))
+        sublayers.append(("feed_forward", self.feed_forward_residual, self.feed_forward))
+        # each sub-layer's steps, as its residual and its attention or feed-forward declare them
+        self.declared: dict[str, tuple[Mapping[str, Step], Mapping[str, Step]]] = {
+            name: (residual.steps, module.steps) for name, residual, module in sublayers
+        }
+
+    def _attention(self, role: str, branch: str, rope: RotaryEmbedding | None = None) -> tuple[Attention, Residual]:
+        s = self.spec
+        attention = Attention(s.n_heads, s.dim, bias=s.qkv_bias, rope=rope, reads=self.reads, role=role)
+        return attention, self._residual(branch)
+
+    def _residual(self, branch: str) -> Residual:
+        s = self.spec
+        return Residual(s.dim, s.dropout, s.norm_first, s.norm, branch)
+
+    def _sublayer(
+        self, x: Tensor, norm: NormWeights, f: Callable[[Tensor, Trace], Tensor], name: str, trace: Trace
+    ) -> Tensor:
+        """One sub-layer: ``x (B, T, C)`` -> ``x + f(norm(x))`` (pre-norm) or its post-norm form; ``f(h,
+        trace)`` is the attention or feed-forward on what the sub-layer reads."""
+        s = self.spec
+        res = inner = trace
+        if trace.active:  # the sub-layer's own steps, as its modules declare them
+            residual_steps, steps = self.declared[name]
+            res, inner = trace.at(f"{name}_residual", residual_steps), trace.at(name, steps)
+        h = f(residual_in(x, norm, s.norm, s.norm_first, res), inner)
+        return residual_out(x, h, norm, s.norm, s.norm_first, s.dropout if self.training else 0.0, res)
+
+    def _self_weights(self) -> tuple[NormWeights, AttentionWeights, NormWeights, FeedForwardWeights]:
+        return (
+            self.attention_residual.weights(),
+            self.attention.weights(),
+            self.feed_forward_residual.weights(),
+            self.feed_forward.weights(),
+        )
+
+    def _feed_forward(self, x: Tensor, w: BlockWeights, trace: Trace) -> Tensor:
+        ff = w.feed_forward
+        return self._sublayer(
+            x, w.feed_forward_norm, lambda h, at: feed_forward(h, ff, self.act, at), "feed_forward", trace
+        )
 
 
-def _feed_forward_sublayer(spec: BlockSpec) -> tuple[FeedForward, Residual]:
-    return FeedForward(spec.dim, spec.dim_hidden, spec.activation), _residual(spec)
-
-
-def _residual(spec: BlockSpec) -> Residual:
-    return Residual(spec.dim, spec.dropout, spec.norm_first, spec.norm_eps)
-
-
-def _self_attention_weights(block: Block | DecoderBlock) -> tuple:
-    """The self-attention and feed-forward part of ``BlockWeights``."""
-    return (
-        block.attention_residual.weights(),
-        block.attention.weights(),
-        block.feed_forward_residual.weights(),
-        block.feed_forward.weights(),
-        (block.attention.n_heads, block.attention.rope, block.feed_forward.act, block.attention_residual.dropout.p),
-    )
-
-
-def _attention_step(
-    x: Tensor,
-    norm: tuple,
-    attend: Callable[[Tensor, Trace], Tensor],
-    norm_first: bool,
-    drop: float,
-    trace: Trace,
-    name: str,
-) -> Tensor:
-    """One attention sub-layer: ``x (B, T, C)`` -> ``x + attend(norm(x))`` (pre-norm) or its post-norm form;
-    ``attend(h, trace)`` is the self- or cross-attention on the normed input."""
-    res = trace.at(f"{name}_residual")
-    h = attend(residual_in(x, norm, norm_first, res), trace.at(name))
-    return residual_out(x, h, norm, norm_first, drop, res)
-
-
-def _feed_forward_step(
-    x: Tensor, norm: tuple, ff: tuple, act: Callable[[Tensor], Tensor], norm_first: bool, drop: float, trace: Trace
-) -> Tensor:
-    res = trace.at("feed_forward_residual")
-    h = feed_forward(residual_in(x, norm, norm_first, res), ff, act, trace.at("feed_forward"))
-    return residual_out(x, h, norm, norm_first, drop, res)
-
-
-class Block(nn.Module):
+class Block(_Sublayers):
     """``forward`` runs the block's equations (``run``) on its own weights; decoding reads the weights once
     (``weights(detach=True)``) and calls ``run`` for every token: one forward, without the cost of
     looking up a dozen parameters per token."""
 
     def __init__(self, spec: BlockSpec, rope: RotaryEmbedding | None = None) -> None:
-        super().__init__()
-        self.causal, self.norm_first = spec.causal, spec.norm_first
-        self.attention, self.attention_residual = _attention_sublayer(spec, rope)
-        self.feed_forward, self.feed_forward_residual = _feed_forward_sublayer(spec)
+        super().__init__(spec, rope, "causal" if spec.causal else "self")
+        self.causal = spec.causal
 
     def weights(self, detach: bool = False) -> BlockWeights:
         """Every parameter the block's equations read (detached: plain tensors, for decoding)."""
-        w = _self_attention_weights(self)
-        return _detached(w) if detach else w
+        w = BlockWeights(*self._self_weights())
+        return _detached(w) if detach else w  # type: ignore[return-value]
 
     def forward(self, x: Tensor, mask: Tensor | None = None, **step: object) -> Tensor:
         """``x (B, T, C)`` -> ``(B, T, C)``; ``mask`` (True = may attend) hides padding keys. ``step``:
@@ -141,31 +165,26 @@ class Block(nn.Module):
         """The block's equations on the weights ``w`` (``weights()``): self-attention, then feed-forward,
         each inside its residual sub-layer. With ``cache`` (causal blocks), ``x`` holds the positions after
         the cached ones; ``layer`` is this block's place in the cache; ``trace`` receives the steps."""
-        norm1, attention, norm2, ff, (heads, rope, act, drop) = w
-        drop = drop if self.training else 0.0
+        heads, rope, causal = self.spec.n_heads, self.attention.rope, self.causal
 
         def attend(h: Tensor, at: Trace) -> Tensor:
             return self_attention(
-                h, attention, heads, mask, causal=self.causal, cache=cache, layer=layer, rope=rope, trace=at
+                h, w.attention, heads, mask, causal=causal, cache=cache, layer=layer, rope=rope, trace=at
             )
 
-        x = _attention_step(x, norm1, attend, self.norm_first, drop, trace, "attention")
-        return _feed_forward_step(x, norm2, ff, act, self.norm_first, drop, trace)
+        x = self._sublayer(x, w.attention_norm, attend, "attention", trace)
+        return self._feed_forward(x, w, trace)
 
 
-class DecoderBlock(nn.Module):
+class DecoderBlock(_Sublayers):
     """Masked self-attention -> cross-attention over the encoder output -> feed-forward."""
 
     def __init__(self, spec: BlockSpec) -> None:
-        super().__init__()
-        self.norm_first = spec.norm_first
-        self.attention, self.attention_residual = _attention_sublayer(spec)
-        self.cross_attention, self.cross_attention_residual = _attention_sublayer(spec)
-        self.feed_forward, self.feed_forward_residual = _feed_forward_sublayer(spec)
+        super().__init__(spec, None, "causal", cross=True)
 
     def weights(self, detach: bool = False) -> BlockWeights:
-        w = (*_self_attention_weights(self), self.cross_attention_residual.weights(), self.cross_attention.weights())
-        return _detached(w) if detach else w
+        w = BlockWeights(*self._self_weights(), self.cross_attention_residual.weights(), self.cross_attention.weights())
+        return _detached(w) if detach else w  # type: ignore[return-value]
 
     def forward(
         self,
@@ -177,7 +196,8 @@ class DecoderBlock(nn.Module):
     ) -> Tensor:
         """``x (B, T, C)`` over the encoder's keys/values ``memory_kv`` (``cross_attention.memory_keys_values``)
         -> ``(B, T, C)``. ``self_mask`` adds target padding to the look-ahead mask; ``memory_mask`` hides
-        source padding; ``step``: ``cache``, ``layer`` and ``trace`` as for ``Block``."""
+        source padding; ``step``: ``cache``, ``layer``, ``trace`` as for ``Block`` and ``memory`` (the
+        encoder output the keys and values came from, for the trace)."""
         return self.run(self.weights(), x, memory_kv, self_mask, memory_mask, **step)  # type: ignore[arg-type]
 
     def run(
@@ -191,16 +211,17 @@ class DecoderBlock(nn.Module):
         cache: KVCache | None = None,
         layer: int = 0,
         trace: Trace = NO_TRACE,
+        memory: Tensor | None = None,
     ) -> Tensor:
-        norm1, attention, norm2, ff, (heads, _, act, drop), norm_cross, cross = w
-        drop = drop if self.training else 0.0
+        heads, cross = self.spec.n_heads, w.cross_attention
+        assert cross is not None and w.cross_attention_norm is not None  # a decoder block's weights
 
         def attend(h: Tensor, at: Trace) -> Tensor:
-            return self_attention(h, attention, heads, self_mask, causal=True, cache=cache, layer=layer, trace=at)
+            return self_attention(h, w.attention, heads, self_mask, causal=True, cache=cache, layer=layer, trace=at)
 
         def attend_memory(h: Tensor, at: Trace) -> Tensor:
-            return cross_attention(h, memory_kv, cross, heads, memory_mask, at)
+            return cross_attention(h, memory_kv, cross, heads, memory_mask, at, memory)
 
-        x = _attention_step(x, norm1, attend, self.norm_first, drop, trace, "attention")
-        x = _attention_step(x, norm_cross, attend_memory, self.norm_first, drop, trace, "cross_attention")
-        return _feed_forward_step(x, norm2, ff, act, self.norm_first, drop, trace)
+        x = self._sublayer(x, w.attention_norm, attend, "attention", trace)
+        x = self._sublayer(x, w.cross_attention_norm, attend_memory, "cross_attention", trace)
+        return self._feed_forward(x, w, trace)

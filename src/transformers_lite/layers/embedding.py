@@ -11,6 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .steps import Count, Step, SummaryRow
+
 
 class TokenEmbedding(nn.Module):
     """A lookup table ``(V, C)``. Its gradient is a scatter-add into the rows of the ids used, so a
@@ -27,6 +29,9 @@ class TokenEmbedding(nn.Module):
 
     def extra_repr(self) -> str:
         return f"{self.vocab_size} => {self.dim}"
+
+    def summary_rows(self, count: Count) -> list[SummaryRow]:
+        return [(0, "", f"Embedding({self.vocab_size} => {self.dim})", count([self.weight]), 0)]
 
     def forward(self, ids: Tensor, check: bool = True) -> Tensor:
         """``ids (B, T)`` -> ``(B, T, C)``. ``check`` validates the id range with a clear error."""
@@ -67,6 +72,9 @@ class BigramEmbedding(nn.Module):
 
     def extra_repr(self) -> str:
         return f"{self.buckets} buckets => {self.dim}"
+
+    def summary_rows(self, count: Count) -> list[SummaryRow]:
+        return [(0, "", f"BigramEmbedding({self.buckets} pairs => {self.dim})", count([self.weight]), 0)]
 
     def rows(self, ids: Tensor) -> Tensor:
         """The table row of each position's pair: ``(B, T)`` ids -> ``(B, T)`` rows."""
@@ -112,6 +120,9 @@ class SinusoidalPositionEncoding(nn.Module):
     def extra_repr(self) -> str:
         return f"{self.dim}, max_length={self.max_length}"
 
+    def summary_rows(self, count: Count) -> list[SummaryRow]:
+        return [(0, "", f"PositionEncoding({self.dim}, max_length={self.max_length})", 0, self.weight.numel())]
+
     def forward(self, seq_length: int, offset: int = 0) -> Tensor:
         return _rows(self.weight, seq_length, offset, "the maximum position encoding length")  # (T, C)
 
@@ -127,6 +138,9 @@ class LearnedPositionEmbedding(nn.Module):
     def extra_repr(self) -> str:
         return f"{self.max_length} => {self.dim}"
 
+    def summary_rows(self, count: Count) -> list[SummaryRow]:
+        return [(0, "", f"Embedding({self.max_length} => {self.dim})", count([self.weight]), 0)]
+
     def forward(self, seq_length: int, offset: int = 0) -> Tensor:
         return _rows(self.weight, seq_length, offset, "the context length")  # (T, C)
 
@@ -141,10 +155,61 @@ def _rows(table: Tensor, seq_length: int, offset: int, limit: str) -> Tensor:
     return table[offset : offset + seq_length]  # (T, C)
 
 
+def input_steps(*, scale: float = 1.0, position: str | None = "learned", pairs: bool = False) -> dict[str, Step]:
+    """The steps of reading tokens into a stack's input, as configured: the token rows (times ``scale``:
+    a translator's √C), the ``position`` rows (``learned``, ``sinusoidal``, ``zero`` for a table of
+    zeros, or ``None`` when the positions act inside attention) and a classifier's word ``pairs``."""
+    times = "√C · " if scale != 1.0 else ""
+    value = f", √C = {scale:.4g}" if scale != 1.0 else ""
+    steps = {
+        "tokens": Step("tokens", "T", "ids = tokenizer(text)", "ids = tokenizer(text)", "the ids the model reads"),
+        "embedding": Step(
+            "embedding",
+            "TC",
+            f"{times}E[ids]: row id of the token table E (V × C){value}",
+            f"{times}E[:, ids]",
+            "one learned vector per token",
+            factor=scale if scale != 1.0 else None,
+        ),
+    }
+    terms, post_terms = [f"{times}E[ids]"], [f"{times}E[:, ids]"]
+    if position is not None:
+        ours, post, meaning = {
+            "learned": ("PE[t]: row t of a learned table (L × C)", "PE[:, t]", "a learned vector per position"),
+            "sinusoidal": (
+                "PE[t, 2i] = sin(t / 10000^(2i/C)), PE[t, 2i+1] = cos(t / 10000^(2i/C)), t from 1",
+                "PE(:, t)",
+                "a fixed sine/cosine vector per position",
+            ),
+            "zero": ("PE[t] = 0: no position encoding", "—", "nothing: the model reads the tokens as a bag"),
+        }[position]
+        steps["position"] = Step("position", "TC", ours, post, f"where each token is: {meaning}, added")
+        terms.append("PE[t]")
+        post_terms.append("PE")
+    if pairs:
+        steps["pairs"] = Step(
+            "embedding",
+            "TC",
+            "B[hash(previous id, id)]: a row per two-word phrase",
+            "— (not in the posts)",
+            "a vector per two-word phrase, added",
+        )
+        terms.append("B[pairs]")
+    steps["input"] = Step(
+        "sum",
+        "TC",
+        "X = " + " + ".join(terms),
+        "X = " + " .+ ".join(post_terms),
+        "what the first block reads (the sum of the steps above it)",
+    )
+    return steps
+
+
 __all__ = [
     "TokenEmbedding",
     "BigramEmbedding",
     "SinusoidalPositionEncoding",
     "LearnedPositionEmbedding",
     "sinusoid_table",
+    "input_steps",
 ]

@@ -3,16 +3,18 @@
 Shapes: B batch, T time, C channels, F hidden size (conventionally 4C).
 ``ACTIVATIONS`` is the one table of nonlinearities: configs check names against it, the feed-forward
 and the pretraining head apply it. The equation is the function ``feed_forward``; the module holds
-the two Dense layers.
+the two Dense layers and the steps they compute (``feed_forward_steps``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .steps import Count, Step, SummaryRow, dense
 from .trace import NO_TRACE, Trace
 
 # gelu_tanh: the tanh approximation GPT-2 uses
@@ -21,17 +23,41 @@ ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "gelu": F.gelu,
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
 }
-FeedForwardWeights = tuple[Tensor, Tensor, Tensor, Tensor]  # dense1 (F, C), its bias (F,), dense2 (C, F), its bias (C,)
+_WRITTEN = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU_tanh"}  # how an equation writes each
+
+
+class FeedForwardWeights(NamedTuple):
+    dense1: Tensor  # W₁ (F, C)
+    bias1: Tensor  # b₁ (F,)
+    dense2: Tensor  # W₂ (C, F)
+    bias2: Tensor  # b₂ (C,)
 
 
 def feed_forward(x: Tensor, w: FeedForwardWeights, act: Callable[[Tensor], Tensor], trace: Trace = NO_TRACE) -> Tensor:
     """``x (B, T, C)`` -> ``(B, T, C)``; traced: ``hidden`` (after the activation) and ``out``."""
-    h = trace("hidden", act(F.linear(x, w[0], w[1])))  # (B, T, C) @ (C, F) -> (B, T, F)
-    return trace("out", F.linear(h, w[2], w[3]))  # (B, T, F) @ (F, C) -> (B, T, C)
+    h = trace("hidden", act(F.linear(x, w.dense1, w.bias1)), x, w.dense1, w.bias1)  # (B, T, C) @ (C, F) -> (B, T, F)
+    return trace("out", F.linear(h, w.dense2, w.bias2), h, w.dense2, w.bias2)  # (B, T, F) @ (F, C) -> (B, T, C)
+
+
+def feed_forward_steps(activation: str, reads: str = "x") -> dict[str, Step]:
+    """The two steps as configured: the activation by name, applied to what the layer ``reads``."""
+    act = _WRITTEN[activation]
+    ours, post = dense(reads, "W₁", "b₁")
+    out_ours, out_post = dense("h", "W₂", "b₂")
+    return {
+        "hidden": Step(
+            f"activation:{activation}",
+            "TF",
+            f"h = {act}({ours})",
+            f"h = {act.lower()}.({post})",
+            "the feed-forward's hidden units after the nonlinearity",
+        ),
+        "out": Step("projection", "TC", out_ours, out_post, "what the feed-forward adds to the residual stream"),
+    }
 
 
 class FeedForward(nn.Module):
-    def __init__(self, dim: int, dim_hidden: int, activation: str = "relu") -> None:
+    def __init__(self, dim: int, dim_hidden: int, activation: str = "relu", reads: str = "x") -> None:
         super().__init__()
         if activation not in ACTIVATIONS:
             raise ValueError(f"unknown activation {activation!r}; choose one of {sorted(ACTIVATIONS)}")
@@ -39,12 +65,21 @@ class FeedForward(nn.Module):
         self.act = ACTIVATIONS[activation]
         self.dense1 = nn.Linear(dim, dim_hidden)
         self.dense2 = nn.Linear(dim_hidden, dim)
+        self.steps = feed_forward_steps(activation, reads)
 
     def extra_repr(self) -> str:
         return f"activation={self.activation}"
 
+    def summary_rows(self, count: Count) -> list[SummaryRow]:
+        """The two Dense layers, as the posts print them: ``Dense(32 => 128, relu)``."""
+        (f, c), act = self.dense1.weight.shape, self.activation
+        return [
+            (0, ".dense1", f"Dense({c} => {f}, {act})", count(self.dense1.parameters()), 0),
+            (0, ".dense2", f"Dense({f} => {c})", count(self.dense2.parameters()), 0),
+        ]
+
     def weights(self) -> FeedForwardWeights:
-        return self.dense1.weight, self.dense1.bias, self.dense2.weight, self.dense2.bias
+        return FeedForwardWeights(self.dense1.weight, self.dense1.bias, self.dense2.weight, self.dense2.bias)
 
     def forward(self, x: Tensor, trace: Trace = NO_TRACE) -> Tensor:
-        return feed_forward(x, self.weights(), self.act, trace)
+        return feed_forward(x, self.weights(), self.act, trace.declare(self.steps))

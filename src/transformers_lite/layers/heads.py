@@ -12,9 +12,16 @@ Traced steps: ``scores`` (the flatten head's one number per position) or ``poole
 
 from __future__ import annotations
 
+import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .steps import Step, dense
 from .trace import NO_TRACE, Trace
+
+
+def _logits(x: str, meaning: str = "one score per class") -> Step:
+    ours, post = dense(x, "W_out", "b_out")
+    return Step("projection", "K", f"z = {ours}", f"z = {post}", meaning)
 
 
 class FlattenHead(nn.Module):
@@ -23,14 +30,28 @@ class FlattenHead(nn.Module):
         self.max_length = max_length
         self.dense_token = nn.Linear(dim, 1)
         self.dense_out = nn.Linear(max_length, n_labels)
+        ours, post = dense("x", "w_token", "b_token")
+        self.steps = {
+            "scores": Step(
+                "projection",
+                "T",
+                f"s = {ours}: one number per position (C → 1), flattened",
+                f"s = flatten({post})",
+                "one score per word, the flatten head's first Dense (post 000)",
+            ),
+            "logits": _logits("s", f"one score per class, from the {max_length} positions' scores"),
+        }
 
     def forward(self, x: Tensor, valid: Tensor | None = None, trace: Trace = NO_TRACE) -> Tensor:
         if x.shape[1] != self.max_length:
             raise ValueError(
                 f"the flatten head needs inputs padded to exactly max_length={self.max_length} tokens, got {x.shape[1]}"
             )
-        h = trace("scores", self.dense_token(x).squeeze(-1))  # (B, T, C) -> (B, T, 1) -> (B, T)
-        return trace("logits", self.dense_out(h))  # (B, T) @ (T, K) -> (B, K)
+        trace = trace.declare(self.steps)
+        token, out = self.dense_token, self.dense_out
+        h = F.linear(x, token.weight, token.bias).squeeze(-1)  # (B, T, C) -> (B, T, 1) -> (B, T)
+        h = trace("scores", h, x, token.weight, token.bias)
+        return trace("logits", F.linear(h, out.weight, out.bias), h, out.weight, out.bias)  # (B, T) @ (T, K) -> (B, K)
 
 
 class MeanPoolHead(nn.Module):
@@ -38,6 +59,16 @@ class MeanPoolHead(nn.Module):
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         self.dense_out = nn.Linear(dim, n_labels)
+        self.steps = {
+            "pooled": Step(
+                "mean_pool",
+                "C",
+                "x̄ = (1/n) Σ_t x[t] over the n words read (padding left out)",
+                "mean(X, dims=2)",
+                "the review as one vector: the mean of its words' vectors",
+            ),
+            "logits": _logits("x̄"),
+        }
 
     def forward(self, x: Tensor, valid: Tensor | None = None, trace: Trace = NO_TRACE) -> Tensor:
         if valid is None:
@@ -45,5 +76,8 @@ class MeanPoolHead(nn.Module):
         else:
             w = valid.to(x.dtype).unsqueeze(-1)  # (B, T, 1)
             pooled = (x * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)  # (B, C)
-        pooled = trace("pooled", pooled)
-        return trace("logits", self.dense_out(self.dropout(pooled)))  # (B, C) @ (C, K) -> (B, K)
+        trace = trace.declare(self.steps)
+        pooled = trace("pooled", pooled, x, valid)
+        out = self.dense_out
+        logits = F.linear(self.dropout(pooled), out.weight, out.bias)  # (B, C) @ (C, K) -> (B, K)
+        return trace("logits", logits, pooled, out.weight, out.bias)

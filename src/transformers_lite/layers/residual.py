@@ -2,75 +2,113 @@
 
 Shapes: B batch, T time, C channels. With ``f`` the sub-layer (attention or feed-forward)::
 
-    post-norm (the posts, "Attention is all you need"):  y = LayerNorm(x + Dropout(f(x)))
-    pre-norm  (GPT-2 and most modern models):           y = x + Dropout(f(LayerNorm(x)))
+    post-norm (the posts, "Attention is all you need"):  y = LN(x + Dropout(f(x)))
+    pre-norm  (GPT-2 and most modern models):           y = x + Dropout(f(LN(x)))
 
 Pre-norm keeps an unnormalised path from input to output, which makes deep stacks easier to train;
 the posts use post-norm, so it is the default. The equations are two functions, ``residual_in`` (what
 ``f`` reads) and ``residual_out`` (the sum, normalised for post-norm), so that a block can run them
-on its weights read once (``Block.run``); traced steps: ``norm`` (the LayerNorm's output) and ``sum``
-(``x + f``).
+on its weights read once (``Block.run``); traced steps (``residual_steps``): ``norm`` (the norm's
+output) and ``sum`` (``x + f``).
 """
 
 from __future__ import annotations
 
-import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .norms import NORMS, Norm, NormSpec, NormWeights, norm_of, norm_step
+from .steps import Count, Step, SummaryRow
 from .trace import NO_TRACE, Trace
 
-Norm = tuple[Tensor, Tensor, float]  # a LayerNorm's weight (C,), bias (C,) and epsilon
 
-
-def layer_norm(x: Tensor, norm: Norm) -> Tensor:
-    """LayerNorm over the last dimension: the op ``F.layer_norm`` calls, without its Python wrapper
-    (decoding pays for every call: nine per token for a 4-block GPT)."""
-    return torch.layer_norm(x, x.shape[-1:], norm[0], norm[1], norm[2])
-
-
-def residual_in(x: Tensor, norm: Norm, norm_first: bool, trace: Trace = NO_TRACE) -> Tensor:
-    """What the sub-layer reads: ``LayerNorm(x)`` for pre-norm, ``x`` itself for post-norm."""
+def residual_in(x: Tensor, norm: NormWeights, spec: NormSpec, norm_first: bool, trace: Trace = NO_TRACE) -> Tensor:
+    """What the sub-layer reads: the norm of ``x`` for pre-norm, ``x`` itself for post-norm."""
     if not norm_first:
         return x
-    return trace("norm", layer_norm(x, norm))
+    return trace("norm", NORMS[spec.name].apply(x, norm, spec.eps), x, *norm)
 
 
 def residual_out(
-    x: Tensor, fx: Tensor, norm: Norm, norm_first: bool, dropout: float = 0.0, trace: Trace = NO_TRACE
+    x: Tensor,
+    fx: Tensor,
+    norm: NormWeights,
+    spec: NormSpec,
+    norm_first: bool,
+    dropout: float = 0.0,
+    trace: Trace = NO_TRACE,
 ) -> Tensor:
-    """``x + Dropout(f(x))``, then (post-norm) its LayerNorm: the sub-layer's output ``(B, T, C)``.
+    """``x + Dropout(f(x))``, then (post-norm) its norm: the sub-layer's output ``(B, T, C)``.
     ``dropout`` is the rate in effect (0 when evaluating)."""
-    total = trace("sum", x + (F.dropout(fx, dropout, True) if dropout > 0 else fx))
+    total = trace("sum", x + (F.dropout(fx, dropout, True) if dropout > 0 else fx), x, fx)
     if norm_first:
         return total
-    return trace("norm", layer_norm(total, norm))
+    return trace("norm", NORMS[spec.name].apply(total, norm, spec.eps), total, *norm)
+
+
+def residual_steps(branch: str, spec: NormSpec, norm_first: bool, dropout: float) -> dict[str, Step]:
+    """The steps of a residual sub-layer around ``branch`` (``MHA``, ``FFN``, ``cross-MHA``) as configured."""
+    if dropout:
+        kept = f" (Dropout({dropout:g}) on {branch}'s output while training)"
+    else:
+        kept = ""
+    if norm_first:
+        inner = f"{branch}({norm_of(spec, 'x')})"
+        return {
+            "norm": norm_step(spec, "x", f"the residual stream normalised: what {branch} reads"),
+            "sum": Step(
+                "residual_sum",
+                "TC",
+                f"x + {inner}{kept}",
+                f"x + {branch}(LayerNorm(x)) (the posts' blocks are post-norm)",
+                f"the residual stream after this sub-layer: {branch}'s output added to it",
+            ),
+        }
+    return {
+        "sum": Step(
+            "residual_sum",
+            "TC",
+            f"x + {branch}(x){kept}",
+            f"x + {branch}(x)",
+            f"the stream plus what {branch} adds, before the norm",
+        ),
+        "norm": norm_step(spec, f"x + {branch}(x)", "the sub-layer's output, normalised (post-norm, as the posts)"),
+    }
 
 
 class Residual(nn.Module):
-    """The LayerNorm and dropout of one sub-layer (the equations are the functions above)."""
+    """The norm and dropout of one sub-layer around ``branch`` (the equations are the functions above)."""
 
-    def __init__(self, dim: int, dropout: float = 0.0, norm_first: bool = False, eps: float = 1e-5) -> None:
+    def __init__(
+        self, dim: int, dropout: float = 0.0, norm_first: bool = False, spec: NormSpec | None = None, branch: str = "f"
+    ) -> None:
         super().__init__()
         self.norm_first = norm_first
-        self.norm = nn.LayerNorm(dim, eps=eps)
+        self.spec = spec or NormSpec()
+        self.norm = Norm(dim, self.spec)
         self.dropout = nn.Dropout(dropout)
+        self.steps = residual_steps(branch, self.spec, norm_first, dropout)
 
     def extra_repr(self) -> str:
         return "pre-norm" if self.norm_first else "post-norm"
 
-    def weights(self) -> Norm:
-        return self.norm.weight, self.norm.bias, self.norm.eps
+    def weights(self) -> NormWeights:
+        return self.norm.weights()
 
     def rate(self) -> float:
         """The dropout rate in effect: the module's when training, 0 when evaluating."""
         return self.dropout.p if self.training else 0.0
 
     def enter(self, x: Tensor, trace: Trace = NO_TRACE) -> Tensor:
-        return residual_in(x, self.weights(), self.norm_first, trace)
+        return residual_in(x, self.weights(), self.spec, self.norm_first, trace.declare(self.steps))
 
     def leave(self, x: Tensor, fx: Tensor, trace: Trace = NO_TRACE) -> Tensor:
-        return residual_out(x, fx, self.weights(), self.norm_first, self.rate(), trace)
+        return residual_out(x, fx, self.weights(), self.spec, self.norm_first, self.rate(), trace.declare(self.steps))
+
+    def summary_rows(self, count: Count) -> list[SummaryRow]:
+        """One row: ``Residual(LayerNorm(32), Dropout(0.1), post-norm)``."""
+        drop = f", Dropout({self.dropout.p})" if self.dropout.p > 0 else ""
+        return [(0, "", f"Residual({self.norm.title()}{drop}, {self.extra_repr()})", count(self.parameters()), 0)]
 
 
 def maybe_dropout(dropout: nn.Dropout, x: Tensor) -> Tensor:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
+from .steps import Count, SummaryRow
+
 
 class RotaryEmbedding(nn.Module):
     cos: Tensor  # buffers: (L, D/2)
@@ -25,13 +27,18 @@ class RotaryEmbedding(nn.Module):
         self.register_buffer("cos", angles.cos().float(), persistent=False)  # (L, D/2)
         self.register_buffer("sin", angles.sin().float(), persistent=False)  # (L, D/2)
 
-    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        """Rotate ``x (B, H, T, D)`` whose first token sits at absolute position ``offset``."""
-        t = x.shape[-2]
+    def summary_rows(self, count: Count) -> list[SummaryRow]:
+        return [(0, "", f"RotaryEmbedding({self.dim}, max_length={self.max_length})", 0, 2 * self.cos.numel())]
+
+    def angles(self, t: int, offset: int = 0, dtype: torch.dtype = torch.float32) -> tuple[Tensor, Tensor]:
+        """The cosines and sines ``(T, D/2)`` of positions ``offset .. offset + t``."""
         if offset + t > self.max_length:
             raise ValueError(f"position {offset + t} exceeds rotary max_length={self.max_length}")
-        cos = self.cos[offset : offset + t].to(x.dtype)  # (T, D/2)
-        sin = self.sin[offset : offset + t].to(x.dtype)  # (T, D/2)
+        return self.cos[offset : offset + t].to(dtype), self.sin[offset : offset + t].to(dtype)  # (T, D/2) each
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        """Rotate ``x (B, H, T, D)`` whose first token sits at absolute position ``offset``."""
+        cos, sin = self.angles(x.shape[-2], offset, x.dtype)  # (T, D/2) each
         x1, x2 = x[..., 0::2], x[..., 1::2]  # (B, H, T, D/2) each
         out = torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)  # (B, H, T, D/2, 2)
         return out.flatten(-2)  # (B, H, T, D)

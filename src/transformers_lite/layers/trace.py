@@ -1,20 +1,28 @@
 """``Trace``: how a forward pass hands back its intermediate tensors, and how it is changed from outside.
 
-Every model's ``forward`` takes ``trace=``; each module names the steps of its equations as it computes
-them (``attention.q``, ``attention.weights``, ``feed_forward.hidden``, ...) by calling the trace it was
-given, scoped to its own place in the model (``blocks.0.attention``). A ``Trace`` keeps what it is
-shown and may *edit* a step on its way (zero a head, scale a neuron): the forward then continues with
-the edited tensor, so an intervention runs through the model's own code and never touches its
-weights. Nothing is stored on the modules, so two requests may use one model at the same time.
+Every model's ``forward`` takes ``trace=``. Each layer declares the steps of its equations (``Step``
+records built from its own settings, ``layers.steps``) with ``trace.declare(steps)`` or
+``trace.at(name, steps)``, and calls the trace with each step as it computes it, naming the tensors
+the step was computed from: ``trace("q", q, x, w.qkv, w.qkv_bias)``. The trace keeps the tensor, the
+step's record and its inputs, so what it says about a step is what that layer computed, and which
+steps (and parameters) each step read is known without reading any name (``inputs_of``).
+
+A ``Trace`` may also *edit* a step on its way (zero a head, scale a neuron): the forward then continues
+with the edited tensor, so an intervention runs through the model's own code and never touches its
+weights. Nothing is stored on the modules, so two requests may use one model at the same time. With
+``graph=True`` the kept tensors stay in the autograd graph and keep their gradients (the backward trace).
 
 The default, ``NO_TRACE``, keeps nothing, edits nothing and costs a method call per step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from torch import Tensor
+
+from .steps import Step
 
 Edit = Callable[[Tensor], Tensor]
 
@@ -35,31 +43,113 @@ class NamedSteps:
         return list(self.tensors)
 
 
+@dataclass(frozen=True)
+class Place:
+    """Where a step sits in the model, as the modules that scoped the trace said (no name is parsed)."""
+
+    scope: str = ""  # the module that computed it: "blocks.0.attention" ("" at the top)
+    block: str = ""  # the block it is part of: "blocks.0", "decoder.blocks.1" ("" outside every block)
+    member: str = ""  # an ensemble's member it is part of: "members.0" ("" otherwise)
+
+
+@dataclass
+class Recorded:
+    """One step as a forward computed it: its declaration, the tensors it read (``inputs``, in the order
+    the layer gave them; ``None`` for an absent bias), the names of those that were steps themselves,
+    and where it sits."""
+
+    step: Step
+    own: str  # its name in its layer: "q"
+    inputs: tuple[Tensor | None, ...]
+    read_steps: tuple[str | None, ...]
+    place: Place
+
+
+@dataclass
+class _Shared:
+    """What every scope of one trace writes to."""
+
+    tensors: dict[str, Tensor] = field(default_factory=dict)
+    records: dict[str, Recorded] = field(default_factory=dict)
+    live: dict[str, Tensor] = field(default_factory=dict)  # each step's tensor as the forward goes on with it
+    by_id: dict[int, str] = field(default_factory=dict)  # id of a live tensor -> its step
+
+
 class Trace(NamedSteps):
     """Collects ``name -> tensor`` for one forward pass. ``edits`` maps a full step name to a function
     applied to that step's tensor before the forward goes on (a name without a dot, e.g. ``position``,
-    edits every step of that name, e.g. ``encoder.position`` and ``decoder.position``). Tensors are kept
-    detached, as computed (an edited step is kept as edited)."""
+    edits every step of that name, e.g. ``encoder.position`` and ``decoder.position``). ``tensors`` are
+    kept detached, as computed (an edited step as edited); ``live`` holds them as the forward used them
+    (with ``graph=True`` they keep their gradients after ``backward``)."""
 
     active = True
 
-    def __init__(self, edits: dict[str, Edit] | None = None, *, prefix: str = "", _store: dict | None = None) -> None:
+    def __init__(
+        self,
+        edits: dict[str, Edit] | None = None,
+        *,
+        graph: bool = False,
+        prefix: str = "",
+        steps: Mapping[str, Step] | None = None,
+        place: Place = Place(),
+        _shared: _Shared | None = None,
+    ) -> None:
         self.edits = edits or {}
-        self.prefix = prefix
-        self.tensors: dict[str, Tensor] = {} if _store is None else _store
+        self.graph, self.prefix, self.steps, self.place = graph, prefix, steps or {}, place
+        self._shared = _Shared() if _shared is None else _shared
+        self.tensors = self._shared.tensors
+        self.records = self._shared.records
+        self.live = self._shared.live
 
-    def at(self, name: str) -> Trace:
-        """The same trace, scoped to the sub-module ``name`` (its steps are recorded as ``name.step``)."""
-        return Trace(self.edits, prefix=f"{self.prefix}{name}.", _store=self.tensors)
+    def at(
+        self, name: str, steps: Mapping[str, Step] | None = None, *, block: bool = False, member: bool = False
+    ) -> Trace:
+        """The same trace, scoped to the sub-module ``name`` (its steps are recorded as ``name.step``),
+        which computes the ``steps`` declared (none: a scope that only holds others); ``block``: the
+        sub-module is a transformer block, ``member``: an ensemble's member (``Place``)."""
+        path = self.prefix + name
+        place = Place(path, path if block else self.place.block, path if member else self.place.member)
+        return Trace(self.edits, graph=self.graph, prefix=path + ".", steps=steps, place=place, _shared=self._shared)
 
-    def __call__(self, step: str, x: Tensor) -> Tensor:
-        """Record ``x`` as ``step`` (after its edit, when one is asked for) and return what the forward uses."""
-        name = self.prefix + step
-        edit = self.edits.get(name) or (self.edits.get(step) if "." not in step else None)
+    def declare(self, steps: Mapping[str, Step]) -> Trace:
+        """The same scope, computing the ``steps`` a layer declares (by their own names)."""
+        return Trace(
+            self.edits, graph=self.graph, prefix=self.prefix, steps=steps, place=self.place, _shared=self._shared
+        )
+
+    def __call__(self, own: str, x: Tensor, *inputs: Tensor | None) -> Tensor:
+        """Record ``x`` as the declared step ``own`` computed from ``inputs`` (after its edit, when one is
+        asked for) and return what the forward uses."""
+        step = self.steps.get(own)
+        name = self.prefix + own
+        if step is None:
+            declared = ", ".join(self.steps) or "none"
+            raise LookupError(f"step {name!r} was not declared by the layer computing it (declared here: {declared})")
+        edit = self.edits.get(name) or (self.edits.get(own) if "." not in own else None)
         if edit is not None:
             x = edit(x)
-        self.tensors[name] = x.detach()
+        shared = self._shared
+        read = tuple(None if t is None else shared.by_id.get(id(t)) for t in inputs)
+        shared.tensors[name] = x.detach()
+        shared.records[name] = Recorded(step, own, inputs, read, self.place)
+        shared.live[name] = x  # kept alive, so its id names this step and no later tensor
+        shared.by_id[id(x)] = name
+        if self.graph and x.requires_grad:
+            x.retain_grad()
         return x
+
+    def step(self, name: str) -> Step:
+        """The declaration of the recorded step ``name``."""
+        return self.records[name].step
+
+    def inputs_of(self, name: str, parameters: Mapping[int, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """What the step ``name`` was computed from: the steps, and the parameters (``parameters`` maps
+        ``id(parameter)`` to its name), each in the layer's order; constants (a mask, rotary angles) and
+        absent biases are left out."""
+        record = self.records[name]
+        steps = tuple(s for s in record.read_steps if s is not None)
+        params = tuple(parameters[id(t)] for t in record.inputs if t is not None and id(t) in parameters)
+        return steps, params
 
 
 class _NoTrace(Trace):
@@ -70,10 +160,15 @@ class _NoTrace(Trace):
     def __init__(self) -> None:
         super().__init__()
 
-    def at(self, name: str) -> Trace:
+    def at(
+        self, name: str, steps: Mapping[str, Step] | None = None, *, block: bool = False, member: bool = False
+    ) -> Trace:
         return self
 
-    def __call__(self, step: str, x: Tensor) -> Tensor:
+    def declare(self, steps: Mapping[str, Step]) -> Trace:
+        return self
+
+    def __call__(self, own: str, x: Tensor, *inputs: Tensor | None) -> Tensor:
         return x
 
 

@@ -11,7 +11,10 @@ from torch import Tensor, nn
 
 from ..config import ClassifierConfig
 from ..layers import NO_TRACE, BigramEmbedding, FlattenHead, MeanPoolHead, Trace
+from ..layers.steps import Step
 from .encoder import check_inputs, encoder_of
+
+LOGITS = {"logits": Step("identity", "K", "z: the head's logits", "z", "the model's class scores")}
 
 
 class TransformerClassifier(nn.Module):
@@ -32,6 +35,8 @@ class TransformerClassifier(nn.Module):
         When the config has a ``pad_id`` and no ``valid`` is given, it is derived from the ids.
         """
         ids, valid = check_inputs(ids, valid, self.config.max_length, self.config.pad_id)
-        bigrams = None if self.bigram_embedding is None else self.bigram_embedding(ids)  # (B, T, C)
-        x = self.encoder(ids, valid, extra=bigrams, trace=trace.at("encoder"))  # (B, T, C)
-        return self.head(x, valid, trace.at("head"))  # (B, K)
+        pairs = self.bigram_embedding
+        rows = None if pairs is None else (pairs.rows(ids), pairs.weight)  # (B, T) rows of the (buckets, C) table
+        x = self.encoder(ids, valid, extra=rows, trace=trace.at("encoder"))  # (B, T, C)
+        logits = self.head(x, valid, trace.at("head"))  # (B, K)
+        return trace.declare(LOGITS)("logits", logits, logits)

@@ -13,6 +13,7 @@ sum the blocks read), ``blocks.N.*`` and ``final_norm``.
 
 from __future__ import annotations
 
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..layers import (
@@ -25,12 +26,16 @@ from ..layers import (
     attention_mask,
     maybe_dropout,
 )
+from ..layers.embedding import input_steps
 from ..layers.masks import padding_mask_from_ids
+from ..layers.norms import Norm, norm_step
 
 
 class Encoder(nn.Module):
     """``embedding`` is the token table (a translator may share it with its decoder); ``positions`` the
-    length of the sinusoidal table; ``scale`` multiplies the embeddings (the translator's sqrt(C))."""
+    length of the sinusoidal table; ``scale`` multiplies the embeddings (the translator's sqrt(C));
+    ``position="zero"``: the table holds zeros (post 001's experiment); ``pairs``: a classifier adds
+    word-pair vectors to the token rows."""
 
     def __init__(
         self,
@@ -41,33 +46,50 @@ class Encoder(nn.Module):
         positions: int,
         scale: float = 1.0,
         input_dropout: float = 0.0,
+        position: str = "sinusoidal",
+        pairs: bool = False,
     ) -> None:
         super().__init__()
         self.embedding = embedding
         self.position_encoding = SinusoidalPositionEncoding(spec.dim, positions)
         self.input_dropout = nn.Dropout(input_dropout)  # post 003 (post 000 has none: rate 0)
         self.blocks = nn.ModuleList(Block(spec) for _ in range(n_blocks))
-        self.final_norm = nn.LayerNorm(spec.dim, eps=spec.norm_eps) if spec.norm_first else nn.Identity()
+        self.final_norm = Norm(spec.dim, spec.norm) if spec.norm_first else nn.Identity()
         self.scale = scale
+        self.steps = input_steps(scale=scale, position=position, pairs=pairs)
+        if spec.norm_first:  # pre-norm blocks leave the stream unnormalised
+            self.steps["final_norm"] = norm_step(spec.norm, "x", "the last normalisation, after the blocks")
 
     def forward(
-        self, ids: Tensor, valid: Tensor | None = None, *, extra: Tensor | None = None, trace: Trace = NO_TRACE
+        self,
+        ids: Tensor,
+        valid: Tensor | None = None,
+        *,
+        extra: tuple[Tensor, Tensor] | None = None,
+        trace: Trace = NO_TRACE,
     ) -> Tensor:
         """``ids (B, T)`` -> ``(B, T, C)``. ``valid (B, T)`` (True = a real token) hides padding keys;
-        ``extra (B, T, C)`` is added to the token embeddings (the classifier's word-pair vectors)."""
+        ``extra``: rows ``(B, T)`` of a table ``(N, C)`` added to the token embeddings (the classifier's
+        word-pair vectors)."""
         t = ids.shape[1]
-        trace("tokens", ids)
+        trace = trace.declare(self.steps)
+        ids = trace("tokens", ids)
         x = self.embedding(ids)  # (B, T) -> (B, T, C)
-        x = trace("embedding", x * self.scale if self.scale != 1.0 else x)
-        x = x + trace("position", self.position_encoding(t))  # (B, T, C) + (T, C)
+        rows = trace("embedding", x * self.scale if self.scale != 1.0 else x, ids, self.embedding.weight)
+        position = trace("position", self.position_encoding(t))  # (T, C)
+        x = rows + position  # (B, T, C) + (T, C)
+        pairs = None
         if extra is not None:
-            x = x + trace("pairs", extra)  # (B, T, C)
-        x = maybe_dropout(self.input_dropout, trace("input", x))
+            pairs = trace("pairs", F.embedding(extra[0], extra[1]), *extra)  # (B, T) -> (B, T, C)
+            x = x + pairs
+        x = maybe_dropout(self.input_dropout, trace("input", x, rows, position, pairs))
         causal = bool(self.blocks) and bool(self.blocks[0].causal)
         mask = attention_mask(valid, causal=causal, query_len=t, key_len=t)  # (B, 1, T or 1, T), (T, T) or None
         for i, block in enumerate(self.blocks):
-            x = block(x, mask, trace=trace.at(f"blocks.{i}"))  # (B, T, C)
-        return trace("final_norm", self.final_norm(x)) if isinstance(self.final_norm, nn.LayerNorm) else x
+            x = block(x, mask, trace=trace.at(f"blocks.{i}", block=True))  # (B, T, C)
+        if isinstance(self.final_norm, Norm):
+            return trace("final_norm", self.final_norm(x), x, *self.final_norm.weights())
+        return x
 
 
 def check_inputs(
@@ -94,4 +116,5 @@ def encoder_of(config, causal: bool = False) -> Encoder:  # noqa: ANN001 - an En
         config.n_blocks,
         positions=config.position_encoding_length,
         input_dropout=config.input_dropout,
+        pairs=bool(getattr(config, "bigram_buckets", 0)),
     )

@@ -20,6 +20,7 @@ from torch import Tensor, nn
 from ..config import EncoderConfig, EncoderLMConfig
 from ..errors import ConfigError
 from ..layers import ACTIVATIONS, NO_TRACE, Trace
+from ..layers.steps import Step
 from .classifier import TransformerClassifier
 from .encoder import check_inputs, encoder_of
 
@@ -32,6 +33,16 @@ class TransformerEncoderLM(nn.Module):
         self.lm_dense = nn.Linear(c.dim, c.dim)
         self.lm_norm = nn.LayerNorm(c.dim)
         self.lm_bias = nn.Parameter(torch.zeros(c.vocab_size))
+        act = c.activation.upper().replace("_TANH", "_tanh")
+        self.steps = {
+            "logits": Step(
+                "lm_head",
+                "TV",
+                f"z = LN({act}(x W_dᵀ + b_d)) Eᵀ + b: the token table E is the output layer",
+                "— (pretraining is not in the posts)",
+                "one score per vocabulary entry: the word the model predicts at each position",
+            )
+        }
 
     def encode(self, ids: Tensor, valid: Tensor | None = None, *, trace: Trace = NO_TRACE) -> Tensor:
         """``ids (B, T)`` -> hidden states ``(B, T, C)``, the part a classifier inherits."""
@@ -40,7 +51,8 @@ class TransformerEncoderLM(nn.Module):
 
     def forward(self, ids: Tensor, valid: Tensor | None = None, *, trace: Trace = NO_TRACE) -> Tensor:
         """``ids (B, T)`` (True in ``valid`` = real token) -> logits ``(B, T, V)``."""
-        return trace("logits", self.predict(self.encode(ids, valid, trace=trace)))
+        hidden = self.encode(ids, valid, trace=trace)
+        return trace.declare(self.steps)("logits", self.predict(hidden), hidden)
 
     def predict(self, hidden: Tensor) -> Tensor:
         """The language-model head on hidden states ``(..., C)`` -> logits ``(..., V)``; the training loss

@@ -11,7 +11,7 @@ Traced steps: ``tokens``, ``embedding``, ``position``, ``input``, ``blocks.N.*``
 
 from __future__ import annotations
 
-from typing import cast
+from typing import NamedTuple, cast
 
 import torch
 import torch.nn.functional as F
@@ -28,8 +28,44 @@ from ..layers import (
     Trace,
     maybe_dropout,
 )
-from ..layers.embedding import check_ids
-from ..layers.residual import layer_norm
+from ..layers.blocks import BlockWeights
+from ..layers.embedding import check_ids, input_steps
+from ..layers.norms import NORMS, Norm, NormWeights, norm_of, norm_step
+from ..layers.steps import Step, dense
+
+
+class GeneratorWeights(NamedTuple):
+    """Every parameter the forward reads (``TransformerGenerator.weights``)."""
+
+    table: Tensor  # E (V, C)
+    positions: Tensor | None  # PE (L, C), or None with rotary positions
+    blocks: list[BlockWeights]
+    final_norm: NormWeights | None
+    head: Tensor  # W_out (V, C): E itself when tied
+    head_bias: Tensor | None
+
+
+def generator_steps(c: GeneratorConfig) -> dict[str, Step]:
+    """The steps outside the blocks, as ``c`` configures them."""
+    steps = input_steps(position=None if c.position == "rope" else "learned")
+    spec = c.block().norm
+    if c.final_norm:
+        steps["final_norm"] = norm_step(spec, "x", "the last normalisation before the output layer")
+    h = norm_of(spec, "x") if c.final_norm else "x"
+    bias = "b_out" if c.head_bias else None
+    if c.tie_embeddings:
+        ours, post = dense(h, "E", bias)
+        steps["logits"] = Step(
+            "tied_output",
+            "TV",
+            f"z = {ours}: the token table E is the output layer",
+            f"z = {post}",
+            "one score per vocabulary entry: how close the stream is to each token's own embedding",
+        )
+    else:
+        ours, post = dense(h, "W_out", bias)
+        steps["logits"] = Step("projection", "TV", f"z = {ours}", f"z = {post}", "one score per vocabulary entry")
+    return steps
 
 
 class TransformerGenerator(nn.Module):
@@ -42,12 +78,14 @@ class TransformerGenerator(nn.Module):
         self.dropout = nn.Dropout(c.dropout)
         spec = c.block(causal=c.causal)
         self.blocks = nn.ModuleList(Block(spec, rope) for _ in range(c.n_blocks))
-        self.final_norm = nn.LayerNorm(c.dim, eps=c.norm_eps) if c.final_norm else nn.Identity()
+        self.final_norm = Norm(c.dim, spec.norm) if c.final_norm else nn.Identity()
+        self.norm_spec = spec.norm  # read at every token: kept here, not looked up through the module
         self.head = nn.Linear(c.dim, c.vocab_size, bias=c.head_bias)
         if c.tie_embeddings:
             self.head.weight = self.embedding.weight  # (V, C) shared by input and output
         if c.init == "gpt2":
             self._init_gpt2()
+        self.steps = generator_steps(c)
 
     @torch.no_grad()
     def _init_gpt2(self) -> None:
@@ -73,20 +111,29 @@ class TransformerGenerator(nn.Module):
         cap = c.max_length if capacity is None else capacity
         return KVCache(c.n_blocks, batch, c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
 
-    def weights(self, detach: bool = False) -> tuple:
+    def weights(self, detach: bool = False) -> GeneratorWeights:
         """Every parameter the forward reads: token table, position table, each block's, final norm, head
         (detached: plain tensors, read once per generation by the decoder)."""
-        pos = self.position_embedding
-        norm = self.final_norm
-        w = (
+        pos, norm = self.position_embedding, self.final_norm
+        w = GeneratorWeights(
             self.embedding.weight,
             None if pos is None else pos.weight,
             [block.weights(detach) for block in cast("list[Block]", self.blocks)],
-            (norm.weight, norm.bias, norm.eps) if self.config.final_norm else None,
+            norm.weights() if isinstance(norm, Norm) else None,
             self.head.weight,
             self.head.bias,
         )
-        return w if not detach else tuple(t.detach() if isinstance(t, Tensor) else t for t in w)
+        if not detach:
+            return w
+        gain = w.final_norm
+        final = (
+            None
+            if gain is None
+            else NormWeights(gain.weight.detach(), None if gain.bias is None else gain.bias.detach())
+        )
+        plain = (None if t is None else t.detach() for t in (w.table, w.positions, w.head, w.head_bias))
+        table, positions, head, head_bias = plain
+        return GeneratorWeights(table, positions, w.blocks, final, head, head_bias)  # type: ignore[arg-type]
 
     def forward(
         self, ids: Tensor, *, cache: KVCache | None = None, last_only: bool = False, trace: Trace = NO_TRACE
@@ -100,7 +147,7 @@ class TransformerGenerator(nn.Module):
 
     def run(
         self,
-        w: tuple,
+        w: GeneratorWeights,
         ids: Tensor,
         *,
         cache: KVCache | None = None,
@@ -112,28 +159,34 @@ class TransformerGenerator(nn.Module):
             ids = ids.unsqueeze(0)
         table, positions, blocks, final_norm, head, head_bias = w
         offset = 0 if cache is None else cache.length
+        trace = trace.declare(self.steps)
         t = ids.shape[1]
         if offset + t > self.config.max_length:
             raise ValueError(
                 f"sequence of {offset + t} tokens exceeds the context length {self.config.max_length}; "
                 "crop to the last max_length tokens"
             )
-        trace("tokens", ids)
+        ids = trace("tokens", ids)
         if cache is None or t > 1:  # ids fed one at a time to a cache were sampled from this model
             check_ids(ids, table.shape[0])
-        x = trace("embedding", torch.embedding(table, ids))  # (B, T) -> (B, T, C): the rows of the ids
+        rows = trace("embedding", torch.embedding(table, ids), ids, table)  # (B, T) -> (B, T, C): the rows of the ids
+        x, position = rows, None
         if positions is not None:
-            x = x + trace("position", positions[offset : offset + t])  # (B, T, C) + (T, C)
-        x = maybe_dropout(self.dropout, trace("input", x))
+            position = trace("position", positions[offset : offset + t], positions)  # (T, C)
+            x = rows + position  # (B, T, C) + (T, C)
+        x = maybe_dropout(self.dropout, trace("input", x, rows, position))
         for i, (block, bw) in enumerate(zip(cast("list[Block]", self.blocks), blocks)):
-            x = block.run(bw, x, cache=cache, layer=i, trace=trace.at(f"blocks.{i}") if trace.active else trace)
+            x = block.run(
+                bw, x, cache=cache, layer=i, trace=trace.at(f"blocks.{i}", block=True) if trace.active else trace
+            )
         if cache is not None:
             cache.advance(t)
         if last_only:
             x = x[:, -1:, :]  # (B, 1, C): generation needs only the next-token logits
         if final_norm is not None:
-            x = trace("final_norm", layer_norm(x, final_norm))
-        return trace("logits", F.linear(x, head, head_bias))  # (B, T, C) @ (C, V) -> (B, T, V)
+            spec = self.norm_spec
+            x = trace("final_norm", NORMS[spec.name].apply(x, final_norm, spec.eps), x, *final_norm)
+        return trace("logits", F.linear(x, head, head_bias), x, head, head_bias)  # (B, T, C) @ (C, V) -> (B, T, V)
 
     @torch.no_grad()
     def embeddings(self) -> dict[str, Tensor]:

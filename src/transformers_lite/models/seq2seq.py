@@ -23,8 +23,33 @@ from torch import Tensor, nn
 
 from ..config import Seq2SeqConfig
 from ..layers import NO_TRACE, DecoderBlock, KVCache, TokenEmbedding, Trace, attention_mask, maybe_dropout
+from ..layers.embedding import input_steps
 from ..layers.masks import padding_mask_from_ids
+from ..layers.norms import Norm, norm_of, norm_step
+from ..layers.steps import Step, dense
 from .encoder import Encoder
+
+
+def decoder_steps(c: Seq2SeqConfig, scale: float) -> tuple[dict[str, Step], dict[str, Step]]:
+    """The decoder's steps outside its blocks, and the model's output layer, as ``c`` configures them."""
+    steps = input_steps(scale=scale, position="zero" if c.position == "none" else "sinusoidal")
+    spec = c.block().norm
+    if c.norm_first:
+        steps["final_norm"] = norm_step(spec, "x", "the decoder's last normalisation, before the output layer")
+    h = norm_of(spec, "x") if c.norm_first else "x"
+    if c.tie_embeddings:
+        ours, post = dense(h, "E_target", "b_out")
+        logits = Step(
+            "tied_output",
+            "TV",
+            f"z = {ours}: the target token table is the output layer",
+            f"z = {post}",
+            "one score per target vocabulary entry",
+        )
+    else:
+        ours, post = dense(h, "W_out", "b_out")
+        logits = Step("projection", "TV", f"z = {ours}", f"z = {post}", "one score per target vocabulary entry")
+    return steps, {"logits": logits}
 
 
 @dataclass
@@ -58,17 +83,24 @@ class TransformerSeq2Seq(nn.Module):
         self.scale = math.sqrt(c.dim)  # embeddings are scaled by sqrt(C) as in the paper
         spec = c.block()
         self.encoder = Encoder(
-            source, spec, c.n_encoder_blocks, positions=c.max_length, scale=self.scale, input_dropout=c.dropout
+            source,
+            spec,
+            c.n_encoder_blocks,
+            positions=c.max_length,
+            scale=self.scale,
+            input_dropout=c.dropout,
+            position="zero" if c.position == "none" else "sinusoidal",
         )
         if c.position == "none":  # post 001's question: the encoding's rows all zero, for encoder and decoder
             self.encoder.position_encoding.weight.zero_()
         self.tgt_embedding = target
         self.dropout = nn.Dropout(c.dropout)
         self.decoder = nn.ModuleList(DecoderBlock(spec) for _ in range(c.n_decoder_blocks))
-        self.decoder_norm = nn.LayerNorm(c.dim) if c.norm_first else nn.Identity()
+        self.decoder_norm = Norm(c.dim, spec.norm) if c.norm_first else nn.Identity()
         self.head = nn.Linear(c.dim, c.tgt_vocab_size)
         if c.tie_embeddings:
             self.head.weight = self.tgt_embedding.weight  # (V, C) shared
+        self.decoder_steps, self.steps = decoder_steps(c, self.scale)
 
     def encode(self, src: Tensor, src_valid: Tensor | None = None, *, trace: Trace = NO_TRACE) -> Tensor:
         """``src (B, S)`` -> memory ``(B, S, C)``. ``src_valid`` defaults to ``src != pad_id``."""
@@ -85,21 +117,28 @@ class TransformerSeq2Seq(nn.Module):
         cache: KVCache | None,
         last_only: bool,
         trace: Trace,
+        memory: Tensor | None = None,
     ) -> Tensor:
         offset = 0 if cache is None else cache.length
-        dec = trace.at("decoder")
-        x = dec("embedding", self.tgt_embedding(tgt) * self.scale)  # (B, T, C)
-        x = x + dec("position", self.encoder.position_encoding(tgt.shape[1], offset))  # + (T, C)
-        x = maybe_dropout(self.dropout, dec("input", x))
+        dec = trace.at("decoder", self.decoder_steps)
+        tgt = dec("tokens", tgt)
+        table = self.tgt_embedding.weight
+        rows = dec("embedding", self.tgt_embedding(tgt) * self.scale, tgt, table)  # (B, T, C)
+        position = dec("position", self.encoder.position_encoding(tgt.shape[1], offset))  # (T, C)
+        x = maybe_dropout(self.dropout, dec("input", rows + position, rows, position))  # (B, T, C) + (T, C)
         for i, (block, kv) in enumerate(zip(self.decoder, memory_kv)):
-            x = block(x, kv, self_mask, memory_mask, cache=cache, layer=i, trace=dec.at(f"blocks.{i}"))
+            at = dec.at(f"blocks.{i}", block=True)
+            x = block(x, kv, self_mask, memory_mask, cache=cache, layer=i, trace=at, memory=memory)
         if cache is not None:
             cache.advance(tgt.shape[1])
         if last_only:
             x = x[:, -1:, :]  # (B, 1, C)
-        if self.config.norm_first:
-            x = dec("final_norm", self.decoder_norm(x))
-        return trace("logits", self.head(x))  # (B, T, C) @ (C, V) -> (B, T, V)
+        if isinstance(self.decoder_norm, Norm):
+            x = dec("final_norm", self.decoder_norm(x), x, *self.decoder_norm.weights())
+        head = self.head
+        return trace.declare(self.steps)(
+            "logits", head(x), x, head.weight, head.bias
+        )  # (B, T, C) @ (C, V) -> (B, T, V)
 
     def decode(
         self,
@@ -119,7 +158,7 @@ class TransformerSeq2Seq(nn.Module):
             block.cross_attention.memory_keys_values(memory) for block in cast("list[DecoderBlock]", self.decoder)
         ]
         self_mask = attention_mask(tgt_valid)  # (B, 1, 1, T) or None; the blocks add the look-ahead part
-        return self._decode(tgt, memory_kv, self_mask, attention_mask(src_valid), None, last_only, trace)
+        return self._decode(tgt, memory_kv, self_mask, attention_mask(src_valid), None, last_only, trace, memory)
 
     def start_decoding(self, memory: Tensor, src_valid: Tensor, capacity: int | None = None) -> DecoderCache:
         """A ``DecoderCache`` for ``memory (B, S, C)``: an empty self-attention cache of ``capacity``

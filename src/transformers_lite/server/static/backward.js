@@ -44,9 +44,9 @@ function renderGradient(step, data) {
   const checked = step.hand_max_diff !== undefined;
   const hand = checked
     ? `${step.rule}; norm ${step.hand_norm.toPrecision(6)}; largest difference to autograd ${step.hand_max_diff.toExponential(2)}`
-    : "autograd only (no hand-derived rule for this step)";
+    : `autograd only: no hand rule (${step.no_hand_rule})`;
   $("backward-step-info").replaceChildren(
-    row("step", `${backward.step + 1} / ${data.steps.length}: \u2202L/\u2202(${step.name})`),
+    row("step", `${backward.step + 1} / ${data.steps.length}: \u2202L/\u2202(${step.name}), a ${step.kind || "loss"} step`),
     row("shape", `(${step.shape.join(", ")})`),
     row("autograd", `norm ${step.norm.toPrecision(6)}`),
     row("hand-derived", hand),
@@ -63,7 +63,7 @@ function renderGradient(step, data) {
   const what = perHead ? `head ${Math.min(head, step.shape[0] - 1)}` : step.name;
   const maps = [signedMap(matrixOf(step, head), rows, null, `autograd: ${what}`, false, -1)];
   if (step.hand_values) {  // the posts' rule computed by hand, beside autograd's (hover either for its values)
-    maps.push(signedMap(matrixOf({ values: step.hand_values }, head), rows, null, `hand-derived (${step.rule.split(":")[0]}): ${what}`, false, -1));
+    maps.push(signedMap(matrixOf({ values: step.hand_values }, head), rows, null, `hand-derived (${step.kinds.join(" + ")}): ${what}`, false, -1));
   }
   view.replaceChildren(...maps);
 }

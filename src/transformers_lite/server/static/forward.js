@@ -31,9 +31,12 @@ function signedHeat(value, max) {
 
 function absMax(values) {  // a loop, not Math.max(...values): a (T, F) step can hold more values than a call takes
   let max = 1e-9;
-  for (const v of values) max = Math.max(max, Math.abs(v));
+  for (const v of values) if (v !== null) max = Math.max(max, Math.abs(v));  // null: −∞ (masked)
   return max;
 }
+
+const MASKED_RGB = [205, 205, 205];  // a −∞ (masked) entry: JSON's null
+function shown(x) { return x === null ? "\u2212\u221e (masked)" : Number.isInteger(x) ? String(x) : Number(x).toFixed(4); }
 
 function traceBody() {
   const body = { text: $("trace-text").value, block: trace.block, switch_off: [...trace.off] };
@@ -86,8 +89,8 @@ function renderTrace() {
   renderDistance(data);
 }
 
-function headsOf(data) {
-  const q = data.steps.find((s) => s.name.endsWith(".q"));
+function headsOf(data) {  // the head axis of the queries' projection
+  const q = data.steps.find((s) => s.kind === "projection" && s.axes.startsWith("(H"));
   return q ? q.shape[0] : 1;
 }
 
@@ -97,12 +100,12 @@ function shortName(name) {
 
 function renderSwitches(heads) {
   const box = $("trace-switches");
-  const scopes = [...new Set(trace.data.steps.filter((s) => s.name.endsWith(".heads")).map((s) => s.name.slice(0, -6)))];
+  const scopes = [...new Set(trace.data.steps.filter((s) => s.kind === "weighted_sum").map((s) => s.scope))];
   const boxes = [];
   for (const scope of scopes) {
     for (let h = 0; h < heads; h++) {
       const spec = `${scope}.head.${h}`;
-      const label = scope.endsWith("cross_attention") ? `cross ${h}` : `head ${h}`;
+      const label = `${shortName(scope)} head ${h}`;
       const input = el("input", { type: "checkbox", checked: trace.off.has(spec), value: spec });
       input.addEventListener("change", guard(async () => {
         if (input.checked) trace.off.add(spec); else trace.off.delete(spec);
@@ -128,20 +131,28 @@ function renderStep(step) {
   const head = Number($("trace-head").value || 0);
   $("trace-step-name").textContent = `${trace.step + 1} / ${trace.data.steps.length}: ${step.name}`;
   const row = (k, v) => el("tr", {}, el("th", {}, k), el("td", {}, v));
+  const from = (step.reads || []).map((name) => {  // the steps it was computed from: click one to go there
+    const i = trace.data.steps.findIndex((s) => s.name === name);
+    const chip = el("span", { className: i < 0 ? "step muted" : "step" }, shortName(name));
+    if (i >= 0) chip.addEventListener("click", () => { trace.step = i; renderTrace(); });
+    return chip;
+  });
+  const params = (step.parameters || []).join(", ");
   $("trace-step-info").replaceChildren(
     row("equation (here, row-major)", step.equation),
     row("the posts (column-major)", step.post_equation),
     row("shape", `${step.axes} = (${step.shape.join(", ")})`),
     row("the posts' shape", step.post_axes),
-    row("what it is", step.meaning),
+    row("what it is", `${step.meaning} (kind: ${step.kind})`),
+    row("computed from", from.length || params ? el("span", {}, ...from.flatMap((c) => [c, " "]), params ? `parameters: ${params}` : "") : "the input"),
   );
   const view = $("trace-view");
-  const perHead = step.values && step.shape.length === 3 && step.axes.startsWith("(H");
-  const onSource = trace.data.source_tokens.length &&  // a translator's encoder, and its keys and values
-    (step.name.startsWith("encoder.") || /cross_attention\.[kv]$/.test(step.name));
-  const rows = onSource ? trace.data.source_tokens : trace.data.tokens;
-  const keys = step.name.includes("cross_attention") ? trace.data.source_tokens : rows;
-  const cols = step.axes.endsWith("S)") ? keys : null;
+  const axes = step.axes.slice(1, -1).split(", ");  // one letter per axis: T the tokens, S the source's
+  const perHead = step.values && step.shape.length === 3 && axes[0] === "H";
+  const inEncoder = trace.data.source_tokens.length && step.name.startsWith("encoder.");  // a translator's encoder
+  const labels = (letter) => letter === "S" || (letter === "T" && inEncoder) ? trace.data.source_tokens : letter === "T" ? trace.data.tokens : null;
+  const rows = labels(axes[axes.length - 2]) || labels(axes[0]) || trace.data.tokens;
+  const cols = axes.length > 1 ? labels(axes[axes.length - 1]) : null;
   const pos = Math.min(trace.pos, rows.length - 1);
   if (step.top) {  // a large vocabulary: the best entries at the chosen position
     const best = step.top[Math.min(trace.pos, step.top.length - 1)];
@@ -162,7 +173,7 @@ function renderStep(step) {
   view.replaceChildren(...figures);
   const r = m.length === rows.length ? m[pos] : m[0];
   $("trace-row").replaceChildren(el("span", { className: "muted" }, `row ${m.length === rows.length ? pos : 0}: `),
-    ...r.slice(0, 64).map((x) => el("span", { className: "num" }, Number.isInteger(x) ? String(x) : Number(x).toFixed(4))),
+    ...r.slice(0, 64).map((x) => el("span", { className: "num" }, shown(x))),
     r.length > 64 ? el("span", { className: "muted" }, `\u2026 (${r.length} values)`) : "");
 }
 
@@ -174,7 +185,7 @@ function signedMap(matrix, rowLabels, colLabels, title, small, pos) {
   const max = absMax(matrix.flat());
   const pixels = new ImageData(m, n);  // one pixel per value, then scaled up: a 256 x 256 map draws at once
   matrix.forEach((row, i) => row.forEach((v, j) => {
-    const k = 4 * (i * m + j), [r, g, b] = signedRGB(v, max);
+    const k = 4 * (i * m + j), [r, g, b] = v === null ? MASKED_RGB : signedRGB(v, max);
     pixels.data[k] = r; pixels.data[k + 1] = g; pixels.data[k + 2] = b; pixels.data[k + 3] = 255;
   }));
   const values = el("canvas", { width: m, height: n });
@@ -190,7 +201,8 @@ function signedMap(matrix, rowLabels, colLabels, title, small, pos) {
     if (i >= n || j >= m) return;
     const r = n === rowLabels.length ? visible(rowLabels[i]) : `row ${i}`;
     const c = colLabels ? visible(colLabels[j] ?? String(j)) : `channel ${j}`;
-    canvas.title = `${r}, ${c}: ${Number(matrix[i][j]).toPrecision(5)}`;
+    const v = matrix[i][j];
+    canvas.title = `${r}, ${c}: ${v === null ? shown(v) : Number(v).toPrecision(5)}`;
   });
   return el("figure", {}, canvas, el("figcaption", {}, title));
 }

@@ -1,0 +1,92 @@
+"""``Step``: one step of a layer's equations, declared by the layer that computes it.
+
+Each layer builds the records of its steps from its own settings when it is made (``attention_steps``,
+``feed_forward_steps``, ``norm_step``, ...), and hands them to the trace it is given
+(``Trace.declare``), so what a trace says about a step (its equation here and in the posts, its axes,
+what it means) is true of *this* model: pre-norm or post-norm input, a bias or none, the activation
+by name, rotary positions, a tied table, the value of d_h. ``kind`` says what the step computes; the
+hand-derived backward rules are chosen by it (``backprop.rules``), never by a step's name.
+
+Notation (the posts' letters): x the residual stream entering a sub-layer, LN layer norm, RMS RMS
+norm, E the token table, PE the position table, Q K V queries, keys and values, d_h the head size,
+S the scaled scores, M the mask (0 where a query may read a key, −∞ where not), P = softmax(S + M)
+the attention weights, A = P V the heads' output (the posts' A = V softmax(Kᵀ Q / √d_h)), W and b a
+Dense's weight and bias. Ours is row-major (a position is a row); the posts are column-major, so each
+of their equations is ours transposed (``Q = W_Q X`` is our ``Q = X W_Qᵀ``, their ``Kᵀ Q`` our ``Q Kᵀ``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from torch import Tensor
+
+# a layer also declares its rows of the parameter table (``summary``): (level, name, description, trainable,
+# fixed), counting its parameters with ``Count`` (which counts a parameter shared by two layers once)
+SummaryRow = tuple[int, str, str, int, int]
+Count = Callable[[Iterable[Tensor]], int]
+
+# what each kind of step computes (the page's legend and ``docs/backprop.md`` list them)
+KINDS: dict[str, str] = {
+    "tokens": "the token ids read",
+    "embedding": "rows of a table, one per token id",
+    "position": "rows of a position table, one per position",
+    "sum": "terms added (the first block's input)",
+    "projection": "a Dense: x Wᵀ + b (for Q, K, V: one third of the [Q; K; V] Dense, cut into heads)",
+    "tied_output": "a Dense whose weight is the token table E itself",
+    "norm": "each row normalised, then scaled (norm:layer: LayerNorm; the norms are in layers.norms)",
+    "rotary": "pairs of channels rotated by an angle that grows with the position (RoPE)",
+    "scores": "each query's dot product with each key",
+    "scale": "multiplied by a constant",
+    "mask": "what is added to the scores: 0 where a query may read a key, −∞ where not",
+    "masked": "the scores with the mask added",
+    "softmax": "exponentials normalised to sum to 1",
+    "weighted_sum": "each head's weighted sum of the values",
+    "merge_heads": "the heads side by side again",
+    "residual_sum": "the residual stream plus what a sub-layer adds",
+    "mean_pool": "the mean over the positions read",
+    "mixture": "an ensemble's members' probabilities averaged (as log-probabilities)",
+    "identity": "the same tensor under the name the model hands back",
+    "lm_head": "a Dense, its activation, a norm and the tied table in one step (pretraining's head)",
+    "activation": "a Dense then a nonlinearity by name: act(x W₁ᵀ + b₁) (activation:gelu, ...)",
+}
+FAMILIES_OF_KINDS = ("activation", "norm")  # "activation:gelu", "norm:layer": one kind per name of the family
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one step is. ``axes``: one letter per axis of its tensor without the batch, ours (row-major);
+    the posts' shape is the same letters reversed. The optional fields are what its hand rule needs."""
+
+    kind: str
+    axes: str
+    ours: str  # the equation as computed here (row-major)
+    post: str  # as the posts write it (column-major)
+    meaning: str
+    part: int | None = None  # Q, K, V: which third of the one [Q; K; V] Dense (0, 1, 2)
+    factor: float | None = None  # the constant it multiplies by: 1/√d_h, an embedding's √C
+    eps: float | None = None  # a norm's ε
+
+    def __post_init__(self) -> None:
+        base, _, name = self.kind.partition(":")
+        if base not in KINDS or bool(name) != (base in FAMILIES_OF_KINDS):
+            raise ValueError(f"step kind {self.kind!r}: choose one of {', '.join(KINDS)} (activation:NAME, norm:NAME)")
+
+    def to_dict(self) -> dict[str, object]:
+        """The step as the trace JSON shows it."""
+        return {
+            "kind": self.kind,
+            "axes": f"({', '.join(self.axes)})",
+            "post_axes": f"({', '.join(reversed(self.axes))})",
+            "equation": self.ours,
+            "post_equation": self.post,
+            "meaning": self.meaning,
+        }
+
+
+def dense(x: str, w: str, bias: str | None, *, post_x: str | None = None) -> tuple[str, str]:
+    """A Dense written ours and the posts' way: ``x Wᵀ + b`` and ``W X .+ b`` (``bias`` None: none)."""
+    ours = f"{x} {w}ᵀ" + (f" + {bias}" if bias else "")
+    post = f"{w} {post_x or x}" + (f" .+ {bias}" if bias else "")
+    return ours, post
