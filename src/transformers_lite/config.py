@@ -20,7 +20,7 @@ from . import validate
 from .atomic import atomic_write_text, read_json
 from .errors import ConfigError
 from .layers import ACTIVATIONS, BlockSpec
-from .layers.norms import NormSpec
+from .layers.norms import NORMS, NormSpec
 
 # fields renamed since the first release: old name -> new name (old run files are migrated on load)
 RENAMED = {"context": "max_length", "tie_weights": "tie_embeddings", "tie_output": "tie_embeddings"}
@@ -54,6 +54,7 @@ class TransformerConfig:
     activation: str = "relu"
     norm_first: bool = False  # pre-norm (GPT-2) instead of the posts' post-norm
     qkv_bias: bool = True
+    norm: str = "layer"  # every norm's kind: "layer" (LayerNorm, the posts') or "rms" (RMSNorm)
 
     def __post_init__(self) -> None:
         _positive(self, "dim", "n_heads", "dim_hidden", "max_length")
@@ -62,6 +63,7 @@ class TransformerConfig:
             raise ConfigError(f"dim={self.dim} is not divisible by n_heads={self.n_heads}")
         validate.number("dropout", self.dropout, 0, 1, high_open=True)
         validate.choice("activation", self.activation, tuple(ACTIVATIONS))
+        validate.choice("norm", self.norm, tuple(NORMS))
 
     def block(self, causal: bool = False) -> BlockSpec:
         """The spec of this model's blocks."""
@@ -73,7 +75,7 @@ class TransformerConfig:
             activation=self.activation,
             norm_first=self.norm_first,
             qkv_bias=self.qkv_bias,
-            norm=NormSpec(eps=getattr(self, "norm_eps", 1e-5)),
+            norm=NormSpec(self.norm, getattr(self, "norm_eps", 1e-5)),
             causal=causal,
         )
 
@@ -103,6 +105,7 @@ class EncoderConfig(TransformerConfig):
         "activation",
         "norm_first",
         "qkv_bias",
+        "norm",
     )
 
     vocab_size: int = 7455

@@ -91,6 +91,18 @@ def layer_norm(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -
     return [(dx, "(∂x̂ − mean ∂x̂ − x̂ mean(∂x̂ ⊙ x̂)) / s, ∂x̂ = ∂y ⊙ γ"), (dgain, "Σ_rows ∂y ⊙ x̂"), (dbias, "Σ_rows ∂y")]
 
 
+def rms_norm(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given:
+    """``y = γ ⊙ x / r`` with ``r = √(mean(x²) + ε)`` per row: with ``x̂ = x / r`` and ``∂x̂ = ∂y ⊙ γ``,
+    ``∂x = (∂x̂ − x̂ mean(∂x̂ ⊙ x̂)) / r`` (layer norm's rule without the mean: nothing was subtracted);
+    ``∂γ = Σ_rows ∂y ⊙ x̂``."""
+    x, gain = inputs[0], inputs[1]
+    assert x is not None and gain is not None and step.eps is not None
+    r = torch.sqrt((x * x).mean(-1, keepdim=True) + step.eps)  # (..., 1)
+    xhat, dxhat = x / r, dy * gain
+    dx = (dxhat - xhat * (dxhat * xhat).mean(-1, keepdim=True)) / r
+    return [(dx, "(∂x̂ − x̂ mean(∂x̂ ⊙ x̂)) / r, ∂x̂ = ∂y ⊙ γ"), (_rows(dy * xhat).sum(0), "Σ_rows ∂y ⊙ x̂"), None]
+
+
 def _to_shape(g: Tensor, shape: torch.Size) -> Tensor:
     """``g`` summed over the axes a term of ``shape`` was broadcast along (a position table over the batch)."""
     while g.dim() > len(shape):
@@ -218,6 +230,7 @@ RULES: dict[str, Rule] = {
     "projection": projection,
     "tied_output": projection,
     "norm:layer": layer_norm,
+    "norm:rms": rms_norm,
     "rotary": rotary,
     "scores": scores,
     "scale": scale,

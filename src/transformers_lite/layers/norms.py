@@ -7,6 +7,8 @@ rule in ``backprop.rules`` (kind ``norm:NAME``) and its name accepted by the con
 
 * ``layer``: ``LN(x) = γ ⊙ (x − μ) / √(σ² + ε) + β`` over the last axis (post 000's LayerNorm; the
   posts write ``σ + ε`` in the denominator, ``backprop.ops.layer_norm_posts_*`` keeps theirs).
+* ``rms``: ``RMS(x) = γ ⊙ x / √(mean(x²) + ε)``: no mean subtracted, no β (Zhang & Sennrich 2019; LLaMA,
+  modded-nanogpt): a little cheaper, and as good in most modern GPTs.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .steps import Count, Step, SummaryRow
@@ -44,6 +47,11 @@ def layer_norm(x: Tensor, w: NormWeights, eps: float) -> Tensor:
     return torch.layer_norm(x, x.shape[-1:], w.weight, w.bias, eps)
 
 
+def rms_norm(x: Tensor, w: NormWeights, eps: float) -> Tensor:
+    """RMSNorm over the last axis: each row divided by its root mean square, then scaled by γ."""
+    return F.rms_norm(x, x.shape[-1:], w.weight, eps)
+
+
 @dataclass(frozen=True)
 class NormKind:
     apply: Callable[[Tensor, NormWeights, float], Tensor]
@@ -57,6 +65,9 @@ class NormKind:
 NORMS: dict[str, NormKind] = {
     "layer": NormKind(
         layer_norm, True, "LN", "LN({x}) = γ ⊙ ({x} − μ) / √(σ² + ε) + β, ε = {eps}", "LayerNorm({x})", "LayerNorm"
+    ),
+    "rms": NormKind(
+        rms_norm, False, "RMS", "RMS({x}) = γ ⊙ {x} / √(mean({x}²) + ε), ε = {eps}", "RMSNorm({x})", "RMSNorm"
     ),
 }
 
