@@ -55,6 +55,7 @@ class TransformerConfig:
     norm_first: bool = False  # pre-norm (GPT-2) instead of the posts' post-norm
     qkv_bias: bool = True
     norm: str = "layer"  # every norm's kind: "layer" (LayerNorm, the posts') or "rms" (RMSNorm)
+    qk_norm: bool = False  # self-attention normalises each head's queries and keys (with ``norm``) before the scores
 
     def __post_init__(self) -> None:
         _positive(self, "dim", "n_heads", "dim_hidden", "max_length")
@@ -77,6 +78,7 @@ class TransformerConfig:
             qkv_bias=self.qkv_bias,
             norm=NormSpec(self.norm, getattr(self, "norm_eps", 1e-5)),
             causal=causal,
+            qk_norm=self.qk_norm,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -106,6 +108,7 @@ class EncoderConfig(TransformerConfig):
         "norm_first",
         "qkv_bias",
         "norm",
+        "qk_norm",
     )
 
     vocab_size: int = 7455

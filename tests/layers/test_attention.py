@@ -218,3 +218,65 @@ def test_gradcheck_attention_float64():
     mask = torch.tensor([[[[True, False]]]])
     assert torch.autograd.gradcheck(lambda a, b: cross(a, b, mask, trace=Trace()), (x, mem))
     assert torch.autograd.gradcheck(lambda a: selfa(a, causal=True), (x,))
+
+
+@pytest.mark.parametrize("norm, rope", [("layer", False), ("rms", True)])
+def test_qk_norm_normalises_each_heads_queries_and_keys_before_the_scores(norm, rope):
+    """QK-norm: Q and K, per head, through the model's norm over their D channels, then (rotary) turned,
+    then the scores; the fused kernel agrees with the traced path, and a KV cache with the full forward."""
+    from transformers_lite.layers import NormSpec
+
+    spec = NormSpec(norm)
+    attention = Attention(2, 8, rope=RotaryEmbedding(4, 16) if rope else None, qk_norm=spec).eval()
+    with torch.no_grad():
+        attention.q_norm.weight.uniform_(0.5, 2)
+    x = torch.randn(2, 6, 8) * 5
+    trace = Trace()
+    out = attention(x, causal=True, trace=trace)
+    q = trace["q"]
+    centred = q - q.mean(-1, keepdim=True) if norm == "layer" else q
+    scale = torch.sqrt((centred * centred).mean(-1, keepdim=True) + spec.eps)
+    expected = attention.q_norm.weight * centred / scale + (attention.q_norm.bias if norm == "layer" else 0)
+    assert torch.allclose(trace["q_norm"], expected, atol=1e-5)
+    last = "rotated" if rope else "norm"
+    assert trace.records["scores"].read_steps == (f"q_{last}", f"k_{last}")
+    assert trace.records["scores"].step.ours.startswith("Q\u0302" + ("′" if rope else ""))
+    assert torch.allclose(out, attention(x, causal=True), atol=1e-5)  # fused == explicit
+    cache = KVCache(1, 2, 2, 6, 4)
+    steps = [cached(attention, cache, x[:, :2])] + [cached(attention, cache, x[:, i : i + 1]) for i in range(2, 6)]
+    assert torch.allclose(torch.cat(steps, 1), out, atol=1e-5)
+    rows = [name for _, name, *_ in attention.summary_rows(lambda params: 0)]
+    assert ["q_norm", "k_norm"] == [r for r in rows if r.endswith("_norm")]
+    with pytest.raises(ValueError, match="cross-attention has none"):
+        Attention(2, 8, role="cross", qk_norm=spec)
+
+
+@pytest.mark.parametrize("norm", ["layer", "rms"])
+def test_a_gpt_with_qk_norm_has_a_hand_rule_at_every_step_and_gpt2_lacks_it(norm):
+    from types import SimpleNamespace
+
+    from transformers_lite import GeneratorConfig, build_model
+    from transformers_lite.families import FAMILIES
+    from transformers_lite.inspect.backward import trace_backward
+    from transformers_lite.interop.gpt2 import gpt2_differences
+    from transformers_lite.tokenizers.char import CharTokenizer
+
+    text = "To be, or not to be"
+    tokenizer = CharTokenizer(sorted(set(text)))
+    config = GeneratorConfig(
+        vocab_size=len(tokenizer), dim=16, n_heads=2, dropout=0.0, qk_norm=True, norm=norm, norm_first=True
+    )
+    torch.manual_seed(0)
+    model = build_model(config).eval()
+    run = SimpleNamespace(model=model, config=config, tokenizer=tokenizer, family_entry=FAMILIES["generator"])
+    result = trace_backward(run, text)
+    assert {f"blocks.{i}.attention.{s}_norm" for i in range(3) for s in "qk"} <= set(result.checks)
+    assert set(result.grads) | {f"param:{n}" for n in result.params} == set(result.checks)
+    worst = {n: c["hand_max_diff"] for n, c in result.checks.items() if c["hand_max_diff"] > 1e-5}
+    assert not worst, worst
+    ids = torch.tensor(tokenizer.encode(text))
+    sampled = model.weights(detach=True)  # decoding reads the norms too
+    assert sampled.blocks[0].attention.q_norm is not None
+    shaped = GeneratorConfig(norm_first=True, final_norm=True, head_bias=False, activation="gelu_tanh", qk_norm=True)
+    assert gpt2_differences(shaped) == ["qk_norm=True (GPT-2: False)"]
+    assert torch.isfinite(model(ids[None])).all()

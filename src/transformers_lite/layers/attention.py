@@ -31,6 +31,7 @@ from torch import Tensor, nn
 
 from .kv_cache import KVCache
 from .masks import causal_mask, check_mask, with_look_ahead
+from .norms import NORMS, Norm, NormSpec, NormWeights, norm_step
 from .rotary import RotaryEmbedding
 from .steps import Count, Step, SummaryRow, dense
 from .trace import NO_TRACE, Trace
@@ -72,6 +73,8 @@ class AttentionWeights(NamedTuple):
     qkv_bias: Tensor | None  # (3C,) or None
     out: Tensor  # W_O (C, C)
     out_bias: Tensor | None  # b_O (C,)
+    q_norm: NormWeights | None = None  # QK-norm: the norm of each head's queries (D,), and of its keys
+    k_norm: NormWeights | None = None
 
 
 def split_heads(x: Tensor, n: int, n_heads: int) -> Tensor:
@@ -90,16 +93,22 @@ def self_attention(
     cache: KVCache | None = None,
     layer: int = 0,
     rope: RotaryEmbedding | None = None,
+    qk_norm: NormSpec | None = None,
     trace: Trace = NO_TRACE,
 ) -> Tensor:
     """Attention of ``x (B, T, C)`` over itself -> ``(B, T, C)``. ``mask`` is bool, True = may attend,
     broadcastable to ``(B, H, T, T)``; ``causal`` hides later positions. With ``cache``, ``x`` holds the
-    positions after those already cached, and block ``layer``'s keys/values are added to it."""
+    positions after those already cached, and block ``layer``'s keys/values are added to it. ``qk_norm``:
+    each head's queries and keys normalised with this norm (``w.q_norm``, ``w.k_norm``) before the scores."""
     qkv = split_heads(F.linear(x, w.qkv, w.qkv_bias), 3, n_heads)  # (B, T, 3C) -> (3, B, H, T, D)
     q, k, v = qkv.unbind(0)  # (B, H, T, D) each
     if trace.active:
         q, k, v = (trace(name, t, x, w.qkv, w.qkv_bias) for name, t in (("q", q), ("k", k), ("v", v)))
     projected = k
+    if qk_norm is not None and w.q_norm is not None and w.k_norm is not None:  # over each head's D channels
+        normalise = NORMS[qk_norm.name].apply
+        q = trace("q_norm", normalise(q, w.q_norm, qk_norm.eps), q, *w.q_norm)
+        k = trace("k_norm", normalise(k, w.k_norm, qk_norm.eps), k, *w.k_norm)
     if rope is not None:
         offset = 0 if cache is None else cache.length
         angles = rope.angles(q.shape[-2], offset, q.dtype) if trace.active else ()  # what the hand rule reads
@@ -169,18 +178,27 @@ def attend(
 
 
 def attention_steps(
-    dim: int, n_heads: int, *, bias: bool, rope: bool = False, reads: str = "x", role: str = "self"
+    dim: int,
+    n_heads: int,
+    *,
+    bias: bool,
+    rope: bool = False,
+    reads: str = "x",
+    role: str = "self",
+    qk_norm: NormSpec | None = None,
 ) -> dict[str, Step]:
     """The steps of one attention layer as it is configured: ``reads`` is what its queries (and, but
     for cross-attention, keys and values) are computed from (``x``, ``LN(x)``); ``role`` is ``self``
     (every position reads every other, padding keys aside), ``causal`` (each reads itself and the past)
-    or ``cross`` (a decoder's positions read the encoder's output ``m``)."""
+    or ``cross`` (a decoder's positions read the encoder's output ``m``); ``qk_norm``: the norm of each
+    head's queries and keys."""
     d = dim // n_heads
     cross = role == "cross"
     keys_axis = "S" if cross else "T"  # what the keys run over: the source's tokens, or the same tokens
     scores_axes = f"HT{keys_axis}"
+    hat = "\u0302" if qk_norm else ""  # Q̂: normalised
     rotated = "′" if rope else ""
-    q_, k_ = f"Q{rotated}", f"K{rotated}"
+    q_, k_ = f"Q{hat}{rotated}", f"K{hat}{rotated}"
     heads = f"split into H = {n_heads} heads of d_h = {d}"
 
     def projection(letter: str, part: int) -> Step:
@@ -199,12 +217,24 @@ def attention_steps(
     keys = "source token" if cross else "key"
     masked_what = {"self": "padding keys", "causal": "later positions (the future)", "cross": "source padding"}[role]
     steps = {"q": projection("Q", 0), "k": projection("K", 1), "v": projection("V", 2)}
+    if qk_norm:
+        for letter, axes in (("Q", "HTD"), ("K", f"H{keys_axis}D")):
+            what = f"each head's {'query' if letter == 'Q' else 'key'} vector normalised over its d_h = {d} channels"
+            plain = norm_step(qk_norm, letter, what, axes)
+            steps[f"{letter.lower()}_norm"] = Step(
+                plain.kind,
+                axes,
+                f"{letter}{hat} = {plain.ours}",
+                "— (QK-norm is not in the posts)",
+                f"{what} (QK-norm): the scores stay bounded however large Q and K grow",
+                eps=qk_norm.eps,
+            )
     if rope:
         for letter, axes in (("Q", "HTD"), ("K", f"H{keys_axis}D")):
             steps[f"{letter.lower()}_rotated"] = Step(
                 "rotary",
                 axes,
-                f"{letter}′ = RoPE({letter}): channels (2i, 2i+1) at position t turned by t / 10000^(2i/d_h)",
+                f"{letter}{hat}′ = RoPE({letter}{hat}): channels (2i, 2i+1) at position t turned by t / 10000^(2i/d_h)",
                 "— (rotary positions are not in the posts)",
                 "the same vectors, each pair of channels turned by an angle that grows with the position, so "
                 "Q′·K′ depends on how far apart two positions are",
@@ -268,6 +298,7 @@ class Attention(nn.Module):
         rope: RotaryEmbedding | None = None,
         reads: str = "x",
         role: str = "self",
+        qk_norm: NormSpec | None = None,
     ) -> None:
         super().__init__()
         if n_heads < 1:
@@ -277,16 +308,27 @@ class Attention(nn.Module):
         self.n_heads, self.dim, self.dim_head = n_heads, dim, dim // n_heads
         if rope is not None and rope.dim != self.dim_head:
             raise ValueError(f"rotary embedding dim={rope.dim} must equal the head size {self.dim_head}")
+        if qk_norm is not None and role == "cross":
+            raise ValueError("qk_norm normalises self-attention's queries and keys; cross-attention has none")
         self.qkv = nn.Linear(dim, 3 * dim, bias=bias)  # rows: [Q; K; V]
         self.out = nn.Linear(dim, dim)
-        self.rope = rope
-        self.steps = attention_steps(dim, n_heads, bias=bias, rope=rope is not None, reads=reads, role=role)
+        self.rope, self.qk_norm = rope, qk_norm
+        self.q_norm = None if qk_norm is None else Norm(self.dim_head, qk_norm)  # over each head's D channels
+        self.k_norm = None if qk_norm is None else Norm(self.dim_head, qk_norm)
+        self.steps = attention_steps(
+            dim, n_heads, bias=bias, rope=rope is not None, reads=reads, role=role, qk_norm=qk_norm
+        )
 
     def extra_repr(self) -> str:
         return f"num_heads={self.n_heads}, head_size={self.dim_head}, {self.dim}=>{self.dim}"
 
     def weights(self) -> AttentionWeights:
-        return AttentionWeights(self.qkv.weight, self.qkv.bias, self.out.weight, self.out.bias)
+        norms = (
+            (None, None)
+            if self.q_norm is None or self.k_norm is None
+            else (self.q_norm.weights(), self.k_norm.weights())
+        )
+        return AttentionWeights(self.qkv.weight, self.qkv.bias, self.out.weight, self.out.bias, *norms)
 
     def forward(
         self,
@@ -310,6 +352,7 @@ class Attention(nn.Module):
             cache=cache,
             layer=layer,
             rope=self.rope,
+            qk_norm=self.qk_norm,
             trace=trace.declare(self.steps),
         )
 
@@ -335,6 +378,9 @@ class Attention(nn.Module):
         rows = [(0, "", f"{type(self).__name__}({self.extra_repr()})", 0, 0)]
         rows += [(1, f"dense{n}", f"Dense({self.dim} => {self.dim}{note})", each, 0) for n in "QKV"]
         rows.append((1, "denseO", f"Dense({self.dim} => {self.dim})", sum(p.numel() for p in self.out.parameters()), 0))
+        for name, norm in (("q_norm", self.q_norm), ("k_norm", self.k_norm)):
+            if norm is not None:
+                rows.append((1, name, norm.title(), sum(p.numel() for p in norm.parameters()), 0))
         if self.rope is not None:
             rows += [(1, "rope", *row[2:]) for row in self.rope.summary_rows(count)]
         return rows

@@ -53,6 +53,7 @@ class BlockSpec:
     qkv_bias: bool = True
     norm: NormSpec = field(default_factory=NormSpec)
     causal: bool = False  # self-attention sees only the past (a GPT's or a decoder's block)
+    qk_norm: bool = False  # self-attention normalises each head's queries and keys with ``norm``
 
 
 class BlockWeights(NamedTuple):
@@ -79,7 +80,9 @@ class _Sublayers(nn.Module):
         super().__init__()
         self.spec, self.norm_first = spec, spec.norm_first
         self.reads = norm_of(spec.norm, "x") if spec.norm_first else "x"  # what each sub-layer reads
-        self.attention, self.attention_residual = self._attention(role, "MHA", rope)
+        self.attention, self.attention_residual = self._attention(
+            role, "MHA", rope, spec.norm if spec.qk_norm else None
+        )
         if cross:  # made in the order the forward runs them: a seed draws the same weights as ever
             self.cross_attention, self.cross_attention_residual = self._attention("cross", "cross-MHA")
         self.feed_forward = FeedForward(spec.dim, spec.dim_hidden, spec.activation, self.reads)
@@ -96,9 +99,13 @@ class _Sublayers(nn.Module):
             name: (residual.steps, module.steps) for name, residual, module in sublayers
         }
 
-    def _attention(self, role: str, branch: str, rope: RotaryEmbedding | None = None) -> tuple[Attention, Residual]:
+    def _attention(
+        self, role: str, branch: str, rope: RotaryEmbedding | None = None, qk_norm: NormSpec | None = None
+    ) -> tuple[Attention, Residual]:
         s = self.spec
-        attention = Attention(s.n_heads, s.dim, bias=s.qkv_bias, rope=rope, reads=self.reads, role=role)
+        attention = Attention(
+            s.n_heads, s.dim, bias=s.qkv_bias, rope=rope, reads=self.reads, role=role, qk_norm=qk_norm
+        )
         return attention, self._residual(branch)
 
     def _residual(self, branch: str) -> Residual:
@@ -165,11 +172,11 @@ class Block(_Sublayers):
         """The block's equations on the weights ``w`` (``weights()``): self-attention, then feed-forward,
         each inside its residual sub-layer. With ``cache`` (causal blocks), ``x`` holds the positions after
         the cached ones; ``layer`` is this block's place in the cache; ``trace`` receives the steps."""
-        heads, rope, causal = self.spec.n_heads, self.attention.rope, self.causal
+        heads, rope, causal, qk = self.spec.n_heads, self.attention.rope, self.causal, self.attention.qk_norm
 
         def attend(h: Tensor, at: Trace) -> Tensor:
             return self_attention(
-                h, w.attention, heads, mask, causal=causal, cache=cache, layer=layer, rope=rope, trace=at
+                h, w.attention, heads, mask, causal=causal, cache=cache, layer=layer, rope=rope, qk_norm=qk, trace=at
             )
 
         x = self._sublayer(x, w.attention_norm, attend, "attention", trace)
@@ -213,11 +220,13 @@ class DecoderBlock(_Sublayers):
         trace: Trace = NO_TRACE,
         memory: Tensor | None = None,
     ) -> Tensor:
-        heads, cross = self.spec.n_heads, w.cross_attention
+        heads, cross, qk = self.spec.n_heads, w.cross_attention, self.attention.qk_norm
         assert cross is not None and w.cross_attention_norm is not None  # a decoder block's weights
 
         def attend(h: Tensor, at: Trace) -> Tensor:
-            return self_attention(h, w.attention, heads, self_mask, causal=True, cache=cache, layer=layer, trace=at)
+            return self_attention(
+                h, w.attention, heads, self_mask, causal=True, cache=cache, layer=layer, qk_norm=qk, trace=at
+            )
 
         def attend_memory(h: Tensor, at: Trace) -> Tensor:
             return cross_attention(h, memory_kv, cross, heads, memory_mask, at, memory)
