@@ -26,6 +26,7 @@ LAYERS = [
     {"evaluation"},
     {"tasks"},
     {"inspect", "interop"},
+    {"family"},
     {"pipeline"},
     {"families"},
     {"recipes"},
@@ -176,8 +177,8 @@ def test_the_checker_catches_a_forbidden_edge(tmp_path):
 
 
 def test_only_the_registry_switches_on_a_familys_name():
-    """What differs between families is a field of their ``families.Family`` entry (and its
-    ``Inspection``); no other module tests a family's name ("family == 'generator'", "in (...)")."""
+    """What differs between families is a method or a field of their ``families`` class (a
+    ``family.Family``); no other module tests a family's name ("family == 'generator'", "in (...)")."""
     named = re.compile(r"""\bfamily\b[^\n]*(?:==|!=|\bin\b)[^\n]*["'](?:generator|classifier|seq2seq|mlm)["']""")
     found = [
         f"{path.relative_to(PACKAGE)}:{i}: {line.strip()}"

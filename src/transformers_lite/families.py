@@ -1,18 +1,18 @@
-"""The model families, one entry each: what every part of the library asks about a family is here.
+"""The model families, one class and one entry each: what every part of the library asks about a family.
 
-A ``Family`` ties together its model config (and so its model and tokenizer files), the task that
-trains it (and so its data settings), its default preset, what a run of it can do (``actions``: the
-``Run`` methods and inspector views it offers), how it is evaluated and drawn, and an example
-command. The CLI, ``Run``, the server and the recipes ask ``FAMILIES`` instead of testing a family's
-name; a new family is one entry here (plus its config, model and task).
+Each class overrides the ``family.Family`` methods its runs have (evaluation, plots, and its part of
+inspection: how an input is traced, what the loss scores, where the logit lens reads, what a training
+snapshot probes), calling the functions that do the work; ``FAMILIES`` holds one instance of each. The
+CLI, ``Run``, the server and the recipes ask ``FAMILIES`` instead of testing a family's name; a new
+family is one class and one entry here (plus its config, model and task).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from torch import Tensor
 
 from .config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
 from .devices import resolve_device
@@ -20,160 +20,208 @@ from .errors import ConfigError, warn
 from .evaluation.evaluate import evaluate_classifier, evaluate_generator
 from .evaluation.pretraining import evaluate_pretraining
 from .evaluation.translation import evaluate_translation
-from .inspect import backward, examples, forward, readout, timeline
+from .family import Family
+from .inspect import backward, examples, readout, timeline, tracing
 from .inspect.classifier_plots import write_classifier_plots
+from .inspect.forward import ForwardTrace
 from .inspect.generator_plots import write_generator_run_plots
-from .inspect.inspection import Inspection
+from .inspect.inspection import InspectedRun, Loss
 from .inspect.seq2seq_plots import write_translator_plots
+from .layers.trace import Trace
 from .optional import installed
 from .pipeline import Run
+from .runs import LoadedRun
 from .runs import load as load_files
 from .tasks import ClassifierTask, GeneratorTask, MaskedLMTask, Seq2SeqTask
 
-
-def _classifier_scores(run: Run, data: Any = None, *, plots: bool = False, **_: Any) -> dict[str, Any]:  # noqa: ANN401
-    result, arrays = evaluate_classifier(run, data)
-    if plots and not installed("matplotlib"):
-        warn("no plots written: they need matplotlib: pip install 'transformers-lite[plots]' (or add --no-plots)")
-    elif plots:
-        result["plots"] = [str(p) for p in write_classifier_plots(run.run_dir, run.config, arrays)]
-    return result
+Traced = tuple[ForwardTrace, Tensor]
 
 
-def _generator_scores(run: Run, data: Any = None, **_: Any) -> dict[str, Any]:  # noqa: ANN401
-    return evaluate_generator(run, data)
+class ClassifierFamily(Family):
+    def evaluate(self, run: LoadedRun, data: Any = None, *, plots: bool = False, **_: Any) -> dict[str, Any]:  # noqa: ANN401
+        result, arrays = evaluate_classifier(run, data)
+        if plots and not installed("matplotlib"):
+            warn("no plots written: they need matplotlib: pip install 'transformers-lite[plots]' (or add --no-plots)")
+        elif plots:
+            result["plots"] = [str(p) for p in write_classifier_plots(run.run_dir, run.config, arrays)]
+        return result
+
+    def scores_line(self, r: dict[str, Any]) -> str:
+        return (
+            f"accuracy {r['accuracy']:.4f} | macro F1 {r['macro_f1']:.4f}"
+            + (f" | MAE {r['mae']:.4f} | off by at most one {r['off_by_one']:.4f}" if "mae" in r else "")
+            + f" | n {r['n']:,}\n"
+            f"without a model: chance accuracy {r['chance_accuracy']:.4f} | always the most common "
+            f"label: accuracy {r['majority_accuracy']:.4f}, macro F1 {r['majority_macro_f1']:.4f}"
+            + (f" | always the median class: MAE {r['median_mae']:.4f}" if "median_mae" in r else "")
+            + "".join(f"\nwrote {p}" for p in r.get("plots", []))
+        )
+
+    def trace(self, run: InspectedRun, text: str, target: str | None, trace: Trace) -> Traced:
+        return tracing.trace_classifier(run, text, target, trace)
+
+    def lens(self, run: InspectedRun, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:
+        return readout.classifier_lens(run, trace, position)
+
+    def loss(
+        self, run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None
+    ) -> Loss:
+        return backward.classifier_loss(run, forward, logits, target, position)
+
+    def kept_target(self, run: InspectedRun, forward: ForwardTrace) -> str | None:
+        return forward.classes[int(forward["probabilities"].argmax())]  # the class the model predicts
+
+    def example(self, run: InspectedRun) -> str | None:
+        return examples.classifier_example(run)
+
+    def probe(self, model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
+        return timeline.classifier_probe(model, task)
 
 
-def _pretraining_scores(run: Run, data: Any = None, **_: Any) -> dict[str, Any]:  # noqa: ANN401
-    return evaluate_pretraining(run, data)
+class GeneratorFamily(Family):
+    def evaluate(self, run: LoadedRun, data: Any = None, **_: Any) -> dict[str, Any]:  # noqa: ANN401
+        return evaluate_generator(run, data)
+
+    def scores_line(self, r: dict[str, Any]) -> str:
+        return (
+            f"loss {r['loss']:.4f} | perplexity {r['perplexity']:.3f} | {r['n_tokens']:,} tokens\n"
+            f"without a model (uniform over {r['uniform_perplexity']:.0f} tokens): loss "
+            f"{r['uniform_loss']:.4f} | perplexity {r['uniform_perplexity']:.0f}"
+        )
+
+    def plots(self, run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
+        return write_generator_run_plots(run, kinds, out, options)
+
+    def trace(self, run: InspectedRun, text: str, target: str | None, trace: Trace) -> Traced:
+        return tracing.trace_generator(run, text, target, trace)
+
+    def lens(self, run: InspectedRun, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:
+        return readout.generator_lens(run, trace, position)
+
+    def loss(
+        self, run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None
+    ) -> Loss:
+        return backward.generator_loss(run, forward, logits, target, position)
+
+    def example(self, run: InspectedRun) -> str | None:
+        return examples.generator_example(run)
+
+    def probe(self, model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
+        return timeline.generator_probe(model, task)
+
+    def windows(self, run: InspectedRun, n: int) -> tuple[Tensor, list[int], int]:
+        return readout.text_windows(run, n)
 
 
-def _translator_scores(run: Run, data: Any = None, *, src=None, ref=None, beam=1, progress=False, **_) -> dict:  # noqa: ANN001, ANN401
-    if data is not None:
-        raise ConfigError("a translator is evaluated on --src FILE --ref FILE (or its own validation pairs)")
-    return evaluate_translation(run, src, ref, beam=beam, progress=progress)
+class TranslatorFamily(Family):
+    def evaluate(
+        self,
+        run: LoadedRun,
+        data: Any = None,
+        *,
+        src: Any = None,
+        ref: Any = None,
+        beam: int = 1,
+        progress: bool = False,
+        **_: Any,  # noqa: ANN401
+    ) -> dict[str, Any]:
+        if data is not None:
+            raise ConfigError("a translator is evaluated on --src FILE --ref FILE (or its own validation pairs)")
+        return evaluate_translation(run, src, ref, beam=beam, progress=progress)
+
+    def scores_line(self, r: dict[str, Any]) -> str:
+        return f"BLEU {r['bleu']:.2f} | chrF {r['chrf']:.2f} | n {r['n']:,}"
+
+    def plots(self, run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
+        return write_translator_plots(run, kinds, out, options)
+
+    def trace(self, run: InspectedRun, text: str, target: str | None, trace: Trace) -> Traced:
+        return tracing.trace_translator(run, text, target, trace)
+
+    def lens(self, run: InspectedRun, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:
+        return readout.translator_lens(run, trace, position)
+
+    def loss(
+        self, run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None
+    ) -> Loss:
+        return backward.translator_loss(run, forward, logits, target, position)
+
+    def kept_target(self, run: InspectedRun, forward: ForwardTrace) -> str | None:
+        return run.tokenizer.decode(forward["decoder.tokens"][1:].tolist())  # the translation it scored
+
+    def example(self, run: InspectedRun) -> str | None:
+        return examples.translator_example(run)
+
+    def probe(self, model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
+        return timeline.translator_probe(model, task)
 
 
-def _masked_line(r: dict[str, Any]) -> str:
-    what = "masked" if "masked_accuracy" in r else "next"
-    return (
-        f"loss {r['loss']:.4f} | {what}-word accuracy {r[f'{what}_accuracy']:.4f} | "
-        f"perplexity {r['perplexity']:.2f} | {r['n_sequences']:,} sequences"
-    )
+class PretrainingFamily(Family):
+    def evaluate(self, run: LoadedRun, data: Any = None, **_: Any) -> dict[str, Any]:  # noqa: ANN401
+        return evaluate_pretraining(run, data)
 
+    def scores_line(self, r: dict[str, Any]) -> str:
+        what = "masked" if "masked_accuracy" in r else "next"
+        return (
+            f"loss {r['loss']:.4f} | {what}-word accuracy {r[f'{what}_accuracy']:.4f} | "
+            f"perplexity {r['perplexity']:.2f} | {r['n_sequences']:,} sequences"
+        )
 
-@dataclass(frozen=True)
-class Family:
-    name: str
-    title: str
-    config: type  # its model config class
-    task: Any  # the task class that trains it; ``task.Settings`` are its data settings
-    default_preset: str
-    actions: tuple[str, ...]  # what its runs do: Run methods and inspector views
-    evaluate: Callable[..., dict[str, Any]]  # (run, data=None, **options) -> scores
-    evaluate_options: tuple[str, ...]  # the options of ``tlite evaluate`` that apply to it
-    scores_line: Callable[[dict[str, Any]], str]  # ``tlite evaluate``'s one line
-    plots: Callable[..., list[Path]] | None  # ``tlite inspect``'s model plots: (run, kinds, out, options)
-    example: str  # a ``tlite train`` command
-    inspection: Inspection  # how the inspector reads, scores and probes its runs
+    def trace(self, run: InspectedRun, text: str, target: str | None, trace: Trace) -> Traced:
+        return tracing.trace_encoder(run, text, target, trace)
+
+    def lens(self, run: InspectedRun, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:
+        return readout.encoder_lens(run, trace, position)
 
 
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (
-        Family(
+        ClassifierFamily(
             "classifier",
             "review classifier (post 000)",
             ClassifierConfig,
             ClassifierTask,
             "classifier",
-            ("classify",),
-            _classifier_scores,
+            ("classify", "backward", "timeline"),
             ("data", "no_plots"),
-            lambda r: (
-                f"accuracy {r['accuracy']:.4f} | macro F1 {r['macro_f1']:.4f}"
-                + (f" | MAE {r['mae']:.4f} | off by at most one {r['off_by_one']:.4f}" if "mae" in r else "")
-                + f" | n {r['n']:,}\n"
-                f"without a model: chance accuracy {r['chance_accuracy']:.4f} | always the most common "
-                f"label: accuracy {r['majority_accuracy']:.4f}, macro F1 {r['majority_macro_f1']:.4f}"
-                + (f" | always the median class: MAE {r['median_mae']:.4f}" if "median_mae" in r else "")
-                + "".join(f"\nwrote {p}" for p in r.get("plots", []))
-            ),
-            None,
             "tlite train classifier --train train.jsonl --val dev.jsonl --labels 5",
-            Inspection(
-                forward.trace_classifier,
-                readout.classifier_lens,
-                "The coffee maker broke after two days and the seller never answered my emails.",
-                from_validation=examples.classifier_example,
-                loss=backward.classifier_loss,
-                kept_target=lambda run, trace: trace.classes[int(trace["probabilities"].argmax())],
-                probe=timeline.classifier_probe,
-            ),
+            "The coffee maker broke after two days and the seller never answered my emails.",
         ),
-        Family(
+        GeneratorFamily(
             "generator",
             "character GPT (post 004)",
             GeneratorConfig,
             GeneratorTask,
             "post-gpt",
-            ("generate", "next-token"),
-            _generator_scores,
+            ("generate", "next-token", "backward", "timeline", "windows", "plots"),
             ("text",),
-            lambda r: (
-                f"loss {r['loss']:.4f} | perplexity {r['perplexity']:.3f} | {r['n_tokens']:,} tokens\n"
-                f"without a model (uniform over {r['uniform_perplexity']:.0f} tokens): loss "
-                f"{r['uniform_loss']:.4f} | perplexity {r['uniform_perplexity']:.0f}"
-            ),
-            write_generator_run_plots,
             "tlite train generator --text input.txt --preset post-gpt --max-minutes 4",
-            Inspection(
-                forward.trace_generator,
-                readout.generator_lens,
-                "ROMEO:\nBut soft, what light through yonder window breaks?",
-                from_validation=examples.generator_example,
-                loss=backward.generator_loss,
-                probe=timeline.generator_probe,
-                windows=readout.text_windows,
-            ),
+            "ROMEO:\nBut soft, what light through yonder window breaks?",
         ),
-        Family(
+        TranslatorFamily(
             "seq2seq",
             "encoder-decoder translator (post 001)",
             Seq2SeqConfig,
             Seq2SeqTask,
             "seq2seq-small",
-            ("translate",),
-            _translator_scores,
+            ("translate", "backward", "timeline", "plots"),
             ("src", "ref", "beam"),
-            lambda r: f"BLEU {r['bleu']:.2f} | chrF {r['chrf']:.2f} | n {r['n']:,}",
-            write_translator_plots,
             "tlite train seq2seq --train-src train.de.gz --train-tgt train.en.gz --val-src val.de.gz "
             "--val-tgt val.en.gz",
-            Inspection(
-                forward.trace_translator,
-                readout.translator_lens,
-                "Zwei Hunde spielen im Schnee.",
-                from_validation=examples.translator_example,
-                loss=backward.translator_loss,
-                kept_target=lambda run, trace: run.tokenizer.decode(trace["decoder.tokens"][1:].tolist()),
-                probe=timeline.translator_probe,
-            ),
+            "Zwei Hunde spielen im Schnee.",
         ),
-        Family(
+        PretrainingFamily(
             "mlm",
             "pretrained encoder (masked or next-word language model)",
             EncoderLMConfig,
             MaskedLMTask,
             "mlm",
             (),
-            _pretraining_scores,
             ("text",),
-            _masked_line,
-            None,
             "tlite train mlm --reviews train.jsonl --out outputs/mlm && "
             "tlite train classifier --train train.jsonl --val dev.jsonl --init-from outputs/mlm",
-            Inspection(forward.trace_encoder, readout.encoder_lens, "the coffee was great and the delivery fast"),
+            "the coffee was great and the delivery fast",
         ),
     )
 }
@@ -198,4 +246,4 @@ def load(run_dir: str | Path, device: str = "cpu", trust_edited: bool = False) -
     if not isinstance(trust_edited, bool):  # "no" would be true
         raise ConfigError(f"trust_edited must be True or False, got {trust_edited!r}")
     files = load_files(run_dir, resolve_device(device), trust_edited=trust_edited)
-    return Run(files.model, files.config, files.tokenizers, files.run_dir, FAMILIES[files.config.family])
+    return Run(files.model, files.config, files.tokenizers, files.run_dir, family=FAMILIES[files.config.family])

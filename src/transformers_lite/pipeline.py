@@ -14,28 +14,30 @@ family can do, and how it is evaluated, comes from the family's entry in ``famil
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, overload
 
 import torch
 
 from .errors import ConfigError, warn
 from .evaluation.prediction import check_texts, class_names, classify_texts
+from .family import Family
 from .generation.generate import generate
 from .generation.prompt import read_prompt
 from .generation.translate import DecodeSettings, translate_texts
 from .inspect.backward import BackwardTrace, trace_backward
-from .inspect.forward import ForwardTrace, switch_off, trace_forward
+from .inspect.forward import ForwardTrace
+from .inspect.inspection import InspectedRun
 from .inspect.one_step import one_step
-from .runs import LoadedRun
+from .inspect.tracing import switch_off, trace_forward
 
 
 @dataclass
-class Run(LoadedRun):
-    family_entry: Any = None  # its ``families.Family`` (which imports this module)
+class Run(InspectedRun):
+    family: Family = field(kw_only=True)  # its entry of ``families.FAMILIES``: what its runs do, and how
 
     def _can(self, action: str) -> None:
-        if self.family_entry is None or action not in self.family_entry.actions:
+        if action not in self.family.actions:
             raise ConfigError(f"{self.run_dir} holds a {self.config.family} model, which cannot {action}")
 
     # ---------------------------------------------------------------- generator
@@ -156,7 +158,7 @@ class Run(LoadedRun):
         ``target``, by default the greedy translation): Q, K, V, scores, softmax weights, ... down to the
         probabilities, from the model's own forward. ``switch_off_steps`` runs the same forward with heads,
         units or the positions switched off (``blocks.0.attention.head.2``, ``blocks.1.feed_forward.hidden.unit.7``,
-        ``position``; ``inspect.forward.switch_off``)."""
+        ``position``; ``inspect.tracing.switch_off``)."""
         return trace_forward(self, text, target=target, edits=switch_off(switch_off_steps, self.config.n_heads))
 
     def backward_trace(self, text: str, *, target: str | None = None, position: int | None = None) -> BackwardTrace:
@@ -177,6 +179,4 @@ class Run(LoadedRun):
     def evaluate(self, data: Any = None, **options: Any) -> dict[str, Any]:  # noqa: ANN401
         """Metrics on a file (``data``; a translator takes ``src=``/``ref=`` and ``beam=``), or on the run's
         own validation data when none is given."""
-        if self.family_entry is None:
-            raise ConfigError(f"{self.run_dir}: no evaluation is known for a {self.config.family} run")
-        return self.family_entry.evaluate(self, data=data, **options)
+        return self.family.evaluate(self, data=data, **options)

@@ -28,7 +28,7 @@ def _generator_run(**fields) -> SimpleNamespace:
     config = GeneratorConfig(vocab_size=len(TOKENIZER), max_length=64, dropout=0.0, **fields)
     torch.manual_seed(0)
     return SimpleNamespace(
-        model=build_model(config).eval(), config=config, tokenizer=TOKENIZER, family_entry=FAMILIES[config.family]
+        model=build_model(config).eval(), config=config, tokenizer=TOKENIZER, family=FAMILIES[config.family]
     )
 
 
@@ -124,7 +124,7 @@ def test_a_classifier_and_an_ensemble(members, labels, head):
     )
     torch.manual_seed(0)
     run = SimpleNamespace(
-        model=build_model(config).eval(), config=config, tokenizer=tokenizer, family_entry=FAMILIES[config.family]
+        model=build_model(config).eval(), config=config, tokenizer=tokenizer, family=FAMILIES[config.family]
     )
     names = class_names(SimpleNamespace(label_names=(), n_labels=2) if labels == 1 else config)
     result = trace_backward(run, "good fine awful", target=names[-1])
@@ -158,7 +158,7 @@ def test_the_translators_own_translation_is_its_default_target(runs):  # noqa: F
     assert "its own greedy translation" in result.target
     assert "<bos>" not in result.forward.tokens[1:]
     assert len(result.attribution) == len(result.forward.source_tokens)
-    kept = FAMILIES["seq2seq"].inspection.kept_target(run, result.forward)
+    kept = FAMILIES["seq2seq"].kept_target(run, result.forward)
     step = run.take_step("alpha beta gamma")
     assert step["loss_before"] == pytest.approx(result.loss)
     assert step["loss_before"] == pytest.approx(run.backward_trace("alpha beta gamma", target=kept).loss)

@@ -22,4 +22,4 @@ def test_a_model_of_code_is_offered_code_from_its_validation_split(tmp_path):
     assert example["prompt"] == example["text"].split("\n")[0]
     (tmp_path / "code.py").write_text("moved away")  # the recorded data changed: the built-in example
     example = example_inputs(tl.load(tmp_path / "run"))
-    assert example["source"] == "built-in" and example["text"] == FAMILIES["generator"].inspection.built_in
+    assert example["source"] == "built-in" and example["text"] == FAMILIES["generator"].built_in

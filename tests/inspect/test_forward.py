@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 import transformers_lite as tl
 from transformers_lite import GeneratorConfig, build_model
 from transformers_lite.families import FAMILIES
-from transformers_lite.inspect.forward import ForwardTrace, TracedStep, switch_off, trace_forward
+from transformers_lite.inspect.forward import ForwardTrace, TracedStep
 from transformers_lite.inspect.readout import attention_distance, head_sweep, logit_lens
+from transformers_lite.inspect.tracing import switch_off, trace_forward
 from transformers_lite.layers.steps import Step
 from transformers_lite.layers.trace import Place, Trace
 from transformers_lite.optional import installed
@@ -29,7 +30,7 @@ TOKENIZER = CharTokenizer(sorted(set(TEXT)))
 def _generator_run(**fields) -> SimpleNamespace:
     config = GeneratorConfig(vocab_size=len(TOKENIZER), max_length=64, **fields)
     return SimpleNamespace(
-        model=build_model(config).eval(), config=config, tokenizer=TOKENIZER, family_entry=FAMILIES[config.family]
+        model=build_model(config).eval(), config=config, tokenizer=TOKENIZER, family=FAMILIES[config.family]
     )
 
 
@@ -256,7 +257,7 @@ def test_a_single_logit_classifier_gives_two_probabilities_everywhere(runs):  # 
     run = tl.load(runs / "classifier")
     config = run.config.replace(n_labels=1)
     single = SimpleNamespace(
-        model=build_model(config).eval(), config=config, tokenizer=run.tokenizer, family_entry=FAMILIES[config.family]
+        model=build_model(config).eval(), config=config, tokenizer=run.tokenizer, family=FAMILIES[config.family]
     )
     trace = trace_forward(single, "the box was good")
     p = torch.sigmoid(trace["logits"][0])

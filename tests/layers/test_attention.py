@@ -268,7 +268,7 @@ def test_a_gpt_with_qk_norm_has_a_hand_rule_at_every_step_and_gpt2_lacks_it(norm
     )
     torch.manual_seed(0)
     model = build_model(config).eval()
-    run = SimpleNamespace(model=model, config=config, tokenizer=tokenizer, family_entry=FAMILIES["generator"])
+    run = SimpleNamespace(model=model, config=config, tokenizer=tokenizer, family=FAMILIES["generator"])
     result = trace_backward(run, text)
     assert {f"blocks.{i}.attention.{s}_norm" for i in range(3) for s in "qk"} <= set(result.checks)
     assert set(result.grads) | {f"param:{n}" for n in result.params} == set(result.checks)

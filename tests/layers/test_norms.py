@@ -42,7 +42,7 @@ def _run(**fields) -> SimpleNamespace:
     config = GeneratorConfig(vocab_size=len(TOKENIZER), max_length=64, dropout=0.0, dim=16, n_heads=2, **fields)
     torch.manual_seed(0)
     return SimpleNamespace(
-        model=build_model(config).eval(), config=config, tokenizer=TOKENIZER, family_entry=FAMILIES["generator"]
+        model=build_model(config).eval(), config=config, tokenizer=TOKENIZER, family=FAMILIES["generator"]
     )
 
 

@@ -17,6 +17,8 @@ from ..errors import ConfigError, warn
 from ..families import load
 from ..pipeline import Run
 
+RUN_ACTIONS = ("generate", "classify", "translate")  # the commands a run of some family answers
+
 
 def command(sub, name: str, doc: str, *examples: str) -> argparse.ArgumentParser:  # noqa: ANN001
     """A subcommand's parser from its help text ``doc`` (the command module's docstring): the first line is
@@ -133,7 +135,7 @@ def print_json(data: object) -> None:
 def load_run(args: argparse.Namespace, action: str | None = None) -> Run:
     """Load ``args.run`` on ``args.device``; with ``action``, insist the run can do it (``generate``, ...)."""
     loaded = load(args.run, args.device, trust_edited=args.trust_edited)
-    if action is not None and action not in loaded.family_entry.actions:
-        can = ", ".join(loaded.family_entry.actions) or "none of generate, classify, translate"
-        raise ConfigError(f"{args.run} holds a {loaded.family} model, which cannot {action} (it can: {can})")
+    if action is not None and action not in loaded.family.actions:
+        can = ", ".join(a for a in loaded.family.actions if a in RUN_ACTIONS) or "none of generate, classify, translate"
+        raise ConfigError(f"{args.run} holds a {loaded.config.family} model, which cannot {action} (it can: {can})")
     return loaded

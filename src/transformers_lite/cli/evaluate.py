@@ -41,7 +41,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 def run(args: argparse.Namespace) -> int:
     loaded = load_run(args)
-    mine = loaded.family_entry.evaluate_options
+    mine = loaded.family.evaluate_options
     for other in FAMILIES.values():
         given = [
             f"--{n.replace('_', '-')}"
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         ]
         if given:
             raise ConfigError(
-                f"{' '.join(given)} is for {other.name} runs; {args.run} holds a {loaded.family} "
+                f"{' '.join(given)} is for {other.name} runs; {args.run} holds a {loaded.config.family} "
                 f"(its options: {', '.join('--' + n.replace('_', '-') for n in mine)})"
             )
     result = loaded.evaluate(
@@ -64,5 +64,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(result)
     else:
-        print(loaded.family_entry.scores_line(result))
+        print(loaded.family.scores_line(result))
     return 0

@@ -123,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
             )
         if args.windows < 0:
             raise ConfigError(f"--windows must be 0 or more, got {args.windows}")
-        if args.windows and loaded.family_entry.inspection.windows is None:
-            raise ConfigError(f"--windows reads a generator's text; {args.run} holds a {loaded.family}")
+        if args.windows and "windows" not in loaded.family.actions:
+            raise ConfigError(f"--windows reads a generator's text; {args.run} holds a {loaded.config.family}")
         trace = loaded.trace(text, target=args.tgt, switch_off_steps=args.switch_off)
         if not 0 <= args.head < loaded.config.n_heads:
             raise ConfigError(f"--head {args.head} is out of range: the model has {loaded.config.n_heads} heads")
@@ -181,17 +181,11 @@ def _default_inputs(args: argparse.Namespace, loaded: Run) -> None:
 
 def _translates(loaded: Run) -> bool:
     """A translator's run: its input is a source sentence (``--src``), not ``--text``."""
-    return "translate" in loaded.family_entry.actions
+    return "translate" in loaded.family.actions
 
 
 def _model_plots(args: argparse.Namespace, out: Path) -> list[Path]:
     loaded = load_run(args)
     _default_inputs(args, loaded)
-    draw = loaded.family_entry.plots
-    if draw is None:
-        raise ConfigError(
-            f"inspect draws generator and translator runs; {args.run} holds a {loaded.family} "
-            "(a classifier's plots come with `tlite evaluate`)"
-        )
     options = {k: getattr(args, k) for k in ("text", "prompt", "all_tokens", "src", "tgt", "block", "head")}
-    return draw(loaded, (args.kind,), out, options)
+    return loaded.family.plots(loaded, (args.kind,), out, options)

@@ -38,7 +38,7 @@ OLD_NAMES = ", ".join(f"{old} = {new}" for old, new in ALIASES.items())
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
-    p = command(sub, name, __doc__, *(f.example for f in FAMILIES.values()))
+    p = command(sub, name, __doc__, *(f.command for f in FAMILIES.values()))
     tsub = p.add_subparsers(dest="family", metavar="FAMILY")
     for fam in FAMILIES.values():
         preset = fam.default_preset
@@ -48,7 +48,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
             fam.name,
             f"Train the {fam.title}.\n\nDefaults shown are those of the default preset ({preset}); "
             "other presets have their own: add --print-config to see exactly what will be trained.",
-            fam.example,
+            fam.command,
         )
         names = presets_of(fam.name)
         old = [o for o, n in ALIASES.items() if n in names]

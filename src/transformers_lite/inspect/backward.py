@@ -25,8 +25,9 @@ from torch import Tensor
 from ..backprop.driver import hand_gradients
 from ..backprop.rules import cross_entropy
 from ..layers.trace import Trace
-from .forward import ForwardTrace, _traced, without_batch
-from .inspection import inspection
+from .forward import ForwardTrace, without_batch
+from .inspection import InspectedRun, Loss
+from .tracing import traced
 
 MAX_SHOWN = 16_384  # values per step in the JSON (4 heads' 64 x 64 weights); larger gradients give their norm only
 
@@ -102,7 +103,7 @@ def _shown(check: dict[str, Any], values: Any = None) -> dict[str, Any]:  # noqa
 
 
 def trace_backward(
-    run: Any,  # noqa: ANN401 - a pipeline.Run
+    run: InspectedRun,
     text: str,
     *,
     target: str | None = None,
@@ -117,7 +118,7 @@ def trace_backward(
     model.zero_grad(set_to_none=True)
     try:
         with torch.enable_grad():
-            forward, logits = _traced(run, text, target, trace)
+            forward, logits = traced(run, text, target, trace)
             logits.retain_grad()
             loss, what, labels, rows = _loss(run, forward, logits, target, position)
             loss.backward()
@@ -155,16 +156,15 @@ def _loss_check(logits: Tensor, labels: Tensor, rows: Tensor, mine: Tensor) -> d
     }
 
 
-def _loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None):  # noqa: ANN401, ANN202
+def _loss(run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None) -> Loss:
     """The loss, a sentence saying what it scores, its labels and the logits' rows it reads (for the
     hand-derived check): the family's (``Inspection.loss``)."""
-    score = inspection(run, "backpropagated").loss
-    if score is None:
-        raise ValueError(f"no backward trace is known for a {run.config.family} run")
-    return score(run, forward, logits, target, position)
+    return run.family.loss(run, forward, logits, target, position)
 
 
-def generator_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None):  # noqa: ANN401, ANN202
+def generator_loss(
+    run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None
+) -> Loss:
     """Each next token of the text (as in training), or the one after ``position`` alone."""
     ids = forward["tokens"]  # (T,)
     if len(ids) < 2:
@@ -181,7 +181,9 @@ def generator_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str 
     return F.cross_entropy(logits[0, rows].float(), y), what, y, rows
 
 
-def classifier_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None):  # noqa: ANN401, ANN202
+def classifier_loss(
+    run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None
+) -> Loss:
     """The class ``target`` (by default the predicted one). An ensemble's logits are the log of its
     members' mean probability, so its cross-entropy is that of the mean."""
     classes = forward.classes
@@ -199,7 +201,9 @@ def classifier_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str
     return F.cross_entropy(logits.float(), y), what, y, rows
 
 
-def translator_loss(run: Any, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None):  # noqa: ANN401, ANN202
+def translator_loss(
+    run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None
+) -> Loss:
     """Each target token and the end of the sentence, teacher-forced."""
     tgt = forward["decoder.tokens"]  # (T,): BOS + target
     y = torch.tensor([*tgt[1:].tolist(), run.tokenizer.eos_id])  # each next target token, then EOS

@@ -14,22 +14,21 @@ from typing import Any
 from ..evaluation.evaluate import recorded_text, recorded_validation_reviews
 from ..evaluation.translation import recorded_validation_pairs
 from ..runs import LoadedRun
-from .inspection import inspection
+from .inspection import InspectedRun
 
 TEXT_CHARS, PROMPT_CHARS = 120, 40
 
 
-def example_inputs(run: Any) -> dict[str, Any]:  # noqa: ANN401 - a pipeline.Run
+def example_inputs(run: InspectedRun) -> dict[str, Any]:
     """``{"text", "prompt", "source"}``: an input from the run's validation data (``source`` says
     ``"validation"``) or the family's built-in one (``"built-in"``)."""
-    inspected = inspection(run)
     try:
-        text = inspected.from_validation(run) if inspected.from_validation else None
+        text = run.family.example(run)
     except (OSError, ValueError, KeyError, IndexError):  # data moved, edited or never recorded
         text = None
     source = "validation"
     if not text or not text.strip():
-        text, source = inspected.built_in, "built-in"
+        text, source = run.family.built_in, "built-in"
     prompt = text.split("\n", 1)[0][:PROMPT_CHARS] or text[:PROMPT_CHARS]
     return {"text": text, "prompt": prompt, "source": source}
 

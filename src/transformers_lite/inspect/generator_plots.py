@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..runs import LoadedRun
 from ..tokenizers import Tokenizer
 from . import plots, scores
 from .post_figures import write_position_comparison
@@ -98,7 +99,7 @@ def write_generator_plots(
     return written
 
 
-def write_generator_run_plots(run: Any, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:  # noqa: ANN401
+def write_generator_run_plots(run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
     """``tlite inspect KIND RUN`` for a generator run: ``kinds`` among ``KINDS`` (``("all",)``: every one);
     ``options``: ``text``, ``prompt``, ``block``, ``head``, ``all_tokens``."""
     chosen = KINDS if "all" in kinds else kinds

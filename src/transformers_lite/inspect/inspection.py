@@ -1,37 +1,71 @@
-"""What the inspector does differently for each model family, as one record per family.
+"""What the inspector asks of a run and of its model family.
 
 The forward and backward traces, the logit lens, the one-step view, the training timeline and the
 example input are written once, for every family; the few things that differ (how an input is read
 and run, what the loss scores, where the output layer reads the residual stream, what a training
-snapshot probes) are the fields of an ``Inspection``. Each family's record is a field of its entry in
-``families.FAMILIES``, the one registry: the code here asks ``inspection(run)`` and never tests a
-family's name.
+snapshot probes) are the methods of ``Inspection``, which every ``family.Family`` is: each family of
+``families.FAMILIES`` overrides those it has (and lists them in its ``actions``). The code here calls
+``run.family.trace(...)`` and never tests a family's name.
+
+``InspectedRun`` is what the inspector reads of a run: ``pipeline.Run`` is one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from torch import Tensor
 
-@dataclass(frozen=True)
+from ..layers.trace import Trace
+from ..runs import LoadedRun
+from .forward import ForwardTrace
+
+Loss = tuple[Tensor, str, Tensor, Tensor]  # the loss, what it scores in words, its labels, the logits' rows read
+
+
 class Inspection:
-    """A family's part of inspection (``run`` is a ``pipeline.Run``; traces are ``forward.ForwardTrace``)."""
+    """A family's part of inspection. ``built_in`` is the example input when the run's own validation
+    data cannot be read; ``actions`` names what its runs do (``backward``: it scores a loss;
+    ``timeline``: training snapshots probe it; ``windows``: its validation data is one text)."""
 
-    trace: Callable[..., Any]  # (run, text, target, trace) -> (ForwardTrace, output): one traced forward
-    lens: Callable[..., Any]  # (run, trace, position) -> [(label, probabilities (K,) or (V,))]
-    built_in: str  # the example input when the run's own validation data cannot be read
-    from_validation: Callable[..., Any] | None = None  # (run) -> an example text from its validation data
-    loss: Callable[..., Any] | None = None  # (run, forward, logits, target, position) -> (loss, what, labels, rows)
-    kept_target: Callable[..., Any] = lambda run, forward: None  # (run, forward) -> the target the loss scored
-    probe: Callable[..., Any] | None = None  # (model, task) -> a training snapshot's view of one example
-    windows: Callable[..., Any] | None = None  # (run, n) -> (ids, starts, length): windows of its validation text
+    name: str
+    built_in: str
+    actions: tuple[str, ...]
+
+    def trace(self, run: InspectedRun, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:
+        """One traced forward over ``text`` (and a translator's ``target``): the trace and the model's output."""
+        raise ValueError(f"a {self.name} run cannot be traced: its family has no inspection")
+
+    def lens(self, run: InspectedRun, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:
+        """The output layer applied to the stream at each block boundary: ``[(label, probabilities)]``."""
+        raise ValueError(f"a {self.name} run cannot be read out: its family has no inspection")
+
+    def loss(
+        self, run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None
+    ) -> Loss:
+        """The loss of one traced example (families with ``backward`` among their ``actions``)."""
+        raise ValueError(f"no backward trace is known for a {self.name} run")
+
+    def kept_target(self, run: InspectedRun, forward: ForwardTrace) -> str | None:
+        """The target the loss scored when none was given (a classifier's prediction, a translation)."""
+        return None
+
+    def example(self, run: InspectedRun) -> str | None:
+        """An example input from the run's own validation data (``None``: use ``built_in``)."""
+        return None
+
+    def probe(self, model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401 - the family's model and task
+        """What a training snapshot records of one validation example (``timeline`` among ``actions``)."""
+        raise ValueError(f"a {self.name} run records no training snapshots")
+
+    def windows(self, run: InspectedRun, n: int) -> tuple[Tensor, list[int], int]:
+        """``n`` full-context windows of the run's validation text (``windows`` among ``actions``)."""
+        raise ValueError(f"validation windows are a generator's text; a {self.name} run has none")
 
 
-def inspection(run: Any, what: str = "inspected") -> Inspection:  # noqa: ANN401 - a pipeline.Run
-    """The ``Inspection`` of ``run``'s family (from its registry entry), or a ``ValueError`` saying so."""
-    entry = getattr(run, "family_entry", None)
-    if entry is None or getattr(entry, "inspection", None) is None:
-        raise ValueError(f"a {run.config.family} run cannot be {what}: its family has no inspection")
-    return entry.inspection
+@dataclass
+class InspectedRun(LoadedRun):
+    """A loaded run as the inspector reads it: its files, and its family (``pipeline.Run`` is one)."""
+
+    family: Inspection = field(kw_only=True)

@@ -15,12 +15,12 @@ import torch
 
 from ..training.optim import make_optimizer
 from .backward import trace_backward
-from .inspection import inspection
+from .inspection import InspectedRun
 
 SHOWN = 8  # the probabilities that moved most
 
 
-def one_step(run: Any, text: str, *, target: str | None = None, position: int | None = None) -> dict[str, Any]:  # noqa: ANN401
+def one_step(run: InspectedRun, text: str, *, target: str | None = None, position: int | None = None) -> dict[str, Any]:  # noqa: ANN401
     """``{"lr", "loss_before", "loss_after", "moved", "at"}``: the example's loss before and after one
     AdamW step on it, and the probabilities that moved most (``at``: at the loss's last position, or of
     the classes). Without ``target``, the target the loss scored before (``Inspection.kept_target``: a
@@ -28,7 +28,7 @@ def one_step(run: Any, text: str, *, target: str | None = None, position: int | 
     train = run.hyperparameters.get("train", {})
     lr = float(train.get("lr", 1e-3))
     before = trace_backward(run, text, target=target, position=position)
-    kept = target if target is not None else inspection(run).kept_target(run, before.forward)
+    kept = target if target is not None else run.family.kept_target(run, before.forward)
     if target is None and kept is not None:  # score the same target text before and after the step
         before = trace_backward(run, text, target=kept, position=position)
     model = copy.deepcopy(run.model)
@@ -59,7 +59,7 @@ def _at(forward: Any, position: int | None, rows: list[int]) -> str:  # noqa: AN
     return f"the next token after position {row} ({forward.tokens[row]!r})"
 
 
-def _moved(run: Any, before: Any, after: Any, position: int | None, rows: list[int]) -> list[dict[str, Any]]:  # noqa: ANN401
+def _moved(run: InspectedRun, before: Any, after: Any, position: int | None, rows: list[int]) -> list[dict[str, Any]]:  # noqa: ANN401
     """The entries of the output distribution whose probability changed most."""
     p0, p1 = before["probabilities"].float(), after["probabilities"].float()
     if p0.dim() == 2:  # (T, V): at the loss's position (the last predicting one by default)

@@ -19,7 +19,8 @@ from ..layers import padding_mask_from_ids
 from ..layers.trace import Trace
 from ..models.ensemble import classifier_members
 from .forward import MAX_TOKENS, ForwardTrace
-from .inspection import inspection
+from .inspection import InspectedRun
+from .tracing import switch_off, trace_forward
 
 
 def block_outputs(trace: ForwardTrace, start: str) -> list[tuple[str, Tensor]]:
@@ -42,7 +43,7 @@ def block_outputs(trace: ForwardTrace, start: str) -> list[tuple[str, Tensor]]:
 
 
 @torch.no_grad()
-def logit_lens(run: Any, trace: ForwardTrace, position: int = -1, top: int = 5) -> list[dict[str, Any]]:  # noqa: ANN401
+def logit_lens(run: InspectedRun, trace: ForwardTrace, position: int = -1, top: int = 5) -> list[dict[str, Any]]:
     """At each block boundary, the ``top`` predictions the model would make at ``position`` (a
     generator's or translator's next token, a masked LM's word) or for the whole input (a classifier's
     classes) if its residual stream went straight to the output layer from there. The last row is the
@@ -50,23 +51,23 @@ def logit_lens(run: Any, trace: ForwardTrace, position: int = -1, top: int = 5) 
     length = len(trace.tokens)
     if not -length <= position < length:
         raise ValueError(f"position {position} is outside the {length} tokens read")
-    rows = inspection(run, "read out").lens(run, trace, position)
+    rows = run.family.lens(run, trace, position)
     return [_row(label, probs, trace.classes or None, top, run.tokenizer) for label, probs in rows]
 
 
-def generator_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
+def generator_lens(run: InspectedRun, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:
     """The final norm and the head applied to the stream at ``position``."""
     model, start = run.model, trace.of_kind("sum")[0]
     return [(label, _softmax(model.head(model.final_norm(x[position])))) for label, x in block_outputs(trace, start)]
 
 
-def translator_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
+def translator_lens(run: InspectedRun, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:
     """The decoder's final norm and the head applied to the decoder's stream at ``position``."""
     model, start = run.model, trace.of_kind("sum")[-1]  # the decoder's input: the encoder's comes first
     return [(label, _softmax(model.head(model.decoder_norm(x[position])))) for label, x in block_outputs(trace, start)]
 
 
-def encoder_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
+def encoder_lens(run: InspectedRun, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:
     """A masked LM's prediction head applied to the encoder's stream at ``position``."""
     model, start = run.model, trace.of_kind("sum")[0]
     return [
@@ -75,7 +76,7 @@ def encoder_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str
     ]
 
 
-def classifier_lens(run: Any, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:  # noqa: ANN401
+def classifier_lens(run: InspectedRun, trace: ForwardTrace, position: int) -> list[tuple[str, Tensor]]:
     """Each member's head (pooling the whole input) applied to its stream; an ensemble's members' class
     probabilities averaged, as the ensemble does."""
     model, starts = run.model, trace.of_kind("sum")  # each member's input, in the members' order
@@ -99,7 +100,7 @@ def _softmax(logits: Tensor) -> Tensor:
     return torch.softmax(logits.float(), -1)
 
 
-def _row(label: str, probs: Tensor, names: list[str] | None, top: int, tokenizer: Any = None) -> dict[str, Any]:  # noqa: ANN401
+def _row(label: str, probs: Tensor, names: list[str] | None, top: int, tokenizer: Any = None) -> dict[str, Any]:
     best = torch.topk(probs, min(top, probs.shape[-1]))
     shown = []
     for i, p in zip(best.indices.tolist(), best.values.tolist()):
@@ -135,7 +136,7 @@ def _distance(w: Tensor, valid: Tensor | None = None) -> Tensor:
 
 
 @torch.no_grad()
-def validation_attention_distance(run: Any, windows: int) -> dict[str, Any]:  # noqa: ANN401
+def validation_attention_distance(run: InspectedRun, windows: int) -> dict[str, Any]:
     """A generator's mean attention distance per head over ``windows`` full-context windows spread
     evenly over its own validation text (the measurement behind post 004's "most tokens only place
     emphasis on the four or less tokens directly before them")."""
@@ -158,27 +159,25 @@ def validation_attention_distance(run: Any, windows: int) -> dict[str, Any]:  # 
 MAX_SWEEP_HEADS = 256  # forwards one sweep may run
 
 
-def _loss(run: Any, trace: ForwardTrace, target: str | None) -> float:  # noqa: ANN401
+def _loss(run: InspectedRun, trace: ForwardTrace, target: str | None) -> float:
     """The loss of one traced forward on its own input, as its backward trace scores it (a classifier's:
     that of the class ``target``)."""
-    score = inspection(run, "swept").loss
-    if score is None:
+    if "backward" not in run.family.actions:
         raise ValueError(f"a sweep ranks heads by the rise of the loss; a {run.config.family} run has no loss")
-    return float(score(run, trace, trace["logits"][None], target, None)[0])  # the logits with their batch of one
+    return float(
+        run.family.loss(run, trace, trace["logits"][None], target, None)[0]
+    )  # the logits with their batch of one
 
 
-def _validation_windows(run: Any, windows: int) -> tuple[Tensor, list[int], int]:  # noqa: ANN401
+def _validation_windows(run: InspectedRun, windows: int) -> tuple[Tensor, list[int], int]:
     """The ids of the run's validation text, the starts of ``windows`` full-context windows spread evenly
     over them, and the window length (a generator's: the only family whose data is one text)."""
-    spread = inspection(run).windows
-    if spread is None:
-        raise ValueError(f"validation windows are a generator's text; a {run.config.family} run has none")
-    if windows < 1:
+    if windows < 1 and "windows" in run.family.actions:
         raise ValueError(f"windows must be at least 1, got {windows}")
-    return spread(run, windows)
+    return run.family.windows(run, windows)
 
 
-def text_windows(run: Any, windows: int) -> tuple[Tensor, list[int], int]:  # noqa: ANN401
+def text_windows(run: InspectedRun, windows: int) -> tuple[Tensor, list[int], int]:
     """A generator's validation ids, split off as in training, and ``windows`` evenly spread starts."""
     ids = torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long)
     _, val = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
@@ -186,7 +185,7 @@ def text_windows(run: Any, windows: int) -> tuple[Tensor, list[int], int]:  # no
     return val, torch.linspace(0, len(val) - t, windows).long().unique().tolist(), t
 
 
-def validation_head_sweep(run: Any, windows: int) -> dict[str, Any]:  # noqa: ANN401
+def validation_head_sweep(run: InspectedRun, windows: int) -> dict[str, Any]:
     """``head_sweep`` over ``windows`` windows of a generator's own validation text: each head's rise in
     loss averaged over them, so the ranking says what the model needs in general, not on one input."""
     val, starts, t = _validation_windows(run, windows)
@@ -204,24 +203,25 @@ def validation_head_sweep(run: Any, windows: int) -> dict[str, Any]:  # noqa: AN
     return {"loss": round(sum(sw["loss"] for sw in sweeps) / n, 5), "heads": rows, "windows": n}
 
 
-def head_sweep(run: Any, text: str, target: str | None = None) -> dict[str, Any]:  # noqa: ANN401
+def head_sweep(run: InspectedRun, text: str, target: str | None = None) -> dict[str, Any]:
     """Each head switched off in turn (through the same forward): how much the loss on ``text`` rises,
     heads ranked from the one the prediction needs most. A classifier's loss is that of the class the
     whole model predicts."""
-    base = run.trace(text, target=target)
+    base = trace_forward(run, text, target=target)
     heads = [base.traced[n].place.scope for n in base.of_kind("weighted_sum")]  # every attention layer
     n_heads = run.config.n_heads
     if len(heads) * n_heads > MAX_SWEEP_HEADS:
         raise ValueError(
             f"a sweep runs at most {MAX_SWEEP_HEADS} forwards; this model has {len(heads) * n_heads} heads"
         )
-    kept = target if target is not None else inspection(run).kept_target(run, base)  # a classifier's prediction
+    kept = target if target is not None else run.family.kept_target(run, base)  # a classifier's prediction
     base_loss = _loss(run, base, kept)
     rows: list[dict[str, Any]] = []
     for scope in heads:
         for h in range(n_heads):
             spec = f"{scope}.head.{h}"
-            loss = _loss(run, run.trace(text, target=target, switch_off_steps=[spec]), kept)
+            off = trace_forward(run, text, target=target, edits=switch_off([spec], n_heads))
+            loss = _loss(run, off, kept)
             rows.append({"head": spec, "loss": round(loss, 5), "rise": round(loss - base_loss, 5)})
     rows.sort(key=lambda r: -r["rise"])
     return {"loss": round(base_loss, 5), "heads": rows}

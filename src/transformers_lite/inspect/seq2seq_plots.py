@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..generation.translate import encode_source, greedy_decode
+from ..runs import LoadedRun
 from ..tokenizers import Tokenizer
 from . import plots, scores
 
@@ -52,7 +53,7 @@ def write_cross_attention(
     ]
 
 
-def write_translator_plots(run: Any, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:  # noqa: ANN401
+def write_translator_plots(run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
     """``tlite inspect attention RUN --src ...`` for a translator run (``options``: ``src``, ``tgt``, ``block``,
     ``head``)."""
     if set(kinds) - {"attention", "all"}:

@@ -212,9 +212,9 @@ class Recipe:
                 torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
                 model = build_model(config)
                 hooks = [Checkpointer(run_dir, self.train.checkpoint_every), *callbacks]
-                probe = family(self.family).inspection.probe
-                if self.train.snapshots and probe is not None:
-                    hooks.append(Timeline(run_dir, task, self.train.snapshots, probe))
+                fam = family(self.family)
+                if self.train.snapshots and "timeline" in fam.actions:
+                    hooks.append(Timeline(run_dir, task, self.train.snapshots, fam.probe))
                 if self.train.logger and dist_ctx.is_main:
                     hooks.append(make_logger(self.train.logger, run_dir, self.train.to_dict()))
                 trainer = Trainer(model, task, self.train, callbacks=hooks, log=log, dist_ctx=dist_ctx)

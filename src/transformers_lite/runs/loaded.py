@@ -37,10 +37,6 @@ class LoadedRun:
     tokenizers: dict[str, Tokenizer] = field(default_factory=dict)
     run_dir: Path = Path(".")
 
-    @property
-    def family(self) -> str:
-        return self.config.family
-
     @functools.cached_property
     def hyperparameters(self) -> dict[str, Any]:
         path = self.run_dir / "hyperparameters.json"

@@ -134,7 +134,7 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
             raise HTTPException(400, str(err)) from None
         if found.run is None:  # the registry loads a run when it is asked for
             raise HTTPException(400, f"run {name!r} could not be loaded")
-        if action and action not in found.run.family_entry.actions:
+        if action and action not in found.run.family.actions:
             raise HTTPException(400, f"run {name!r} holds a {found.family} model, which cannot {action}")
         return found
 

@@ -93,7 +93,7 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
     return {
         "name": name,
         "family": run.config.family,
-        "actions": list(run.family_entry.actions),
+        "actions": list(run.family.actions),
         "preset": hyper.get("preset"),
         "config": run.config.to_dict(),
         "hyperparameters": public_hyperparameters(hyper),
