@@ -23,7 +23,8 @@ from ..inspect.curves import write_training_curves
 from ..inspect.examples import example_inputs
 from ..inspect.generator_plots import KINDS
 from ..inspect.post_figures import write_run_comparison, write_sinusoid
-from ..inspect.readout import attention_distance, logit_lens, validation_attention_distance
+from ..inspect.readout import validation_attention_distance
+from ..inspect.report import trace_report
 from ..inspect.trace_plots import write_trace
 from ..pipeline import Run
 from .common import add_device, command, load_run
@@ -125,22 +126,20 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--windows must be 0 or more, got {args.windows}")
         if args.windows and "windows" not in loaded.family.actions:
             raise ConfigError(f"--windows reads a generator's text; {args.run} holds a {loaded.config.family}")
-        trace = loaded.trace(text, target=args.tgt, switch_off_steps=args.switch_off)
+        trace, report = trace_report(loaded, text, target=args.tgt, switched_off=args.switch_off)
         if not 0 <= args.head < loaded.config.n_heads:
             raise ConfigError(f"--head {args.head} is out of range: the model has {loaded.config.n_heads} heads")
-        lens, distance = logit_lens(loaded, trace), attention_distance(trace)
-        for row in lens:
+        for row in report["lens"]:
             print(f"{row['at']:>14}: " + "  ".join(f"{t['token']!r} {t['p']:.3f}" for t in row["top"]))
-        for name, heads in distance.items():
+        for name, heads in report["attention_distance"].items():
             print(f"{name}: mean attention distance per head " + " ".join(f"{d:.2f}" for d in heads))
-        extra = {"lens": lens, "attention_distance": distance}
         if args.windows:
             over = validation_attention_distance(loaded, args.windows)
             print(f"over {over['windows']} validation windows of {over['context']} tokens:")
             for name, heads in over["heads"].items():
                 print(f"{name}: mean attention distance per head " + " ".join(f"{d:.2f}" for d in heads))
-            extra["validation_attention_distance"] = over
-        written = write_trace(trace, args.out or runs[0] / "plots", args.head, extra=extra)
+            report["validation_attention_distance"] = over
+        written = write_trace(trace, report, args.out or runs[0] / "plots", args.head)
     elif args.kind == "backward":
         args.run = str(runs[0])
         loaded = load_run(args)

@@ -17,12 +17,12 @@ from .plots import _label, _pyplot, _save
 
 
 def write_trace(
-    trace: ForwardTrace, out: Path, head: int = 0, plots: bool = True, extra: dict[str, Any] | None = None
+    trace: ForwardTrace, report: dict[str, Any], out: Path, head: int = 0, plots: bool = True
 ) -> list[Path]:
-    """``trace.json`` (every step with its values, and ``extra``) and, with matplotlib,
+    """``trace.json`` (the ``report`` of ``trace``: ``report.trace_report``) and, with matplotlib,
     ``trace_<block>.png`` per block for ``head``; returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "trace.json", json.dumps(trace.to_json() | (extra or {})))
+    atomic_write_text(out / "trace.json", json.dumps(report))
     written = [out / "trace.json"]
     if plots and installed("matplotlib"):
         written += [_block_figure(trace, scope, head, out) for scope in trace.blocks()]

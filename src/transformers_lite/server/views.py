@@ -25,7 +25,8 @@ from ..generation.sampling import filter_logits, scale
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
 from ..inspect.examples import example_inputs
-from ..inspect.readout import attention_distance, head_sweep, logit_lens, validation_head_sweep
+from ..inspect.readout import head_sweep, validation_head_sweep
+from ..inspect.report import trace_report
 from ..inspect.scores import (
     all_cross_attention,
     all_generator_attention,
@@ -176,10 +177,8 @@ def embedding_view(run: Run, method: str) -> dict[str, Any]:
 def prepare_prompt(run: Run, prompt: str) -> dict[str, Any]:
     """The prompt as the model reads it: ``text`` (cut to its end when too long), its token ``ids``,
     the ``unknown`` characters the model never saw, and ``notices`` for the page."""
-    notices = []
-    if len(prompt) > LIMITS.prompt_chars:
-        notices.append(f"the prompt was cut to its last {LIMITS.prompt_chars:,} characters")
-        prompt = prompt[-LIMITS.prompt_chars :]
+    notices: list[str] = []
+    prompt = bounded(prompt, notices, "the prompt", LIMITS.prompt_chars, keep_end=True)
     read = read_prompt(run.tokenizer, prompt)
     if read.notice:
         notices.append(read.notice)
@@ -229,10 +228,8 @@ def next_token_view(
 def classify_view(run: Run, text: str) -> dict[str, Any]:
     """Predicted class with every probability, the words the model read, and per block and head the
     attention each word receives (the mean over the words reading it)."""
-    notices = []
-    if len(text) > LIMITS.text_chars:
-        notices.append(f"the review was cut to its first {LIMITS.text_chars:,} characters")
-        text = text[: LIMITS.text_chars]
+    notices: list[str] = []
+    text = bounded(text, notices, "the review")
     cfg = run.config
     n_words = len(run.tokenizer.encode(text))
     if n_words == 0:
@@ -264,10 +261,8 @@ def classify_view(run: Run, text: str) -> dict[str, Any]:
 def translate_view(run: Run, text: str, beam: int) -> dict[str, Any]:
     """The translation, its tokens and the source tokens, and every decoder block's and head's
     cross-attention ``(L, H, T, S)``: each target token (after BOS) over the source tokens."""
-    notices = []
-    if len(text) > LIMITS.text_chars:
-        notices.append(f"the text was cut to its first {LIMITS.text_chars:,} characters")
-        text = text[: LIMITS.text_chars]
+    notices: list[str] = []
+    text = bounded(text, notices)
     src_tok, tgt_tok, limit = run.src_tokenizer, run.tokenizer, run.config.max_length
     if len(src_tok.encode(text)) > limit - 1:
         notices.append(f"the model reads the first {limit - 1} tokens of the text")
@@ -288,46 +283,31 @@ def translate_view(run: Run, text: str, beam: int) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- every family
-def _bounded(text: str, notices: list[str]) -> str:
-    if len(text) > LIMITS.text_chars:
-        notices.append(f"the text was cut to its first {LIMITS.text_chars:,} characters")
-    return text[: LIMITS.text_chars]
+def bounded(
+    text: str, notices: list[str], what: str = "the text", limit: int = LIMITS.text_chars, keep_end: bool = False
+) -> str:
+    """``text`` cut to ``limit`` characters (its first; its last with ``keep_end``), and a notice saying so."""
+    if len(text) <= limit:
+        return text
+    notices.append(f"{what} was cut to its {'last' if keep_end else 'first'} {limit:,} characters")
+    return text[-limit:] if keep_end else text[:limit]
 
 
-def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - app.TraceRequest
-    """The forward trace of ``request.text`` (``inspect.forward``): the steps outside blocks and those of
-    ``request.block`` (every step when ``None``), the prediction read out at each block boundary at
-    ``request.position`` (``lens``), each head's mean attention distance, token names for the output
-    layer's entries; with steps switched off, also how far the output moved (largest change of a
-    probability)."""
+def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - routes.TraceRequest
+    """``inspect.report.trace_report`` of the (bounded) text: the steps outside blocks and those of
+    ``request.block``, the logit lens at ``request.position``, the heads' attention distance, and with
+    steps switched off how far the output moved."""
     notices: list[str] = []
-    text = _bounded(request.text, notices)
-    traced = run.trace(text, target=request.target, switch_off_steps=request.switch_off)
-    out = traced.to_json(request.block) | {
-        "lens": logit_lens(run, traced, request.position),
-        "attention_distance": attention_distance(traced),
-    }
-    vocabulary = traced["probabilities"].shape[-1]
-    if not traced.classes and vocabulary <= 128:
-        out["vocabulary"] = [run.tokenizer.shown(i) for i in range(vocabulary)]
-    for step in out["steps"]:
-        for row in step.get("top", []):
-            for entry in row:
-                entry["token"] = run.tokenizer.shown(entry["id"])
-    if request.switch_off:
-        plain = run.trace(text, target=request.target)
-        moved = (traced["probabilities"] - plain["probabilities"]).abs()  # (T, V) or (K,)
-        out["switched_off"] = {"steps": request.switch_off, "largest_probability_change": round(float(moved.max()), 5)}
-        if moved.dim() == 2:  # which position moved most, and how far the one followed moved
-            per_position = moved.amax(-1)  # (T,)
-            where = int(per_position.argmax())
-            shown = request.position if -len(per_position) <= request.position < len(per_position) else -1
-            out["switched_off"] |= {
-                "largest_at": where,
-                "largest_at_token": traced.tokens[where],
-                "change_at_position": round(float(per_position[shown]), 5),
-            }
-    return out | {"notices": notices + traced.notes}
+    text = bounded(request.text, notices)
+    _, out = trace_report(
+        run,
+        text,
+        target=request.target,
+        switched_off=request.switch_off,
+        block=request.block,
+        position=request.position,
+    )
+    return out | {"notices": notices + out["notices"]}
 
 
 def timeline_view(run: Run) -> dict[str, Any]:
@@ -350,10 +330,10 @@ def timeline_view(run: Run) -> dict[str, Any]:
     }
 
 
-def backward_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - app.BackwardRequest
+def backward_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - routes.BackwardRequest
     """``inspect.backward.trace_backward`` of the (bounded) text, as JSON."""
     notices: list[str] = []
-    text = _bounded(request.text, notices)
+    text = bounded(request.text, notices)
     result = run.backward_trace(text, target=request.target, position=request.position)
     return result.to_json() | {"notices": notices + result.forward.notes}
 
@@ -364,7 +344,7 @@ def sweep_view(run: Run, text: str, target: str | None, windows: int = 0) -> dic
     notices: list[str] = []
     if windows:
         return validation_head_sweep(run, windows) | {"notices": notices}
-    return head_sweep(run, _bounded(text, notices), target) | {"notices": notices}
+    return head_sweep(run, bounded(text, notices), target) | {"notices": notices}
 
 
 def _rounded(t: Tensor) -> list:
