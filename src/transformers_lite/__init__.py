@@ -16,7 +16,6 @@ from .errors import ConfigError, DataError, RunError, TliteError
 from .families import FAMILIES, Family, load
 from .layers import Trace
 from .models import (
-    Seq2SeqTransformer,
     TransformerClassifier,
     TransformerEncoderLM,
     TransformerGenerator,
@@ -48,7 +47,6 @@ __all__ = [
     "Recipe",
     "TrainResult",
     "get_preset",
-    "Seq2SeqTransformer",
     "TransformerClassifier",
     "TransformerEncoderLM",
     "TransformerGenerator",

@@ -44,8 +44,8 @@ def test_all_paths_sample_the_same_tokens_beyond_the_context(stride):
     prompt = torch.tensor([1, 2, 3])
     for temperature, top_k, top_p in ((1.0, None, None), (0.8, 4, 0.9), (0.0, None, None)):
         kw = dict(temperature=temperature, top_k=top_k, top_p=top_p, seed=5, stride=stride)
-        runs = {path: list(generate(m, prompt, 40, path=path, **kw)) for path in ("cache", "no-cache", "fast")}
-        assert runs["cache"] == runs["no-cache"] == runs["fast"]  # "fast": the old name of the cached path
+        runs = {path: list(generate(m, prompt, 40, path=path, **kw)) for path in ("cache", "no-cache")}
+        assert runs["cache"] == runs["no-cache"]
 
 
 def test_sample_i_of_a_batch_is_the_unbatched_run_with_seed_plus_i():

@@ -72,9 +72,8 @@ ERRORS = {
     "broken-config-file": (G + ["--config", "{broken}"], "not valid JSON"),
     "negative-random-seed": (G + ["--seed", "-1"], "seed must be an integer in [0, 4294967295]"),
     "unknown-device": (G + ["--device", "tpu"], "unknown device 'tpu'"),
-    "missing-run-config": (["train", "generator", "--run-config", "{tmp}/nope.json"], "config file not found"),
     "run-config-of-another-task": (
-        ["train", "classifier", "--run-config", "{runconfig}"],
+        ["train", "classifier", "--config", "{runconfig}"],
         "is for a generator, not a classifier",
     ),
     "resume-with-out": (["train", "generator", "--resume", "{gen}", "--out", "{tmp}/x"], "drop --config/--out"),

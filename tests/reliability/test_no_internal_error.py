@@ -101,7 +101,7 @@ def _one_result_or_one_error(result, args) -> None:  # noqa: ANN001
         assert result.code in (0, 2, 130, 143), (args, result.code, result.err)
 
 
-TRAIN_SKIP = FILES | {"--config", "--run-config", "--resume", "--corpus", "--dist-timeout", "--max-steps", "--help"}
+TRAIN_SKIP = FILES | {"--config", "--resume", "--corpus", "--dist-timeout", "--max-steps", "--help"}
 
 
 def _train_options(family: str) -> list[tuple[str, bool]]:

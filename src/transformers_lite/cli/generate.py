@@ -12,7 +12,7 @@ import itertools
 import sys
 
 from ..errors import ConfigError
-from ..generation.generate import OLD_PATHS, PATHS
+from ..generation.generate import PATHS
 from .common import add_device, command, load_run, print_json
 
 
@@ -39,11 +39,10 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     )
     p.add_argument(
         "--path",
-        choices=(*PATHS, *OLD_PATHS),
+        choices=PATHS,
         default="cache",
         help="cache (the model's forward with a KV cache: one new token per step), no-cache (the whole "
-        "window at every token); both give the same text (old names fast and modules mean cache) "
-        "(default: cache)",
+        "window at every token); both give the same text (default: cache)",
     )
     p.add_argument("--no-kv-cache", action="store_true", help="the same as --path no-cache")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -51,12 +51,12 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
             fam.command,
         )
         names = presets_of(fam.name)
-        old = [o for o, n in ALIASES.items() if n in names]
+        old = ", ".join(f"{o} = {n}" for o, n in ALIASES.items() if n in names)
         auto = ", auto (the largest size this machine trains well in --max-minutes)" if fam.name == "generator" else ""
         t.add_argument(
             "--preset",
             help=f"what to train: {', '.join(names)}{auto} (default: {preset})"
-            + (f"; old names still read: {', '.join(f'{o} = {ALIASES[o]}' for o in old)}" if old else ""),
+            + (f"; deprecated (0.2's names, still read): {old}" if old else ""),
         )
         t.add_argument(
             "--config",
@@ -86,13 +86,11 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
             default=300.0,
             help="torchrun: seconds before a rank that stopped answering ends the job (default: 300)",
         )
-        # the names of 0.2, still read
-        t.add_argument("--run-config", metavar="FILE", help="old name of --config")
         original = ORIGINAL.get(fam.name)
-        t.add_argument(
+        t.add_argument(  # 0.2's option, still read
             "--recipe",
             metavar="NAME",
-            help="old option: the training and data settings of preset NAME"
+            help="deprecated (0.2's option; use --preset): the training and data settings of preset NAME"
             + (f"; 'seed' = --preset {original} (the post's own training)" if original else ""),
         )
         train_names = add_options(t.add_argument_group("training"), recipe.train)
@@ -104,7 +102,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 def _base(args: argparse.Namespace) -> Recipe:
     """The recipe --preset or --config names (default: the family's preset), with the old --recipe."""
     fam = FAMILIES[args.family]
-    config_file = args.config or args.run_config
+    config_file = args.config
     if args.recipe == "seed" and fam.name not in ORIGINAL:
         raise ConfigError(f"the posts give no training setup for the {fam.name}; --recipe seed exists for: "
                           f"{', '.join(ORIGINAL)}")  # fmt: skip
@@ -141,7 +139,7 @@ def build_recipe(args: argparse.Namespace) -> Recipe:
     """The recipe the command line describes (a new run, or a resumed one)."""
     options = given(args, args.option_names)
     if args.resume:
-        if args.config or args.run_config or args.out:
+        if args.config or args.out:
             raise ConfigError("--resume continues a run in its own directory; drop --config/--out")
         named = get_preset(args.preset).model if args.preset and args.preset != "auto" else None
         return resume_recipe(args.resume, args.family, model=named, model_overrides=args.set, **options)

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from ..models.generator import TransformerGenerator
 
 PATHS = ("cache", "no-cache")
-OLD_PATHS = {"fast": "cache", "modules": "cache"}  # two cached paths until 0.2, one forward since
 
 
 def window_start(length: int, context: int, stride: int) -> int:
@@ -92,7 +91,6 @@ def generate(
     validate.seed("seed", seed, optional=True)
     validate.integer("max_new_tokens", max_new_tokens, 0, high=MAX_NEW_TOKENS)
     validate.integer("num_samples", num_samples, 1, high=MAX_SAMPLES)
-    path = OLD_PATHS.get(path, path)
     if path not in PATHS:
         raise ValueError(f"path must be one of {PATHS}, got {path!r}")
     if not getattr(model.config, "causal", True):

@@ -10,7 +10,7 @@ from .encoder import Encoder
 from .encoder_lm import TransformerEncoderLM
 from .ensemble import ClassifierEnsemble
 from .generator import TransformerGenerator
-from .seq2seq import Seq2SeqTransformer, TransformerSeq2Seq
+from .seq2seq import TransformerSeq2Seq
 
 MODELS: dict[type, type] = {
     GeneratorConfig: TransformerGenerator,
@@ -35,6 +35,5 @@ __all__ = [
     "ClassifierEnsemble",
     "TransformerGenerator",
     "TransformerSeq2Seq",
-    "Seq2SeqTransformer",
     "TransformerEncoderLM",
 ]

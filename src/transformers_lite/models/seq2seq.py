@@ -194,6 +194,3 @@ class TransformerSeq2Seq(nn.Module):
             tgt_valid = padding_mask_from_ids(tgt, self.config.pad_id)
         memory = self.encode(src, src_valid, trace=trace)
         return self.decode(tgt, memory, src_valid, tgt_valid, trace=trace)
-
-
-Seq2SeqTransformer = TransformerSeq2Seq  # its name until 0.2
