@@ -15,6 +15,9 @@ both must sample the same text. One JSON line per result.
 call on the same model object (the earlier checkout's package is copied under another name and imported
 beside this one; its decoder must run on today's model, as 0.2's ``path="fast"`` does). Separate processes
 carry the start-up and the machine's drift between them; one process measures only the decoders.
+``--only models-one-process`` also times each checkout's own model code in one process: each decodes its own
+model (the same weights, copied: for a checkout whose parameter names are today's) with its own decoder,
+and takes training steps on its own copy.
 """
 
 from __future__ import annotations
@@ -137,10 +140,10 @@ def one_process(before: Path, rounds: int) -> None:
             }
             same = runs["before"]() == runs["after"]()  # also the warm-up
             times: dict[str, list[float]] = {"before": [], "after": []}
-            for _ in range(rounds):
-                for name, run in runs.items():
+            for i in range(rounds):  # ABBA: which one runs second (its caches warmed or spoilt) alternates too
+                for name in ("before", "after") if i % 2 else ("after", "before"):
                     start = time.perf_counter()
-                    run()
+                    runs[name]()
                     times[name].append(time.perf_counter() - start)
             rates = {k: new / statistics.median(v) for k, v in times.items()}
             emit(
@@ -153,6 +156,117 @@ def one_process(before: Path, rounds: int) -> None:
                 same_tokens=same,
                 paths=f"{path} -> cache",
             )
+
+
+def one_process_models(before: Path, rounds: int) -> None:
+    """Both checkouts in this process, alternating call by call: each builds its own model (the same
+    weights: the earlier one's are copied from today's, so their parameter names must agree) and decodes
+    it with its own default cached path (the same tokens), and each takes training steps on its own copy
+    (forward, loss, backward, AdamW); median tokens/s of each over ``rounds`` alternations per case."""
+    import shutil
+    import tempfile
+
+    import torch
+    import torch.nn.functional as F
+
+    from transformers_lite.generation import generate as now
+
+    with tempfile.TemporaryDirectory() as folder:
+        shutil.copytree(before / "src" / "transformers_lite", Path(folder) / "before_tl")
+        sys.path.insert(0, folder)
+        import before_tl  # type: ignore[import-not-found]
+        from before_tl.generation import generate as then  # type: ignore[import-not-found]
+
+        path = "cache" if "cache" in then.PATHS else "fast"
+        size = dict(SIZES["d128"], block_size=256, dropout=0.0)
+        torch.manual_seed(0)
+        models = {"after": gpt(size).eval()}
+        config = before_tl.GeneratorConfig(
+            **{
+                k: v
+                for k, v in models["after"].config.to_dict().items()
+                if k != "family" and k in before_tl.GeneratorConfig.__dataclass_fields__
+            }
+        )
+        models["before"] = before_tl.build_model(config).eval()
+        models["before"].load_state_dict(models["after"].state_dict())
+        decoders = {
+            "before": lambda m, p, n: then.generate(m, p, n, seed=1, path=path),
+            "after": lambda m, p, n: now.generate(m, p, n, seed=1),
+        }
+        cases: list[tuple[str, int, dict]] = []
+        for prompt_len, new in ((1, 250), (256, 300)):
+            prompt = torch.randint(0, VOCAB, (prompt_len,), generator=torch.Generator().manual_seed(2))
+            runs = {k: (lambda k=k, p=prompt, n=new: list(decoders[k](models[k], p, n))) for k in models}
+            cases.append((f"sample-{prompt_len}, one process", new, runs))
+        batch = torch.randint(0, VOCAB, (12, 65), generator=torch.Generator().manual_seed(3))
+        trained = {}
+        for k, m in models.items():  # a copy of each to train (dropout 0: the same arithmetic in both)
+            trained[k] = type(m)(m.config)
+            trained[k].load_state_dict(m.state_dict())
+            trained[k].train()
+        optimizers = {k: torch.optim.AdamW(m.parameters(), 1e-3) for k, m in trained.items()}
+
+        def step(k: str) -> None:
+            m = trained[k]
+            loss = F.cross_entropy(m(batch[:, :-1]).flatten(0, 1), batch[:, 1:].flatten())
+            loss.backward()
+            optimizers[k].step()
+            optimizers[k].zero_grad(set_to_none=True)
+
+        cases.append(("train-d128 (context 64), one process", 12 * 64, {k: (lambda k=k: step(k)) for k in trained}))
+        token_step(models, rounds)
+        for case, tokens, runs in cases:
+            same = runs["before"]() == runs["after"]()  # also the warm-up
+            times: dict[str, list[float]] = {"before": [], "after": []}
+            for i in range(rounds):  # ABBA: the one run second (its caches warmed or spoilt) alternates too
+                for name in ("before", "after") if i % 2 else ("after", "before"):
+                    start = time.perf_counter()
+                    runs[name]()
+                    times[name].append(time.perf_counter() - start)
+            rates = {k: tokens / statistics.median(v) for k, v in times.items()}
+            emit(
+                benchmark="compare-versions",
+                case=case,
+                before_tokens_per_s=round(rates["before"]),
+                after_tokens_per_s=round(rates["after"]),
+                after_vs_before=round(rates["after"] / rates["before"], 3),
+                rounds=rounds,
+                **({"same_tokens": same, "paths": f"{path} -> cache"} if case.startswith("sample") else {}),
+            )
+
+
+def token_step(models: dict, rounds: int) -> None:
+    """One decoding step of each model (the token after 20 cached, through its own forward), the two
+    alternating call by call, ABBA, ``rounds`` x 100 pairs: the median time of each, per token."""
+    import torch
+
+    ids = torch.tensor([[5]])
+    weights = {k: m.weights(detach=True) for k, m in models.items()}
+    caches = {k: m.new_cache(1) for k, m in models.items()}
+
+    def one(k: str) -> float:
+        caches[k].length = 20
+        start = time.perf_counter()
+        models[k].run(weights[k], ids, cache=caches[k], last_only=True)
+        return time.perf_counter() - start
+
+    with torch.no_grad():
+        for _ in range(50):
+            one("before"), one("after")
+        times: dict[str, list[float]] = {"before": [], "after": []}
+        for i in range(rounds * 100):
+            for name in ("before", "after") if i % 2 else ("after", "before"):
+                times[name].append(one(name))
+    rates = {k: 1 / statistics.median(v) for k, v in times.items()}
+    emit(
+        benchmark="compare-versions",
+        case="one decoding step (the model's forward with a KV cache), one process",
+        before_tokens_per_s=round(rates["before"]),
+        after_tokens_per_s=round(rates["after"]),
+        after_vs_before=round(rates["after"] / rates["before"], 3),
+        pairs=rounds * 100,
+    )
 
 
 def run_probe(checkout: Path, probe: str) -> dict:
@@ -168,7 +282,10 @@ def main() -> None:
     parser.add_argument("--before", type=Path, help="a checkout of the earlier version (its src/ is imported)")
     parser.add_argument("--rounds", type=int, default=5, help="alternations per measurement (default: 5)")
     parser.add_argument(
-        "--only", nargs="*", choices=("train", "sample", "sample-one-process"), help="measure only these"
+        "--only",
+        nargs="*",
+        choices=("train", "sample", "sample-one-process", "models-one-process"),
+        help="measure only these",
     )
     parser.add_argument("--probe", choices=sorted(PROBES), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -180,6 +297,8 @@ def main() -> None:
     after = HERE.parents[1]
     if args.only and "sample-one-process" in args.only:
         one_process(args.before, args.rounds)
+    if args.only and "models-one-process" in args.only:
+        one_process_models(args.before, args.rounds)
     for probe in PROBES:
         if args.only and probe.split("-")[0] not in args.only:
             continue

@@ -31,7 +31,7 @@ from torch import Tensor, nn
 
 from .kv_cache import KVCache
 from .masks import causal_mask, check_mask, with_look_ahead
-from .norms import NORMS, Norm, NormSpec, NormWeights, norm_step
+from .norms import Norm, NormSpec, NormWeights, norm_step
 from .rotary import RotaryEmbedding
 from .steps import Count, Step, SummaryRow, dense
 from .trace import NO_TRACE, Trace
@@ -101,21 +101,23 @@ def self_attention(
     positions after those already cached, and block ``layer``'s keys/values are added to it. ``qk_norm``:
     each head's queries and keys normalised with this norm (``w.q_norm``, ``w.k_norm``) before the scores."""
     qkv = split_heads(F.linear(x, w.qkv, w.qkv_bias), 3, n_heads)  # (B, T, 3C) -> (3, B, H, T, D)
-    q, k, v = qkv.unbind(0)  # (B, H, T, D) each
+    q = qkv[0]  # (B, H, T, D)
+    if cache is not None and not trace.active and rope is None and qk_norm is None:
+        k, v = cache.update(layer, qkv[1:])  # decoding: the projections go to the cache as they came, no copy
+        return attend(q, k, v, mask, causal, w, trace)
+    k, v = qkv[1], qkv[2]  # (B, H, T, D) each
     if trace.active:
         q, k, v = (trace(name, t, x, w.qkv, w.qkv_bias) for name, t in (("q", q), ("k", k), ("v", v)))
-    projected = k
     if qk_norm is not None and w.q_norm is not None and w.k_norm is not None:  # over each head's D channels
-        normalise = NORMS[qk_norm.name].apply
-        q = trace("q_norm", normalise(q, w.q_norm, qk_norm.eps), q, *w.q_norm)
-        k = trace("k_norm", normalise(k, w.k_norm, qk_norm.eps), k, *w.k_norm)
+        q = trace("q_norm", qk_norm.apply(q, w.q_norm, qk_norm.eps), q, *w.q_norm)
+        k = trace("k_norm", qk_norm.apply(k, w.k_norm, qk_norm.eps), k, *w.k_norm)
     if rope is not None:
         offset = 0 if cache is None else cache.length
         angles = rope.angles(q.shape[-2], offset, q.dtype) if trace.active else ()  # what the hand rule reads
         q = trace("q_rotated", rope(q, offset), q, *angles)
         k = trace("k_rotated", rope(k, offset), k, *angles)
-    if cache is not None:  # the projections as they came, when nothing moved them: no copy
-        k, v = cache.update(layer, qkv[1:] if k is projected and not trace.active else torch.stack((k, v)))
+    if cache is not None:
+        k, v = cache.update(layer, torch.stack((k, v)))  # (2, B, H, T, D)
     return attend(q, k, v, mask, causal, w, trace)
 
 
@@ -172,9 +174,12 @@ def attend(
     else:
         # fully masked rows come out as zeros here too (a test checks), matching the explicit path
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal)
-    heads = out
-    out = trace("merged", out.transpose(1, 2).reshape(b, t, n_heads * d), heads)  # (B, H, T, D) -> (B, T, H·D)
-    return trace("out", F.linear(out, w.out, w.out_bias), out, w.out, w.out_bias)  # (B, T, H·D) @ (H·D, C) -> (B, T, C)
+    merged = out.transpose(1, 2).reshape(b, t, n_heads * d)  # (B, H, T, D) -> (B, T, H·D)
+    y = F.linear(merged, w.out, w.out_bias)  # (B, T, H·D) @ (H·D, C) -> (B, T, C)
+    if not trace.active:  # decoding and training: nothing to record (one call less per step, at every token)
+        return y
+    merged = trace("merged", merged, out)
+    return trace("out", F.linear(merged, w.out, w.out_bias), merged, w.out, w.out_bias)
 
 
 def attention_steps(

@@ -88,6 +88,8 @@ class _Sublayers(nn.Module):
         self.feed_forward = FeedForward(spec.dim, spec.dim_hidden, spec.activation, self.reads)
         self.feed_forward_residual = self._residual("FFN")
         self.act = ACTIVATIONS[spec.activation]
+        # what self-attention is run with, read at every token (plain values: no module lookup)
+        self.attend_with = (spec.n_heads, rope, self.attention.qk_norm)
         sublayers: list[tuple[str, Residual, Attention | FeedForward]] = [
             ("attention", self.attention_residual, self.attention)
         ]
@@ -134,10 +136,14 @@ class _Sublayers(nn.Module):
         )
 
     def _feed_forward(self, x: Tensor, w: BlockWeights, trace: Trace) -> Tensor:
-        ff = w.feed_forward
-        return self._sublayer(
-            x, w.feed_forward_norm, lambda h, at: feed_forward(h, ff, self.act, at), "feed_forward", trace
-        )
+        """The feed-forward sub-layer (``_sublayer`` written out: it runs at every token)."""
+        s, norm = self.spec, w.feed_forward_norm
+        res = inner = trace
+        if trace.active:
+            residual_steps, steps = self.declared["feed_forward"]
+            res, inner = trace.at("feed_forward_residual", residual_steps), trace.at("feed_forward", steps)
+        h = feed_forward(residual_in(x, norm, s.norm, s.norm_first, res), w.feed_forward, self.act, inner)
+        return residual_out(x, h, norm, s.norm, s.norm_first, s.dropout if self.training else 0.0, res)
 
 
 class Block(_Sublayers):
@@ -172,14 +178,25 @@ class Block(_Sublayers):
         """The block's equations on the weights ``w`` (``weights()``): self-attention, then feed-forward,
         each inside its residual sub-layer. With ``cache`` (causal blocks), ``x`` holds the positions after
         the cached ones; ``layer`` is this block's place in the cache; ``trace`` receives the steps."""
-        heads, rope, causal, qk = self.spec.n_heads, self.attention.rope, self.causal, self.attention.qk_norm
-
-        def attend(h: Tensor, at: Trace) -> Tensor:
-            return self_attention(
-                h, w.attention, heads, mask, causal=causal, cache=cache, layer=layer, rope=rope, qk_norm=qk, trace=at
-            )
-
-        x = self._sublayer(x, w.attention_norm, attend, "attention", trace)
+        (heads, rope, qk), s, norm = self.attend_with, self.spec, w.attention_norm
+        res = inner = trace
+        if trace.active:  # the sub-layer's own steps, as its modules declare them
+            residual_steps, steps = self.declared["attention"]
+            res, inner = trace.at("attention_residual", residual_steps), trace.at("attention", steps)
+        h = residual_in(x, norm, s.norm, s.norm_first, res)  # ``_sublayer`` written out: it runs at every token
+        h = self_attention(
+            h,
+            w.attention,
+            heads,
+            mask,
+            causal=self.causal,
+            cache=cache,
+            layer=layer,
+            rope=rope,
+            qk_norm=qk,
+            trace=inner,
+        )
+        x = residual_out(x, h, norm, s.norm, s.norm_first, s.dropout if self.training else 0.0, res)
         return self._feed_forward(x, w, trace)
 
 
@@ -220,7 +237,7 @@ class DecoderBlock(_Sublayers):
         trace: Trace = NO_TRACE,
         memory: Tensor | None = None,
     ) -> Tensor:
-        heads, cross, qk = self.spec.n_heads, w.cross_attention, self.attention.qk_norm
+        (heads, _, qk), cross = self.attend_with, w.cross_attention
         assert cross is not None and w.cross_attention_norm is not None  # a decoder block's weights
 
         def attend(h: Tensor, at: Trace) -> Tensor:

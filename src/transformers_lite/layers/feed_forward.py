@@ -35,8 +35,12 @@ class FeedForwardWeights(NamedTuple):
 
 def feed_forward(x: Tensor, w: FeedForwardWeights, act: Callable[[Tensor], Tensor], trace: Trace = NO_TRACE) -> Tensor:
     """``x (B, T, C)`` -> ``(B, T, C)``; traced: ``hidden`` (after the activation) and ``out``."""
-    h = trace("hidden", act(F.linear(x, w.dense1, w.bias1)), x, w.dense1, w.bias1)  # (B, T, C) @ (C, F) -> (B, T, F)
-    return trace("out", F.linear(h, w.dense2, w.bias2), h, w.dense2, w.bias2)  # (B, T, F) @ (F, C) -> (B, T, C)
+    dense1, bias1, dense2, bias2 = w  # read once: decoding runs this at every token
+    h = act(F.linear(x, dense1, bias1))  # (B, T, C) @ (C, F) -> (B, T, F)
+    if not trace.active:  # decoding and training: nothing to record (no call per step, at every token)
+        return F.linear(h, dense2, bias2)  # (B, T, F) @ (F, C) -> (B, T, C)
+    h = trace("hidden", h, x, dense1, bias1)
+    return trace("out", F.linear(h, dense2, bias2), h, dense2, bias2)
 
 
 def feed_forward_steps(activation: str, reads: str = "x") -> dict[str, Step]:

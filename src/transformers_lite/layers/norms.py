@@ -14,7 +14,7 @@ rule in ``backprop.rules`` (kind ``norm:NAME``) and its name accepted by the con
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import torch
@@ -39,12 +39,17 @@ class NormSpec:
     def __post_init__(self) -> None:
         if self.name not in NORMS:
             raise ValueError(f"unknown norm {self.name!r}; choose one of {', '.join(NORMS)}")
+        # its equation, kept on the record: decoding applies it nine times a token
+        object.__setattr__(self, "apply", NORMS[self.name].apply)
+
+    apply: Callable[[Tensor, NormWeights, float], Tensor] = field(init=False, repr=False, compare=False)
 
 
 def layer_norm(x: Tensor, w: NormWeights, eps: float) -> Tensor:
     """LayerNorm over the last axis: the op ``F.layer_norm`` calls, without its Python wrapper (decoding
     pays for every call: nine per token for a 4-block GPT)."""
-    return torch.layer_norm(x, x.shape[-1:], w.weight, w.bias, eps)
+    weight, bias = w
+    return torch.layer_norm(x, x.shape[-1:], weight, bias, eps)
 
 
 def rms_norm(x: Tensor, w: NormWeights, eps: float) -> Tensor:

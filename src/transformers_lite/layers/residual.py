@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .norms import NORMS, Norm, NormSpec, NormWeights, norm_of, norm_step
+from .norms import Norm, NormSpec, NormWeights, norm_of, norm_step
 from .steps import Count, Step, SummaryRow
 from .trace import NO_TRACE, Trace
 
@@ -26,7 +26,8 @@ def residual_in(x: Tensor, norm: NormWeights, spec: NormSpec, norm_first: bool, 
     """What the sub-layer reads: the norm of ``x`` for pre-norm, ``x`` itself for post-norm."""
     if not norm_first:
         return x
-    return trace("norm", NORMS[spec.name].apply(x, norm, spec.eps), x, *norm)
+    normed = spec.apply(x, norm, spec.eps)
+    return trace("norm", normed, x, *norm) if trace.active else normed
 
 
 def residual_out(
@@ -40,10 +41,13 @@ def residual_out(
 ) -> Tensor:
     """``x + Dropout(f(x))``, then (post-norm) its norm: the sub-layer's output ``(B, T, C)``.
     ``dropout`` is the rate in effect (0 when evaluating)."""
-    total = trace("sum", x + (F.dropout(fx, dropout, True) if dropout > 0 else fx), x, fx)
+    total = x + (F.dropout(fx, dropout, True) if dropout > 0 else fx)
+    if trace.active:
+        total = trace("sum", total, x, fx)
     if norm_first:
         return total
-    return trace("norm", NORMS[spec.name].apply(total, norm, spec.eps), total, *norm)
+    normed = spec.apply(total, norm, spec.eps)
+    return trace("norm", normed, total, *norm) if trace.active else normed
 
 
 def residual_steps(branch: str, spec: NormSpec, norm_first: bool, dropout: float) -> dict[str, Step]:

@@ -30,7 +30,7 @@ from ..layers import (
 )
 from ..layers.blocks import BlockWeights
 from ..layers.embedding import check_ids, input_steps
-from ..layers.norms import NORMS, Norm, NormWeights, norm_of, norm_step
+from ..layers.norms import Norm, NormWeights, norm_of, norm_step
 from ..layers.steps import Step, dense
 
 
@@ -159,34 +159,37 @@ class TransformerGenerator(nn.Module):
             ids = ids.unsqueeze(0)
         table, positions, blocks, final_norm, head, head_bias = w
         offset = 0 if cache is None else cache.length
-        trace = trace.declare(self.steps)
         t = ids.shape[1]
         if offset + t > self.config.max_length:
             raise ValueError(
                 f"sequence of {offset + t} tokens exceeds the context length {self.config.max_length}; "
                 "crop to the last max_length tokens"
             )
-        ids = trace("tokens", ids)
+        active = trace.active  # decoding runs this at every token: it calls the trace only when one records
+        if active:
+            trace = trace.declare(self.steps)
+            ids = trace("tokens", ids)
         if cache is None or t > 1:  # ids fed one at a time to a cache were sampled from this model
             check_ids(ids, table.shape[0])
-        rows = trace("embedding", torch.embedding(table, ids), ids, table)  # (B, T) -> (B, T, C): the rows of the ids
-        x, position = rows, None
-        if positions is not None:
-            position = trace("position", positions[offset : offset + t], positions)  # (T, C)
-            x = rows + position  # (B, T, C) + (T, C)
-        x = maybe_dropout(self.dropout, trace("input", x, rows, position))
+        rows = torch.embedding(table, ids)  # (B, T) -> (B, T, C): the rows of the ids
+        position = None if positions is None else positions[offset : offset + t]  # (T, C)
+        if active:
+            rows = trace("embedding", rows, ids, table)
+            position = None if position is None else trace("position", position, positions)
+        x = rows if position is None else rows + position  # (B, T, C) + (T, C)
+        x = maybe_dropout(self.dropout, trace("input", x, rows, position) if active else x)
         for i, (block, bw) in enumerate(zip(cast("list[Block]", self.blocks), blocks)):
-            x = block.run(
-                bw, x, cache=cache, layer=i, trace=trace.at(f"blocks.{i}", block=True) if trace.active else trace
-            )
+            x = block.run(bw, x, cache=cache, layer=i, trace=trace.at(f"blocks.{i}", block=True) if active else trace)
         if cache is not None:
             cache.advance(t)
         if last_only:
             x = x[:, -1:, :]  # (B, 1, C): generation needs only the next-token logits
         if final_norm is not None:
             spec = self.norm_spec
-            x = trace("final_norm", NORMS[spec.name].apply(x, final_norm, spec.eps), x, *final_norm)
-        return trace("logits", F.linear(x, head, head_bias), x, head, head_bias)  # (B, T, C) @ (C, V) -> (B, T, V)
+            normed = spec.apply(x, final_norm, spec.eps)
+            x = trace("final_norm", normed, x, *final_norm) if active else normed
+        logits = F.linear(x, head, head_bias)  # (B, T, C) @ (C, V) -> (B, T, V)
+        return trace("logits", logits, x, head, head_bias) if active else logits
 
     @torch.no_grad()
     def embeddings(self) -> dict[str, Tensor]:

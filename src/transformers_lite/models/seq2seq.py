@@ -120,12 +120,17 @@ class TransformerSeq2Seq(nn.Module):
         memory: Tensor | None = None,
     ) -> Tensor:
         offset = 0 if cache is None else cache.length
+        active = trace.active  # decoding runs this at every token: it calls the trace only when one records
         dec = trace.at("decoder", self.decoder_steps)
-        tgt = dec("tokens", tgt)
+        if active:
+            tgt = dec("tokens", tgt)
         table = self.tgt_embedding.weight
-        rows = dec("embedding", self.tgt_embedding(tgt) * self.scale, tgt, table)  # (B, T, C)
-        position = dec("position", self.encoder.position_encoding(tgt.shape[1], offset))  # (T, C)
-        x = maybe_dropout(self.dropout, dec("input", rows + position, rows, position))  # (B, T, C) + (T, C)
+        rows = self.tgt_embedding(tgt) * self.scale  # (B, T, C)
+        position = self.encoder.position_encoding(tgt.shape[1], offset)  # (T, C)
+        if active:
+            rows, position = dec("embedding", rows, tgt, table), dec("position", position)
+        x = rows + position  # (B, T, C) + (T, C)
+        x = maybe_dropout(self.dropout, dec("input", x, rows, position) if active else x)
         for i, (block, kv) in enumerate(zip(self.decoder, memory_kv)):
             at = dec.at(f"blocks.{i}", block=True)
             x = block(x, kv, self_mask, memory_mask, cache=cache, layer=i, trace=at, memory=memory)
@@ -134,11 +139,11 @@ class TransformerSeq2Seq(nn.Module):
         if last_only:
             x = x[:, -1:, :]  # (B, 1, C)
         if isinstance(self.decoder_norm, Norm):
-            x = dec("final_norm", self.decoder_norm(x), x, *self.decoder_norm.weights())
+            normed = self.decoder_norm(x)
+            x = dec("final_norm", normed, x, *self.decoder_norm.weights()) if active else normed
         head = self.head
-        return trace.declare(self.steps)(
-            "logits", head(x), x, head.weight, head.bias
-        )  # (B, T, C) @ (C, V) -> (B, T, V)
+        logits = head(x)  # (B, T, C) @ (C, V) -> (B, T, V)
+        return trace.declare(self.steps)("logits", logits, x, head.weight, head.bias) if active else logits
 
     def decode(
         self,
