@@ -230,7 +230,7 @@ def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser, runs
     ]
     info = browser.find_element(By.ID, "trace-step-info").text
     assert "E[ids] + PE[t]" in info and "(T, C) = (13, 16)" in info and "(C, T)" in info
-    assert "computed from embedding position" in info and "(kind: sum)" in info  # the steps it adds
+    assert "computed from\nembedding\nposition" in info and "(kind: sum)" in info  # the steps it adds
 
     # the softmax weights of the last position: a row that sums to 1; head 1 reads differently
     _go_to_step(browser, "attention.weights")

@@ -144,7 +144,7 @@ function renderStep(step) {
     row("shape", `${step.axes} = (${step.shape.join(", ")})`),
     row("the posts' shape", step.post_axes),
     row("what it is", `${step.meaning} (kind: ${step.kind})`),
-    row("computed from", from.length || params ? el("span", {}, ...from.flatMap((c) => [c, " "]), params ? `parameters: ${params}` : "") : "the input"),
+    row("computed from", from.length || params ? el("span", {}, el("span", { className: "steps inline" }, ...from), params ? ` parameters: ${params}` : "") : "the input"),
   );
   const view = $("trace-view");
   const axes = step.axes.slice(1, -1).split(", ");  // one letter per axis: T the tokens, S the source's
