@@ -114,6 +114,18 @@ PROBES = {
 }
 
 
+def alternated(runs: dict, rounds: int) -> dict[str, float]:
+    """The median seconds of ``runs["before"]()`` and ``runs["after"]()`` over ``rounds`` of each, ABBA: which
+    one runs second (its caches warmed or spoilt by the other) alternates too."""
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    for i in range(rounds):
+        for name in ("before", "after") if i % 2 else ("after", "before"):
+            start = time.perf_counter()
+            runs[name]()
+            times[name].append(time.perf_counter() - start)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
 def one_process(before: Path, rounds: int) -> None:
     """Both checkouts' default cached decoding, alternating in this process on one model: the same tokens,
     median tokens/s of each over ``rounds`` alternations per case."""
@@ -139,13 +151,7 @@ def one_process(before: Path, rounds: int) -> None:
                 "after": lambda p=prompt, n=new: list(now.generate(model, p, n, seed=1)),
             }
             same = runs["before"]() == runs["after"]()  # also the warm-up
-            times: dict[str, list[float]] = {"before": [], "after": []}
-            for i in range(rounds):  # ABBA: which one runs second (its caches warmed or spoilt) alternates too
-                for name in ("before", "after") if i % 2 else ("after", "before"):
-                    start = time.perf_counter()
-                    runs[name]()
-                    times[name].append(time.perf_counter() - start)
-            rates = {k: new / statistics.median(v) for k, v in times.items()}
+            rates = {k: new / t for k, t in alternated(runs, rounds).items()}
             emit(
                 benchmark="compare-versions",
                 case=f"sample-{prompt_len}, one process",
@@ -218,13 +224,7 @@ def one_process_models(before: Path, rounds: int) -> None:
         token_step(models, rounds)
         for case, tokens, runs in cases:
             same = runs["before"]() == runs["after"]()  # also the warm-up
-            times: dict[str, list[float]] = {"before": [], "after": []}
-            for i in range(rounds):  # ABBA: the one run second (its caches warmed or spoilt) alternates too
-                for name in ("before", "after") if i % 2 else ("after", "before"):
-                    start = time.perf_counter()
-                    runs[name]()
-                    times[name].append(time.perf_counter() - start)
-            rates = {k: tokens / statistics.median(v) for k, v in times.items()}
+            rates = {k: tokens / t for k, t in alternated(runs, rounds).items()}
             emit(
                 benchmark="compare-versions",
                 case=case,
