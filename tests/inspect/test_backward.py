@@ -200,3 +200,21 @@ def test_one_step_moves_a_copy_and_never_the_run(runs):  # noqa: F811
 
 def result_token(run, text, position):
     return run.trace(text).tokens[position]
+
+
+def test_backward_traces_at_once_on_one_model_are_those_one_at_a_time():
+    """Two browser tabs: backward passes on one loaded model in several threads at once give each its own
+    gradients (nothing is written to the model, not even ``.grad``), equal to the same passes in turn."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    run = _generator_run(dim=16, n_heads=2, dim_hidden=32, n_blocks=2)
+    texts = [TEXT[i : i + 12] for i in range(8)]
+    alone = [trace_backward(run, t) for t in texts]
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda t: trace_backward(run, t), texts * 3))
+    for i, result in enumerate(together):
+        expected = alone[i % len(texts)]
+        assert result.loss == expected.loss
+        assert all(torch.equal(result.params[n], g) for n, g in expected.params.items())
+        assert all(torch.equal(result.grads[n], g) for n, g in expected.grads.items())
+    assert all(p.grad is None for p in run.model.parameters())

@@ -354,3 +354,26 @@ def test_the_sweep_over_validation_windows(client):
     assert data["windows"] == 2 and data["heads"][0]["rise"] >= data["heads"][-1]["rise"]
     bad = client.post("/api/runs/classifier/sweep", json={"text": "the box", "windows": 2})
     assert bad.status_code == 400 and "a generator's text" in bad.json()["error"]
+
+
+def test_requests_of_every_kind_at_once_on_one_run_answer_as_one_at_a_time(client):
+    """Two browser tabs on one run: trace, backward, one step, next-token bars and the run's page fired
+    at once from several threads answer exactly as they do one at a time (nothing a request computes is
+    kept on the shared model), and the server answers afterwards."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    text = {"text": "First Citizen"}
+    requests = [
+        ("/api/runs/generator/trace", text | {"block": "blocks.0"}),
+        ("/api/runs/generator/backward", text),
+        ("/api/runs/generator/backward", text | {"position": 3}),
+        ("/api/runs/generator/step", text | {"position": 2}),
+        ("/api/runs/generator/next-token", {"context": "First Cit"}),
+        ("/api/runs/classifier/backward", {"text": "the box was superb"}),
+        ("/api/runs/seq2seq/backward", {"text": "alpha beta", "target": "beta alpha"}),
+    ]
+    alone = [client.post(path, json=body).json() for path, body in requests]
+    with ThreadPoolExecutor(6) as pool:
+        together = list(pool.map(lambda r: client.post(r[0], json=r[1]).json(), requests * 3))
+    assert together == alone * 3
+    assert client.get("/api/runs").status_code == 200

@@ -35,9 +35,9 @@ def hand_gradients(
     param_grads: Mapping[str, Tensor],
     parameters: Mapping[int, str],
 ) -> HandGradients:
-    """The hand-derived gradient of each step and parameter of ``trace`` (a trace whose forward ran with
-    ``graph=True``) from autograd's ``grads`` of the steps that read it (batched, by step name), compared
-    with autograd's own (``grads``; ``param_grads`` by parameter name, ``parameters`` maps ``id`` to name)."""
+    """The hand-derived gradient of each step and parameter of ``trace`` from autograd's ``grads`` of the
+    steps that read it (batched, by step name), compared with autograd's own (``grads``; ``param_grads``
+    by parameter name, ``parameters`` maps ``id`` to name)."""
     hand: dict[str, Tensor] = {}
     formulas: dict[str, list[tuple[str, str]]] = {}  # per tensor: (kind, formula) of each step that read it
     readers: dict[str, list[str]] = {}

@@ -1,12 +1,14 @@
 """The backward pass of one example, step by step: the loss and, for every named step of the forward
 trace (``inspect.forward``), the gradient of the loss with respect to it, from the logits back to the
 embedding rows; the gradient of every parameter; and, where the posts derive the step's backward by
-hand (``backprop.ops``), that hand-derived gradient beside autograd's with their largest difference.
+hand (``backprop.rules``), that hand-derived gradient beside autograd's with their largest difference.
 
-The forward runs through the model's own code with a trace that keeps each step's tensor alive and asks
-autograd to retain its gradient (``GradTrace``); nothing is re-implemented and the weights are never
-changed (their ``.grad`` is cleared afterwards). Shapes are the forward trace's, without the batch: a
-step ``(T, C)`` has a gradient ``(T, C)``; the posts write both column-major, ``(C, T)``.
+The forward runs through the model's own code with a trace that keeps each step's tensor as the forward
+used it, and autograd hands back the gradient of the loss with respect to each of them and to every
+parameter (``torch.autograd.grad``): nothing is re-implemented, and nothing is written to the model
+(not even ``.grad``), so several requests may backpropagate through one model at once. Shapes are
+the forward trace's, without the batch: a step ``(T, C)`` has a gradient ``(T, C)``; the posts write
+both column-major, ``(C, T)``.
 
 The hand-derived rules, one per kind of step: ``backprop.rules``; which step gets one from which:
 ``backprop.driver``.
@@ -114,18 +116,15 @@ def trace_backward(
     alone); a classifier's ``target`` is a class name (default: its own prediction); a translator's
     ``target`` is the reference translation (default: its greedy translation)."""
     model = run.model
-    trace = Trace(graph=True)
-    model.zero_grad(set_to_none=True)
-    try:
-        with torch.enable_grad():
-            forward, logits = traced(run, text, target, trace)
-            logits.retain_grad()
-            loss, what, labels, rows = _loss(run, forward, logits, target, position)
-            loss.backward()
-        grads = {n: t.grad.detach() for n, t in reversed(trace.live.items()) if t.grad is not None}  # loss first
-        params = {n: p.grad.detach().clone() for n, p in model.named_parameters() if p.grad is not None}
-    finally:
-        model.zero_grad(set_to_none=True)
+    trace = Trace()
+    with torch.enable_grad():  # the gradients are handed back, never left on the model: requests may share it
+        forward, logits = traced(run, text, target, trace)
+        loss, what, labels, rows = _loss(run, forward, logits, target, position)
+        live = {n: t for n, t in reversed(trace.live.items()) if t.requires_grad}  # from the loss back
+        named = [(n, p) for n, p in model.named_parameters() if p.requires_grad]
+        found = torch.autograd.grad(loss, [*live.values(), *(p for _, p in named)], allow_unused=True)
+    grads = {n: g.detach() for n, g in zip(live, found) if g is not None}
+    params = {n: g.detach() for (n, _), g in zip(named, found[len(live) :]) if g is not None}
     parameters = {id(p): n for n, p in model.named_parameters()}
     hand = hand_gradients(trace, grads, params, parameters)
     hand.checks["logits"] = _loss_check(logits.detach(), labels, rows, grads["logits"])

@@ -9,8 +9,9 @@ steps (and parameters) each step read is known without reading any name (``input
 
 A ``Trace`` may also *edit* a step on its way (zero a head, scale a neuron): the forward then continues
 with the edited tensor, so an intervention runs through the model's own code and never touches its
-weights. Nothing is stored on the modules, so two requests may use one model at the same time. With
-``graph=True`` the kept tensors stay in the autograd graph and keep their gradients (the backward trace).
+weights. Nothing is stored on the modules, so two requests may use one model at the same time. ``live``
+holds each step as the forward went on with it: with gradients on, in the autograd graph (the backward
+trace asks autograd for the loss's gradient with respect to each).
 
 The default, ``NO_TRACE``, keeps nothing, edits nothing and costs a method call per step.
 """
@@ -79,8 +80,7 @@ class Trace(NamedSteps):
     """Collects ``name -> tensor`` for one forward pass. ``edits`` maps a full step name to a function
     applied to that step's tensor before the forward goes on (a name without a dot, e.g. ``position``,
     edits every step of that name, e.g. ``encoder.position`` and ``decoder.position``). ``tensors`` are
-    kept detached, as computed (an edited step as edited); ``live`` holds them as the forward used them
-    (with ``graph=True`` they keep their gradients after ``backward``)."""
+    kept detached, as computed (an edited step as edited); ``live`` holds them as the forward used them."""
 
     active = True
 
@@ -88,14 +88,13 @@ class Trace(NamedSteps):
         self,
         edits: dict[str, Edit] | None = None,
         *,
-        graph: bool = False,
         prefix: str = "",
         steps: Mapping[str, Step] | None = None,
         place: Place = Place(),
         _shared: _Shared | None = None,
     ) -> None:
         self.edits = edits or {}
-        self.graph, self.prefix, self.steps, self.place = graph, prefix, steps or {}, place
+        self.prefix, self.steps, self.place = prefix, steps or {}, place
         self._shared = _Shared() if _shared is None else _shared
         self.tensors = self._shared.tensors
         self.records = self._shared.records
@@ -109,13 +108,11 @@ class Trace(NamedSteps):
         sub-module is a transformer block, ``member``: an ensemble's member (``Place``)."""
         path = self.prefix + name
         place = Place(path, path if block else self.place.block, path if member else self.place.member)
-        return Trace(self.edits, graph=self.graph, prefix=path + ".", steps=steps, place=place, _shared=self._shared)
+        return Trace(self.edits, prefix=path + ".", steps=steps, place=place, _shared=self._shared)
 
     def declare(self, steps: Mapping[str, Step]) -> Trace:
         """The same scope, computing the ``steps`` a layer declares (by their own names)."""
-        return Trace(
-            self.edits, graph=self.graph, prefix=self.prefix, steps=steps, place=self.place, _shared=self._shared
-        )
+        return Trace(self.edits, prefix=self.prefix, steps=steps, place=self.place, _shared=self._shared)
 
     def __call__(self, own: str, x: Tensor, *inputs: Tensor | None) -> Tensor:
         """Record ``x`` as the declared step ``own`` computed from ``inputs`` (after its edit, when one is
@@ -134,8 +131,6 @@ class Trace(NamedSteps):
         shared.records[name] = Recorded(step, own, inputs, read, self.place)
         shared.live[name] = x  # kept alive, so its id names this step and no later tensor
         shared.by_id[id(x)] = name
-        if self.graph and x.requires_grad:
-            x.retain_grad()
         return x
 
     def step(self, name: str) -> Step:
