@@ -218,3 +218,29 @@ def test_backward_traces_at_once_on_one_model_are_those_one_at_a_time():
         assert all(torch.equal(result.params[n], g) for n, g in expected.params.items())
         assert all(torch.equal(result.grads[n], g) for n, g in expected.grads.items())
     assert all(p.grad is None for p in run.model.parameters())
+
+
+@pytest.mark.parametrize("preset", ["post-gpt", "baby-gpt", "post-classifier", "classifier", "seq2seq-small"])
+def test_every_step_and_parameter_of_each_presets_model_has_its_hand_rule(preset):
+    """The rules by kind cover each preset's model as it is (its vocabulary made small): every step with
+    a gradient and every parameter has its hand-derived gradient, within float32 rounding of autograd's."""
+    from transformers_lite import get_preset
+
+    config = get_preset(preset).model
+    words = WordTokenizer([f"w{i}" for i in range(36)], "<unk>", pad="<pad>", bos="<bos>", eos="<eos>")
+    tokenizer = TOKENIZER if config.family == "generator" else words
+    sizes = {f: len(tokenizer) for f in ("vocab_size", "src_vocab_size", "tgt_vocab_size") if hasattr(config, f)}
+    config = config.replace(**sizes, **({} if config.family == "generator" else {"pad_id": words.pad_id}))
+    torch.manual_seed(0)
+    model = build_model(config).eval()
+    run = SimpleNamespace(
+        model=model, config=config, tokenizer=tokenizer, src_tokenizer=tokenizer, family=FAMILIES[config.family]
+    )
+    text = TEXT[:24] if config.family == "generator" else "w1 w2 w3 w4 w5"
+    target = (
+        class_names(config)[0] if config.family == "classifier" else "w3 w2 w1" if config.family == "seq2seq" else None
+    )
+    result = trace_backward(run, text, target=target)
+    assert set(result.grads) | {f"param:{n}" for n in result.params} == set(result.checks)
+    worst = {n: c["hand_max_diff"] for n, c in result.checks.items() if c["hand_max_diff"] > 1e-6}
+    assert not worst, worst
