@@ -35,6 +35,9 @@ class Family(Inspection):
     command: str  # a ``tlite train`` command
     built_in: str  # the example input when the run's own validation data cannot be read
 
+    def __str__(self) -> str:
+        return self.name  # what ``run.family`` printed when it was the family's name
+
     def evaluate(self, run: LoadedRun, data: Any = None, **options: Any) -> dict[str, Any]:  # noqa: ANN401
         """Scores on ``data`` (a file), or on the run's own validation data."""
         raise ConfigError(f"{run.run_dir}: no evaluation is known for a {self.name} run")

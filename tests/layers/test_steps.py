@@ -120,3 +120,37 @@ def test_each_step_names_the_steps_and_parameters_it_read():
     steps, params = trace.inputs_of("blocks.1.attention.q", names)
     assert steps == ("blocks.1.attention_residual.norm",)  # pre-norm: the queries read the normed stream
     assert params == ("blocks.1.attention.qkv.weight",)  # baby-gpt: Q, K, V without a bias
+
+
+def test_attention_called_on_its_own_records_one_heads_steps_and_no_mask_means_no_mask():
+    from transformers_lite.layers.attention import scaled_dot_attention
+
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 1, 5, 4).unbind(0)  # (B, T, D) each
+    trace = Trace()
+    out, weights = scaled_dot_attention(q, k, v, trace=trace)
+    assert torch.equal(trace["weights"], weights) and "mask" not in trace.records
+    assert "softmax(S) over keys" in trace.records["weights"].step.ours  # no mask: nothing added to S
+    assert trace.records["scaled"].step.factor == pytest.approx(1 / 2)  # √d_h of these 4 channels
+
+
+def test_a_norm_of_a_sum_is_written_with_parentheses_and_the_posts_name_the_models_norm():
+    from transformers_lite.layers.norms import NormSpec, norm_step
+    from transformers_lite.layers.residual import Residual
+
+    ours = norm_step(NormSpec("rms"), "x + f(x)", "after").ours
+    assert "(x + f(x)) / √(mean((x + f(x))²)" in ours, ours
+    rms = Residual(8, norm_first=True, spec=NormSpec("rms"))
+    assert "RMSNorm(x)" in rms.steps["sum"].post, rms.steps["sum"].post
+    assert Residual(8, spec=1e-6).spec == NormSpec(eps=1e-6)  # a number is the layer norm's ε
+
+
+def test_an_edit_of_the_classifiers_logits_is_applied_once():
+    config = get_preset("post-classifier").model.replace(vocab_size=VOCAB, pad_id=0)
+    torch.manual_seed(0)
+    model = build_model(config).eval()
+    ids = torch.randint(4, VOCAB, (1, config.max_length))
+    with torch.no_grad():
+        plain = model(ids)
+        edited = model(ids, trace=Trace({"logits": lambda z: z + 1.0}))
+    assert torch.allclose(edited, plain + 1.0)  # not + 2: the head's step and the model's name are one tensor

@@ -50,10 +50,10 @@ def projection(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -
     dw = _rows(dy).T @ _rows(x)  # (out, N) @ (N, in) -> (out, in)
     db = _rows(dy).sum(0) if b is not None else None
     if step.part is not None:  # the rows of this third of the weight (and bias); the others get nothing from it
-        rows_of = slice(step.part * rows, (step.part + 1) * rows)
-        dw = torch.zeros_like(inputs[1]).index_copy_(0, torch.arange(rows_of.start, rows_of.stop), dw)  # type: ignore[arg-type]
+        index = torch.arange(step.part * rows, (step.part + 1) * rows, device=dw.device)
+        dw = torch.zeros_like(inputs[1]).index_copy_(0, index, dw)  # type: ignore[arg-type]
         if db is not None and b is not None:
-            db = torch.zeros_like(b).index_copy_(0, torch.arange(rows_of.start, rows_of.stop), db)
+            db = torch.zeros_like(b).index_copy_(0, index, db)
     grads.append((dw, f"Σ_rows ∂yᵀ · x (∂{name})"))
     grads.append(None if db is None else (db, "Σ_rows ∂y (∂b)"))
     return grads + [None] * (len(inputs) - 3)
@@ -190,7 +190,7 @@ def mean_pool(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) ->
     """``x̄ = (1/n) Σ_t valid_t x_t``: ``∂x_t = valid_t ∂x̄ / n``."""
     x, valid = inputs
     assert x is not None
-    w = torch.ones(x.shape[:-1], dtype=x.dtype) if valid is None else valid.to(x.dtype)  # (B, T)
+    w = torch.ones(x.shape[:-1], dtype=x.dtype, device=x.device) if valid is None else valid.to(x.dtype)  # (B, T)
     n = w.sum(-1, keepdim=True).clamp(min=1.0)  # (B, 1)
     return [((w / n)[..., None] * dy[:, None, :], "∂x̄ / n at each word read, 0 at padding"), None]
 
@@ -251,5 +251,5 @@ def cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:
     if logits.shape[-1] == 1:
         return torch.sigmoid(logits) - labels.to(logits.dtype)[:, None]
     hand = torch.softmax(logits, -1)
-    hand[torch.arange(len(labels)), labels] -= 1
+    hand[torch.arange(len(labels), device=hand.device), labels] -= 1
     return hand / len(labels)

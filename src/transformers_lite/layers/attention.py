@@ -23,6 +23,7 @@ proves the two paths agree within 1e-5.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import NamedTuple
 
 import torch
@@ -46,15 +47,16 @@ def scaled_dot_attention(
     trace: Trace = NO_TRACE,
 ) -> tuple[Tensor, Tensor]:
     """``softmax(Q Kᵀ / sqrt(D) + M) V`` with an optional bool mask (True = may attend; M is 0 there, −∞
-    elsewhere).
-
-    Args: q ``(..., T, D)``, k ``(..., S, D)``, v ``(..., S, Dv)``, mask broadcastable to
+    elsewhere). Args: q ``(..., T, D)``, k ``(..., S, D)``, v ``(..., S, Dv)``, mask broadcastable to
     ``(..., T, S)``. Returns ``(out (..., T, Dv), weights (..., T, S))``.
 
-    Masked scores are filled with the most negative finite float rather than ``-inf``: a row whose
-    keys are all masked (a padding query) then softmaxes to a uniform row that we zero out, instead
-    of ``exp(-inf - -inf) = NaN`` poisoning the forward and the backward pass.
+    Masked scores are filled with the lowest finite float, not ``-inf``: a row whose keys are all masked
+    (a padding query) softmaxes to a uniform row we zero out, not to ``exp(-inf - -inf) = NaN``.
     """
+    if trace.active and "scores" not in trace.steps:  # called on its own: the steps of one head of this size
+        trace = trace.declare(attention_steps(q.shape[-1], 1, bias=False))
+    if trace.active and mask is None and "weights, no mask" in trace.steps:  # the softmax of S alone
+        trace = trace.declare({**trace.steps, "weights": trace.steps["weights, no mask"]})
     scores = trace("scores", matmul(q, k.transpose(-2, -1)), q, k)  # (..., T, D) @ (..., D, S) -> (..., T, S)
     scores = trace("scaled", scores * (1.0 / math.sqrt(q.shape[-1])), scores)
     if mask is not None:
@@ -128,7 +130,7 @@ def memory_keys_values(memory: Tensor, w: AttentionWeights, n_heads: int) -> tup
     if memory.dim() != 3 or memory.shape[-1] != dim:
         raise ValueError(f"memory must be (B, S, {dim}), got {tuple(memory.shape)}")
     bias = None if w.qkv_bias is None else w.qkv_bias[dim:]
-    k, v = split_heads(F.linear(memory, w.qkv[dim:], bias), 2, n_heads).unbind(0)  # rows [K; V]
+    k, v = split_heads(F.linear(memory, w.qkv[dim:], bias), 2, n_heads).unbind(0)  # rows [K; V]: (B, H, S, D)
     return k, v
 
 
@@ -160,17 +162,14 @@ def attend(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool, w: AttentionWeights, trace: Trace = NO_TRACE
 ) -> Tensor:
     """Heads ``q (B, H, T, D)``, ``k, v (B, H, S, D)`` -> output ``(B, T, C)`` through the output Dense."""
-    b, n_heads, t, d = q.shape
-    s = k.shape[2]
+    (b, n_heads, t, d), s = q.shape, k.shape[2]
     if mask is not None:
         check_mask(mask, b, n_heads, t, s)
     is_causal = False
     if causal and t > 1:  # one query (decoding) is the newest position: it may see every key
         mask, is_causal = with_look_ahead(mask, causal, t, s, q.device)
-    if trace.active:
-        if is_causal:
-            mask = causal_mask(t, s, device=q.device)  # the explicit path needs the (T, S) mask itself
-        out, _ = scaled_dot_attention(q, k, v, mask, trace=trace)
+    if trace.active:  # the explicit path needs the (T, S) causal mask itself
+        out, _ = scaled_dot_attention(q, k, v, causal_mask(t, s, device=q.device) if is_causal else mask, trace=trace)
     else:
         # fully masked rows come out as zeros here too (a test checks), matching the explicit path
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal)
@@ -195,8 +194,8 @@ def attention_steps(
     """The steps of one attention layer as it is configured: ``reads`` is what its queries (and, but
     for cross-attention, keys and values) are computed from (``x``, ``LN(x)``); ``role`` is ``self``
     (every position reads every other, padding keys aside), ``causal`` (each reads itself and the past)
-    or ``cross`` (a decoder's positions read the encoder's output ``m``); ``qk_norm``: the norm of each
-    head's queries and keys."""
+    ``decoder`` (the past, and padding) or ``cross`` (a decoder's positions read the encoder's output ``m``);
+    ``qk_norm``: the norm of each head's queries and keys."""
     d = dim // n_heads
     cross = role == "cross"
     keys_axis = "S" if cross else "T"  # what the keys run over: the source's tokens, or the same tokens
@@ -220,7 +219,12 @@ def attention_steps(
 
     readers = "target position" if cross else "query"
     keys = "source token" if cross else "key"
-    masked_what = {"self": "padding keys", "causal": "later positions (the future)", "cross": "source padding"}[role]
+    masked_what = {
+        "self": "padding keys",
+        "causal": "later positions (the future)",
+        "decoder": "later positions (the future) and padding",
+        "cross": "source padding",
+    }[role]
     steps = {"q": projection("Q", 0), "k": projection("K", 1), "v": projection("V", 2)}
     if qk_norm:
         for letter, axes in (("Q", "HTD"), ("K", f"H{keys_axis}D")):
@@ -282,6 +286,10 @@ def attention_steps(
             "the heads side by side again",
         ),
     }
+    weights = steps["weights"]  # with no mask given (a call on its own): the softmax of the scores alone
+    steps["weights, no mask"] = replace(
+        weights, ours=weights.ours.replace("S + M", "S"), post=weights.post.replace("S + M", "S")
+    )
     ours, post = dense("[A₁ … A_H]", "W_O", "b_O")
     steps["out"] = Step("projection", "TC", ours, post, "what attention adds to the residual stream")
     return steps

@@ -204,7 +204,7 @@ class DecoderBlock(_Sublayers):
     """Masked self-attention -> cross-attention over the encoder output -> feed-forward."""
 
     def __init__(self, spec: BlockSpec) -> None:
-        super().__init__(spec, None, "causal", cross=True)
+        super().__init__(spec, None, "decoder", cross=True)
 
     def weights(self, detach: bool = False) -> BlockWeights:
         w = BlockWeights(*self._self_weights(), self.cross_attention_residual.weights(), self.cross_attention.weights())

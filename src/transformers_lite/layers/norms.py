@@ -62,7 +62,7 @@ class NormKind:
     apply: Callable[[Tensor, NormWeights, float], Tensor]
     bias: bool  # whether it adds a learned β
     symbol: str  # how an equation writes it: LN(x)
-    ours: str  # its equation, with {x} and {eps}
+    ours: str  # its equation, with {x}, {xp} (x in parentheses when it is a sum) and {eps}
     post: str  # the posts' name
     title: str  # the parameter table's name
 
@@ -72,7 +72,7 @@ NORMS: dict[str, NormKind] = {
         layer_norm, True, "LN", "LN({x}) = γ ⊙ ({x} − μ) / √(σ² + ε) + β, ε = {eps}", "LayerNorm({x})", "LayerNorm"
     ),
     "rms": NormKind(
-        rms_norm, False, "RMS", "RMS({x}) = γ ⊙ {x} / √(mean({x}²) + ε), ε = {eps}", "RMSNorm({x})", "RMSNorm"
+        rms_norm, False, "RMS", "RMS({x}) = γ ⊙ {xp} / √(mean({xp}²) + ε), ε = {eps}", "RMSNorm({x})", "RMSNorm"
     ),
 }
 
@@ -88,7 +88,7 @@ def norm_step(spec: NormSpec, x: str, meaning: str, axes: str = "TC") -> Step:
     return Step(
         f"norm:{spec.name}",
         axes,
-        kind.ours.format(x=x, eps=f"{spec.eps:g}"),
+        kind.ours.format(x=x, xp=f"({x})" if " " in x else x, eps=f"{spec.eps:g}"),  # xp: a sum in parentheses
         kind.post.format(x=x),
         meaning,
         eps=spec.eps,

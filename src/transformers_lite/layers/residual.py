@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .norms import Norm, NormSpec, NormWeights, norm_of, norm_step
+from .norms import NORMS, Norm, NormSpec, NormWeights, norm_of, norm_step
 from .steps import Count, Step, SummaryRow
 from .trace import NO_TRACE, Trace
 
@@ -64,7 +64,7 @@ def residual_steps(branch: str, spec: NormSpec, norm_first: bool, dropout: float
                 "residual_sum",
                 "TC",
                 f"x + {inner}{kept}",
-                f"x + {branch}(LayerNorm(x)) (the posts' blocks are post-norm)",
+                f"x + {branch}({NORMS[spec.name].post.format(x='x')}) (the posts' blocks are post-norm)",
                 f"the residual stream after this sub-layer: {branch}'s output added to it",
             ),
         }
@@ -84,11 +84,17 @@ class Residual(nn.Module):
     """The norm and dropout of one sub-layer around ``branch`` (the equations are the functions above)."""
 
     def __init__(
-        self, dim: int, dropout: float = 0.0, norm_first: bool = False, spec: NormSpec | None = None, branch: str = "f"
+        self,
+        dim: int,
+        dropout: float = 0.0,
+        norm_first: bool = False,
+        spec: NormSpec | float | None = None,
+        branch: str = "f",
     ) -> None:
         super().__init__()
         self.norm_first = norm_first
-        self.spec = spec or NormSpec()
+        # a number is a layer norm's ε, as this argument was before norms had a kind
+        self.spec = NormSpec(eps=spec) if isinstance(spec, (int, float)) else spec or NormSpec()
         self.norm = Norm(dim, self.spec)
         self.dropout = nn.Dropout(dropout)
         self.steps = residual_steps(branch, self.spec, norm_first, dropout)
