@@ -75,15 +75,16 @@ def main(argv: list[str]) -> None:
         time.sleep(0.05)
 
     options = webdriver.ChromeOptions()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,1000"):
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1280,720"):
         options.add_argument(arg)
     options.binary_location = shutil.which("chromium") or "chromium"
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "chromedriver"), options=options)
     wait = lambda condition: WebDriverWait(driver, 120).until(condition)  # noqa: E731
     OUT.mkdir(parents=True, exist_ok=True)
 
-    def shot(name: str, element_id: str | None = None, height: int = 1000) -> None:
-        driver.set_window_size(1280, height)
+    def shot(name: str, element_id: str | None = None) -> None:
+        """The window at 1280×720 (what a laptop shows), scrolled to ``element_id`` (the top: None)."""
+        driver.set_window_size(1280, 720)
         if element_id:
             driver.execute_script("document.getElementById(arguments[0]).scrollIntoView()", element_id)
         else:
@@ -92,28 +93,41 @@ def main(argv: list[str]) -> None:
         driver.save_screenshot(str(OUT / f"{name}.png"))
         print(f"wrote {OUT / name}.png")
 
-    def trace(name: str, block: str, step: str) -> None:
-        """The forward view: trace the default input, open ``block`` and its ``step``."""
-        driver.find_element(By.ID, "trace").click()
-        wait(lambda d: d.find_element(By.ID, "trace-result").is_displayed())
-        Select(driver.find_element(By.ID, "trace-block")).select_by_value(block)
-        chip = "return [...document.querySelectorAll('#trace-steps .step')].find((c) => c.textContent === arguments[0])"
-        wait(lambda d: d.execute_script(chip, step) is not None)  # the block's steps have arrived
-        driver.execute_script(chip.replace("return ", "") + ".click()", step)
-        wait(lambda d: d.find_element(By.ID, "trace-step-name").text.endswith(step))
-        shot(name, "view-forward", height=1500)
+    def open_step(step: str) -> None:
+        """The forward view on ``step`` (a full step name), reached through the model's map and the walk."""
+        driver.execute_script("document.getElementById('guide-start').click()")
+        wait(lambda d: d.find_element(By.ID, "trace-step-name").text.startswith("1 / "))
+        for _ in range(400):
+            if driver.find_element(By.ID, "trace-step-name").text.split(": ", 1)[-1] == step:
+                return
+            before = driver.find_element(By.ID, "trace-step-name").text
+            driver.execute_script("document.getElementById('trace-next').click()")
+            wait(lambda d, b=before: d.find_element(By.ID, "trace-step-name").text != b)
+        raise RuntimeError(f"the walk never reached {step}")
 
-    def backward(name: str, position: str) -> None:
+    def forward(name: str, step: str) -> None:
+        """The map (the page's top), then the walk at ``step`` and the step's labelled map."""
+        wait(lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+        shot(f"{name}_map")
+        open_step(step)
+        shot(f"{name}_walk", "guide")
+        shot(name, "trace-step-info")
+
+    def backward(name: str, position: str | None) -> None:
         """The backward view of the default input (a generator's loss at ``position``) at the last block's
-        attention weights."""  # noqa: D401
-        driver.find_element(By.ID, "backward-position").clear()
-        driver.find_element(By.ID, "backward-position").send_keys(position)
+        attention weights, then one AdamW step."""
+        if position is not None:
+            driver.find_element(By.ID, "backward-position").clear()
+            driver.find_element(By.ID, "backward-position").send_keys(position)
         driver.find_element(By.ID, "backward").click()
         wait(lambda d: d.find_element(By.ID, "backward-result").is_displayed())
         chip = "[...document.querySelectorAll('#backward-steps .step')]"
         chip += ".find((c) => c.textContent.includes(arguments[0]))"  # the last block's: the first from the loss
         driver.execute_script(chip + ".click()", "attention.weights")
-        shot(name, "backward-result", height=1300)
+        shot(name, "backward-loss")
+        driver.find_element(By.ID, "take-step").click()
+        wait(lambda d: d.find_element(By.ID, "step-result").is_displayed())
+        shot(f"{name}_step", "step-summary")
 
     def timeline(first: str | None, last: str) -> None:
         """The training timeline of a run with snapshots, at its last one and (``first``) its first one
@@ -123,14 +137,14 @@ def main(argv: list[str]) -> None:
             return
         driver.execute_script(
             "const b = document.getElementById('timeline-block'); b.value = Math.min(2, b.options.length - 1);"
-            "b.dispatchEvent(new Event('change')); document.querySelector('#run-panel details').open = false"
+            "b.dispatchEvent(new Event('change'))"
         )
-        shot(last, "run-panel", height=1150)
+        shot(last, "timeline-step")
         if first:
             driver.execute_script(
                 "const s = document.getElementById('timeline-slider'); s.value = 0; s.dispatchEvent(new Event('input'))"
             )
-            shot(first, "run-panel", height=1150)
+            shot(first, "timeline-step")
 
     driver.get(f"http://127.0.0.1:{port}/")
     wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
@@ -139,6 +153,7 @@ def main(argv: list[str]) -> None:
         wait(lambda d, f=entry.family: d.find_element(By.ID, f"view-{f}").is_displayed())
         wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
         if entry.family == "generator":
+            forward("forward_generator", "blocks.0.attention.weights")
             prompt = driver.find_element(By.ID, "prompt")
             prompt.clear()
             prompt.send_keys("ROMEO:")
@@ -148,24 +163,22 @@ def main(argv: list[str]) -> None:
             wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".tok.gen")) >= 300)
             driver.find_elements(By.CSS_SELECTOR, ".tok.gen")[40].click()
             wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#attention-grid canvas.heatmap"))
-            shot("generator", height=1250)
-            driver.find_element(By.CSS_SELECTOR, "#attention-grid canvas.heatmap").click()
-            shot("generator_attention", "attention-grid", height=1250)
-            shot("run", "run-panel", height=1400)
-            trace("forward_generator", "blocks.1", "attention.weights")
+            shot("generator", "gen-at")
+            shot("generator_attention", "attention-grid")
             backward("backward_generator", "20")
+            shot("run", "run-panel")
             timeline("timeline_start", "timeline_trained")
         elif entry.family == "classifier":
+            forward("forward_classifier", "members.0.encoder.blocks.0.attention.weights")
             driver.find_element(By.ID, "classify").click()
             wait(lambda d: d.find_element(By.ID, "cls-result").is_displayed())
-            shot("classifier", height=800)
-            trace("forward_classifier", "members.0.encoder.blocks.0", "attention.weights")
+            shot("classifier", "view-classifier")
             timeline(None, "timeline_classifier")
         else:
+            forward("forward_translator", "decoder.blocks.0.cross_attention.weights")
             driver.find_element(By.ID, "translate").click()
             wait(lambda d: d.find_element(By.ID, "mt-result").is_displayed())
-            shot("translator", height=900)
-            trace("forward_translator", "decoder.blocks.1", "cross_attention.weights")
+            shot("translator", "view-seq2seq")
             timeline(None, "timeline_translator")
     driver.quit()
     server.should_exit = True

@@ -74,6 +74,9 @@ class ClassifierFamily(Family):
     def example(self, run: InspectedRun) -> str | None:
         return examples.classifier_example(run)
 
+    def example_label(self, run: InspectedRun) -> str | None:
+        return examples.classifier_example_label(run)
+
     def probe(self, model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
         return timeline.classifier_probe(model, task)
 

@@ -170,11 +170,19 @@ class Run(InspectedRun):
         weights are not changed."""
         return trace_backward(self, text, target=target, position=position)
 
-    def take_step(self, text: str, *, target: str | None = None, position: int | None = None) -> dict[str, Any]:
-        """One AdamW step (the run's learning rate, a fresh optimizer) on this example, on a copy of the
-        model: the loss before and after, and the probabilities that moved most (``inspect.one_step``).
-        The run itself is not changed."""
-        return one_step(self, text, target=target, position=position)
+    def take_step(
+        self,
+        text: str,
+        *,
+        target: str | None = None,
+        position: int | None = None,
+        optimizer: str = "adamw",
+        lr: float | None = None,
+    ) -> dict[str, Any]:
+        """One step of a fresh ``optimizer`` (``adamw`` or ``sgd``; at ``lr``, the run's peak learning rate
+        by default) on this example, on a copy of the model: the loss before and after, the probabilities
+        that moved most and how far each parameter moved (``inspect.one_step``). The run is not changed."""
+        return one_step(self, text, target=target, position=position, optimizer=optimizer, lr=lr)
 
     def evaluate(self, data: Any = None, **options: Any) -> dict[str, Any]:  # noqa: ANN401
         """Metrics on a file (``data``; a translator takes ``src=``/``ref=`` and ``beam=``), or on the run's

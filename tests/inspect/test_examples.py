@@ -7,6 +7,7 @@ from transformers_lite.inspect.examples import example_inputs
 from transformers_lite.tasks.generator import GeneratorSettings
 
 from ..helpers import train_run
+from ..reliability.conftest import files, runs  # noqa: F401 - fixtures reused here
 
 CODE = "".join(f"def f{i}(x):\n    return x * {i}\n\n" for i in range(400))
 
@@ -23,3 +24,16 @@ def test_a_model_of_code_is_offered_code_from_its_validation_split(tmp_path):
     (tmp_path / "code.py").write_text("moved away")  # the recorded data changed: the built-in example
     example = example_inputs(tl.load(tmp_path / "run"))
     assert example["source"] == "built-in" and example["text"] == FAMILIES["generator"].built_in
+
+
+def test_a_classifiers_example_is_its_first_whole_validation_review_with_its_true_label(runs):  # noqa: F811
+    import json
+
+    from transformers_lite.evaluation.prediction import class_names
+
+    run = tl.load(runs / "classifier")
+    first = json.loads(open(run.hyperparameters["data"]["val"]).readline())  # noqa: SIM115 - one line
+    example = example_inputs(run)
+    assert example["source"] == "validation" and example["text"] == first["review_body"]
+    assert example["label"] == class_names(run.config)[int(first["stars"]) - 1]
+    assert example_inputs(tl.load(runs / "generator"))["label"] is None  # a generator's text has no label

@@ -213,6 +213,17 @@ def test_attention_distance_of_known_patterns():
     distance = attention_distance(trace)
     assert distance["blocks.0.attention"] == [0.0, 0.0]
     assert distance["blocks.1.attention"] == [pytest.approx((t - 1) / 4, abs=1e-3)] * 2  # mean over i of i/2
+    even = attention_distance(trace, uniform=True)  # no mask recorded: every key may be read
+    assert even["blocks.0.attention"] == [
+        pytest.approx(sum(abs(i - j) for i in range(t) for j in range(t)) / t**2, abs=1e-3)
+    ]
+
+
+def test_the_even_attention_baseline_is_the_causal_models_uniform_reader(runs):  # noqa: F811
+    trace = tl.load(runs / "generator").trace("First Citizen")
+    t = len("First Citizen")
+    even = attention_distance(trace, uniform=True)
+    assert even and all(v == [pytest.approx((t - 1) / 4, abs=1e-3)] for v in even.values())  # i reads 0..i alike
 
 
 def test_the_last_row_of_the_logit_lens_is_the_models_prediction(runs):  # noqa: F811

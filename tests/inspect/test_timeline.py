@@ -35,6 +35,17 @@ def test_snapshots_are_taken_at_step_0_and_each_evaluation_and_thinned(tmp_path)
     assert read_timeline(tmp_path / "off") == [] and not (tmp_path / "off" / "snapshots").exists()
 
 
+def test_a_run_that_evaluates_once_still_has_its_snapshots_spread_over_training(tmp_path):
+    (tmp_path / "t.txt").write_text(TEXT)
+    settings = GeneratorSettings(text=str(tmp_path / "t.txt"), batch_size=4)
+    train_run(TINY, settings, tmp_path / "run", max_steps=40, eval_every=1000, warmup_steps=1, snapshots=8)
+    snaps = read_timeline(tmp_path / "run")
+    steps = [s["step"] for s in snaps]
+    assert len(steps) == 8 and steps[0] == 0 and steps[-1] == 40 and steps == sorted(set(steps))
+    assert max(b - a for a, b in zip(steps, steps[1:])) <= 40 // 8 + 1  # none of training left unseen
+    assert snaps[-1]["scores"] and not snaps[3]["scores"]  # between evaluations: the model, no scores
+
+
 def test_a_paused_and_resumed_run_with_snapshots_ends_bit_for_bit_as_a_straight_one(tmp_path):
     (tmp_path / "t.txt").write_text(TEXT)
     settings = GeneratorSettings(text=str(tmp_path / "t.txt"), batch_size=4)

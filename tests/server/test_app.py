@@ -1,6 +1,7 @@
 """Every endpoint of the inspector's API, and every kind of bad request, over HTTP."""
 
 import json
+import math
 import re
 import threading
 from pathlib import Path
@@ -206,13 +207,19 @@ def test_the_schema_page_and_static_files_are_served_with_nothing_from_the_netwo
     schema = client.get("/openapi.json").json()
     assert {"/api/runs", "/api/runs/{name}/generate", "/api/runs/{name}/classify"} <= set(schema["paths"])
     page = client.get("/")
-    assert page.status_code == 200 and "/static/app.js" in page.text
-    for name in ("app.js", "style.css"):
-        assert client.get(f"/static/{name}").status_code == 200
-    for path in STATIC.iterdir():
-        assert not re.search(
-            r"(src|href)=\"https?://|url\(https?:|import .* from \"https?:|fetch\(\"https?:", path.read_text()
-        ), path
+    assert page.status_code == 200 and "/static/js/main.js" in page.text and "/static/vendor/d3." in page.text
+    modules = sorted(p.relative_to(STATIC).as_posix() for p in (STATIC / "js").glob("*.js"))
+    for name in ("style.css", "vendor/LICENSE.d3.txt", *modules):
+        answer = client.get(f"/static/{name}")
+        assert answer.status_code == 200, name
+        if name.endswith(".js"):
+            assert "javascript" in answer.headers["content-type"]  # a module must be served as JavaScript
+    for path in (p for p in STATIC.rglob("*") if p.is_file()):
+        text = path.read_text()
+        network = r"(src|href)=\"https?://|url\(https?:|import .* from \"https?:|fetch\(\"https?:"
+        assert not re.search(network, text), path
+        if path.parent.name == "js":  # modules import each other by relative path only
+            assert all(m.startswith("./") for m in re.findall(r'^import .* from "([^"]+)"', text, re.M)), path
 
 
 def test_concurrent_generations_all_finish(client):
@@ -303,6 +310,58 @@ def test_the_backward_endpoint(client):
     assert len(data["attribution"]) == len("Before we")
     bad = client.post("/api/runs/classifier/backward", json={"text": "the box", "target": "6 stars"})
     assert bad.status_code == 400 and "not one of the run's classes" in bad.json()["error"]
+
+
+def test_the_logits_let_the_page_redraw_any_sampling_as_generation_computes_it(client):
+    body = {"context": "Before", "temperature": 0.7, "top_k": 4}
+    view = client.post("/api/runs/generator/next-token", json=body).json()
+    logits = view["logits"]
+    values = logits["values"]
+    assert values == sorted(values, reverse=True) and values[0] == 0  # less their maximum, largest first
+    assert len(values) == logits["vocabulary"] and logits["rest"] == 0  # a character model: every one
+    kept = [v / 0.7 for v in values[:4]]
+    total = sum(math.exp(v) for v in kept)
+    for entry in view["top"][:4]:  # softmax(z / T) over the top-k: the probabilities generation draws from
+        i = logits["tokens"].index(entry["token"])
+        assert math.exp(kept[i]) / total == pytest.approx(entry["p"], abs=1e-4)
+
+
+def test_one_step_names_its_rates_and_sgd_moves_each_weight_by_lr_times_its_gradient(client, runs_folder):
+    import transformers_lite as tl
+
+    body = {"text": "Before we", "position": 3}
+    sgd = client.post("/api/runs/generator/step", json=body | {"optimizer": "sgd", "lr": 0.1}).json()
+    assert sgd["lr"] == 0.1 and sgd["optimizer"].startswith("plain SGD") and sgd["loss_after"] < sgd["loss_before"]
+    grads = tl.load(runs_folder / "generator").backward_trace("Before we", position=3).params
+    for update in sgd["updates"]:
+        assert update["norm"] == pytest.approx(0.1 * float(grads[update["name"]].norm()), rel=1e-4, abs=1e-7)
+    adam = client.post("/api/runs/generator/step", json=body).json()
+    recorded = tl.load(runs_folder / "generator").hyperparameters["train"]["lr"]
+    assert adam["lr"] == adam["peak_lr"] == recorded and adam["optimizer"].startswith("AdamW")
+    assert adam["end_lr"] is not None and 0 < adam["end_lr"] <= recorded
+    bad = client.post("/api/runs/generator/step", json=body | {"optimizer": "lion"})
+    assert bad.status_code == 422
+
+
+def test_a_classifier_answers_with_every_members_attention(client, runs_folder):
+    import transformers_lite as tl
+    from transformers_lite.models.ensemble import classifier_members
+
+    data = client.post("/api/runs/classifier/classify", json={"text": "the box was superb"}).json()
+    members = classifier_members(tl.load(runs_folder / "classifier").model)
+    assert len(data["members"]) == len(members) and data["received"] == data["members"][0]
+    assert all(len(block) == members[0].config.n_blocks for block in data["members"])
+
+
+def test_the_outline_is_every_step_in_forward_order(client, runs_folder):
+    import transformers_lite as tl
+
+    data = client.post("/api/runs/seq2seq/trace", json={"text": "alpha beta", "block": "encoder.blocks.0"}).json()
+    traced = tl.load(runs_folder / "seq2seq").trace("alpha beta")
+    assert [s["name"] for s in data["outline"]] == list(traced.tensors)
+    assert {s["block"] for s in data["outline"]} == {"", *traced.blocks()}
+    assert all(s["shape"] == list(traced[s["name"]].shape) for s in data["outline"])
+    assert all("kind_meaning" in s for s in data["steps"])
 
 
 def test_the_timeline_endpoint(client, runs_folder):

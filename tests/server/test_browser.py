@@ -204,8 +204,10 @@ def _trace(driver, run, text, target=None):
     box.send_keys(text)
     if target is not None:
         driver.find_element(By.ID, "trace-target").send_keys(target)
+    wait(driver, lambda d: d.find_element(By.ID, "trace-result").is_displayed())  # the run's example, traced
+    driver.execute_script("document.getElementById('trace-tokens').replaceChildren()")
     driver.find_element(By.ID, "trace").click()
-    wait(driver, lambda d: d.find_element(By.ID, "trace-result").is_displayed())
+    wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#trace-tokens .chip"))  # this text's tokens
 
 
 def test_the_forward_pass_step_by_step_in_a_real_browser(base_url, browser, runs_folder):
@@ -296,7 +298,7 @@ def test_the_backward_pass_in_a_real_browser(base_url, browser, runs_folder):
     wait(browser, lambda d: d.find_element(By.ID, "backward-result").is_displayed())
     expected = tl.load(runs_folder / "generator").backward_trace("First Citizen", position=3)
     assert browser.find_element(By.ID, "backward-loss").text.startswith(f"loss {expected.loss:.6f}: cross-entropy")
-    steps = [s.text for s in browser.find_elements(By.CSS_SELECTOR, "#backward-steps .step")]
+    steps = [s.get_attribute("textContent") for s in browser.find_elements(By.CSS_SELECTOR, "#backward-steps .step")]
     assert steps[0] == "logits \u2713" and len(steps) == len(expected.grads)
     info = browser.find_element(By.ID, "backward-step-info").text
     assert "loss: (softmax(z) − onehot(y)) / N" in info and f"{float(expected.grads['logits'].norm()):.6g}" in info

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from transformers_lite.errors import ConfigError
 from transformers_lite.server.hosts import allowed_host_names, host_name
 
-PATHS = ["/api/runs", "/api/runs/generator", "/", "/static/app.js", "/openapi.json"]
+PATHS = ["/api/runs", "/api/runs/generator", "/", "/static/js/main.js", "/openapi.json"]
 PORTS = st.one_of(st.just(""), st.integers(1, 65535).map(lambda p: f":{p}"))
 LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789-", min_size=1, max_size=12)
 NAMES = st.one_of(

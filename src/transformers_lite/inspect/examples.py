@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..evaluation.evaluate import recorded_text, recorded_validation_reviews
+from ..evaluation.prediction import class_names
 from ..evaluation.translation import recorded_validation_pairs
 from ..runs import LoadedRun
 from .inspection import InspectedRun
@@ -20,8 +21,9 @@ TEXT_CHARS, PROMPT_CHARS = 120, 40
 
 
 def example_inputs(run: InspectedRun) -> dict[str, Any]:
-    """``{"text", "prompt", "source"}``: an input from the run's validation data (``source`` says
-    ``"validation"``) or the family's built-in one (``"built-in"``)."""
+    """``{"text", "prompt", "source", "label"}``: an input from the run's validation data (``source`` says
+    ``"validation"``) or the family's built-in one (``"built-in"``); ``label``: its true class, where
+    the family has one (a classifier's validation record), else ``None``."""
     try:
         text = run.family.example(run)
     except (OSError, ValueError, KeyError, IndexError):  # data moved, edited or never recorded
@@ -30,7 +32,13 @@ def example_inputs(run: InspectedRun) -> dict[str, Any]:
     if not text or not text.strip():
         text, source = run.family.built_in, "built-in"
     prompt = text.split("\n", 1)[0][:PROMPT_CHARS] or text[:PROMPT_CHARS]
-    return {"text": text, "prompt": prompt, "source": source}
+    label = None
+    if source == "validation":
+        try:
+            label = run.family.example_label(run)
+        except (OSError, ValueError, KeyError, IndexError):
+            label = None
+    return {"text": text, "prompt": prompt, "source": source, "label": label}
 
 
 def generator_example(run: LoadedRun) -> str:
@@ -44,9 +52,15 @@ def generator_example(run: LoadedRun) -> str:
 
 
 def classifier_example(run: LoadedRun) -> str:
-    """The first validation record's text."""
+    """The first validation record's whole text: the review the training timeline follows."""
     texts, _ = recorded_validation_reviews(run)
-    return texts[0][: 4 * TEXT_CHARS]
+    return texts[0]
+
+
+def classifier_example_label(run: LoadedRun) -> str | None:
+    """The class name of the first validation record (``classifier_example``'s true label)."""
+    _, labels = recorded_validation_reviews(run)
+    return class_names(run.config)[int(labels[0])]
 
 
 def translator_example(run: LoadedRun) -> str:

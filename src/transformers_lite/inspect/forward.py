@@ -118,8 +118,18 @@ class ForwardTrace(NamedSteps):
             "source_tokens": self.source_tokens,
             "classes": self.classes,
             "blocks": self.blocks(),
+            "outline": self.outline(),
             "steps": steps,
         }
+
+    def outline(self) -> list[dict[str, Any]]:
+        """Every step in forward order, by name, kind, place and shape (no values): the model's map, as
+        this model computed it (its blocks, and in each the sub-layers in the order they ran)."""
+        return [
+            {"name": name, "kind": t.step.kind, "scope": t.place.scope, "block": t.place.block}
+            | {"member": t.place.member, "shape": list(self.tensors[name].shape)}
+            for name, t in self.traced.items()
+        ]
 
 
 def rounded(t: Tensor, digits: int) -> list:

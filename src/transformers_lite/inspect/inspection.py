@@ -55,6 +55,10 @@ class Inspection:
         """An example input from the run's own validation data (``None``: use ``built_in``)."""
         return None
 
+    def example_label(self, run: InspectedRun) -> str | None:
+        """The true class of ``example``'s input, where it has one (a classifier's validation record)."""
+        return None
+
     def probe(self, model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401 - the family's model and task
         """What a training snapshot records of one validation example (``timeline`` among ``actions``)."""
         raise ValueError(f"a {self.name} run records no training snapshots")

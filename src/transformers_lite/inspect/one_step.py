@@ -1,9 +1,11 @@
 """One optimizer step on one example, on a copy of the model: how the loss and the prediction move.
 
-The step is the one training would take from a fresh optimizer on this example alone: AdamW with the
-run's recorded learning rate, betas and weight decay (the first step of Adam moves each weight by
-about the learning rate, in the direction against its gradient's sign). The copy is thrown away:
-the run's weights and files are never touched.
+The step is one training could take on this example alone, from a fresh optimizer: AdamW with the
+run's recorded betas and weight decay, or plain SGD (``w ← w − lr·∂L/∂w``) beside it; at the run's peak
+learning rate unless another is given. Adam's first step moves every weight by about the learning rate
+against its gradient's sign, however small that gradient (its two running means are the gradient and
+its square, so their ratio is ±1), where SGD moves each weight in proportion to its gradient. The copy
+is thrown away: the run's weights and files are never touched.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 import torch
 
+from ..runs.history import HistoryFileError, read_metrics
 from ..training.optim import make_optimizer
 from .backward import trace_backward
 from .inspection import InspectedRun
@@ -20,35 +23,76 @@ from .inspection import InspectedRun
 SHOWN = 8  # the probabilities that moved most
 
 
-def one_step(run: InspectedRun, text: str, *, target: str | None = None, position: int | None = None) -> dict[str, Any]:  # noqa: ANN401
-    """``{"lr", "loss_before", "loss_after", "moved", "at"}``: the example's loss before and after one
-    AdamW step on it, and the probabilities that moved most (``at``: at the loss's last position, or of
-    the classes). Without ``target``, the target the loss scored before (``Inspection.kept_target``: a
-    classifier's prediction, a translator's translation) is scored after the step too."""
+OPTIMIZERS = ("adamw", "sgd")
+EXPLAINED = {
+    "adamw": "AdamW, one step from a fresh state: each weight moves by about the learning rate against the sign "
+    "of its gradient, however small the gradient (Adam's first step divides the gradient by its own size)",
+    "sgd": "plain SGD: each weight moves by the learning rate times its gradient (w ← w − lr·∂L/∂w)",
+}
+
+
+def one_step(
+    run: InspectedRun,
+    text: str,
+    *,
+    target: str | None = None,
+    position: int | None = None,
+    optimizer: str = "adamw",
+    lr: float | None = None,
+) -> dict[str, Any]:
+    """``{"lr", "peak_lr", "end_lr", "optimizer", "loss_before", "loss_after", "moved", "at", "updates"}``:
+    the example's loss before and after one ``optimizer`` step on it (``adamw`` or ``sgd``) at ``lr``
+    (default: the run's peak; ``end_lr``: the rate its training ended at, ``None`` when not recorded), the
+    probabilities that moved most (``at``: at the loss's last position, or of the classes) and how far
+    each parameter moved (``updates``: the norm of its change, largest first). Without ``target``, the
+    target the loss scored before (``Inspection.kept_target``: a classifier's prediction, a translator's
+    translation) is scored after the step too."""
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer={optimizer!r}: choose one of {', '.join(OPTIMIZERS)}")
     train = run.hyperparameters.get("train", {})
-    lr = float(train.get("lr", 1e-3))
+    peak = float(train.get("lr", 1e-3))
+    rate = peak if lr is None else float(lr)
+    if not rate > 0:
+        raise ValueError(f"lr={lr}: a learning rate must be a positive number")
     before = trace_backward(run, text, target=target, position=position)
     kept = target if target is not None else run.family.kept_target(run, before.forward)
     if target is None and kept is not None:  # score the same target text before and after the step
         before = trace_backward(run, text, target=kept, position=position)
     model = copy.deepcopy(run.model)
-    optimizer = make_optimizer(
-        model, lr, train.get("weight_decay", 0.01), (train.get("beta1", 0.9), train.get("beta2", 0.99))
-    )
+    if optimizer == "sgd":
+        step_with: torch.optim.Optimizer = torch.optim.SGD(model.parameters(), lr=rate)
+    else:
+        betas = (train.get("beta1", 0.9), train.get("beta2", 0.99))
+        step_with = make_optimizer(model, rate, train.get("weight_decay", 0.01), betas)
+    start = {name: p.detach().clone() for name, p in model.named_parameters()}
     for name, p in model.named_parameters():
         p.grad = before.params.get(name, torch.zeros_like(p)).clone()
-    optimizer.step()
+    step_with.step()
     copied = copy.copy(run)  # the same run with the stepped copy of its model
     copied.model = model
     after = trace_backward(copied, text, target=kept, position=position)
+    moved_by = {name: float((p.detach() - start[name]).norm()) for name, p in model.named_parameters()}
     return {
-        "lr": lr,
-        "optimizer": "AdamW, one step from a fresh state",
+        "lr": rate,
+        "peak_lr": peak,
+        "end_lr": _end_lr(run),
+        "optimizer": EXPLAINED[optimizer],
         "loss_before": before.loss,
         "loss_after": after.loss,
         "moved": _moved(run, before.forward, after.forward, position, before.rows),
         "at": _at(before.forward, position, before.rows),
+        "updates": [{"name": n, "norm": round(v, 8)} for n, v in sorted(moved_by.items(), key=lambda kv: -kv[1])],
     }
+
+
+def _end_lr(run: InspectedRun) -> float | None:
+    """The learning rate of the run's last recorded step (``metrics.csv``), ``None`` when there is none."""
+    try:
+        rows = read_metrics(run.run_dir)
+    except (OSError, HistoryFileError, ValueError):
+        return None
+    rates = [lr for r in rows if (lr := r.get("lr")) is not None]
+    return rates[-1] if rates else None
 
 
 def _at(forward: Any, position: int | None, rows: list[int]) -> str:  # noqa: ANN401

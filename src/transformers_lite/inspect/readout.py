@@ -109,19 +109,26 @@ def _row(label: str, probs: Tensor, names: list[str] | None, top: int, tokenizer
     return {"at": label, "top": shown}
 
 
-def attention_distance(trace: ForwardTrace) -> dict[str, list[float]]:
+def attention_distance(trace: ForwardTrace, uniform: bool = False) -> dict[str, list[float]]:
     """Per self-attention layer, each head's mean distance in tokens between a query and the keys it
-    reads: sum_j w_ij |i - j|, averaged over the queries (padding queries left out)."""
+    reads: sum_j w_ij |i - j|, averaged over the queries (padding queries left out). ``uniform``: the
+    baseline instead, each query spreading its attention evenly over the keys it may read (one number
+    per layer: every head has the same mask), what a head that learned nothing would give."""
     out = {}
     for name in trace.of_kind("softmax"):
         traced = trace.traced[name]
         if traced.step.axes != "HTT":  # self-attention's weights: queries and keys are the same tokens
             continue
         before = trace.traced.get(traced.reads[0]) if traced.reads else None
-        valid = None
+        valid, w = None, trace[name]
         if before is not None and before.step.kind == "masked":  # M over (H, T, T): a key hidden from every query
-            valid = ~trace[before.reads[1]].isneginf().all(0).all(0)  # is padding; queries are the same tokens
-        out[traced.place.scope] = [round(float(d), 3) for d in _distance(trace[name], valid)]
+            hidden = trace[before.reads[1]].isneginf()
+            valid = ~hidden.all(0).all(0)  # is padding; queries are the same tokens
+            if uniform:
+                w = (~hidden[:1]).float() / (~hidden[:1]).sum(-1, keepdim=True).clamp(min=1)  # (1, T, T)
+        elif uniform:
+            w = torch.full_like(w[:1], 1.0 / w.shape[-1])  # (1, T, T): nothing hidden
+        out[traced.place.scope] = [round(float(d), 3) for d in _distance(w, valid)]
     return out
 
 

@@ -35,6 +35,7 @@ def trace_report(
     out = traced.to_json(block) | {
         "lens": logit_lens(run, traced, position),
         "attention_distance": attention_distance(traced),
+        "attention_distance_uniform": attention_distance(traced, uniform=True),
         "notices": list(traced.notes),
     }
     vocabulary = traced["probabilities"].shape[-1]

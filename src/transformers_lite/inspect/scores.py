@@ -41,14 +41,17 @@ def generator_attention(model: TransformerGenerator, ids: Tensor, block: int, he
 
 
 @torch.no_grad()
-def classifier_attention(model: nn.Module, ids: Tensor, valid: Tensor | None = None) -> list[Tensor]:
-    """Per block, attention weights ``(H, T, T)`` of a classifier over ``ids (T,)`` (of an ensemble:
-    its first member's, since the members' heads do not correspond to each other)."""
-    member: Any = classifier_members(model)[0]  # a TransformerClassifier
-    member.eval()
+def classifier_attention(model: nn.Module, ids: Tensor, valid: Tensor | None = None, member: int = 0) -> list[Tensor]:
+    """Per block, attention weights ``(H, T, T)`` of a classifier over ``ids (T,)`` (of an ensemble: its
+    ``member``'s, the first by default, since the members' heads do not correspond to each other)."""
+    members = classifier_members(model)
+    if not 0 <= member < len(members):
+        raise ValueError(f"member={member}: this classifier has {len(members)} member(s), numbered from 0")
+    one: Any = members[member]  # a TransformerClassifier
+    one.eval()
     trace = Trace()
-    member(ids[None], None if valid is None else valid[None], trace=trace)
-    return [trace[f"encoder.blocks.{i}.attention.weights"][0] for i in range(member.config.n_blocks)]
+    one(ids[None], None if valid is None else valid[None], trace=trace)
+    return [trace[f"encoder.blocks.{i}.attention.weights"][0] for i in range(one.config.n_blocks)]
 
 
 @torch.no_grad()

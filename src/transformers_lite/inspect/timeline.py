@@ -11,12 +11,14 @@ the gradient of the probe's loss (``grad_norms``: which layers the loss still pu
 how far each layer's weights moved since the snapshot before (``update_norms``; the first snapshot of a
 resumed run has none: the weights before it were not kept).
 
-Snapshots cost little and stay bounded: they are taken only when the run evaluates anyway, the probe
-is at most ``PROBE_TOKENS`` tokens, and when a run holds more than ``TrainConfig.snapshots`` of them
-every other one is removed (the first and the last are kept). They read the model in evaluation mode
-under ``no_grad`` and draw no random number (the sample is greedy), so resuming stays bitwise exact.
-The step-0 snapshot is written with the first evaluation's, so a run that fails before its first
-checkpoint leaves nothing behind.
+Snapshots cost little and stay bounded: they are taken when the run evaluates, and between evaluations
+as often as ``TrainConfig.snapshots`` of them spread over the run need (a tenth of a 10-snapshot run's
+steps or of its time budget), so a short run that evaluates twice still shows its model change; the
+probe is at most ``PROBE_TOKENS`` tokens, and when a run holds more than ``TrainConfig.snapshots`` of
+them every other one is removed (the first and the last are kept). They read the model in evaluation
+mode under ``no_grad`` and draw no random number (the sample is greedy), so resuming stays bitwise
+exact. Snapshots are written at evaluations (those taken since the last one with it), so a run that
+fails before its first checkpoint leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -48,22 +50,38 @@ class Timeline(Callback):
 
     def __init__(self, run_dir: str | Path, task: Any, limit: int, probe: Callable[..., dict[str, Any]]) -> None:  # noqa: ANN401
         self.folder, self.task, self.limit, self.probe = Path(run_dir) / FOLDER, task, limit, probe
-        self.pending: dict[str, Any] | None = None
+        self.pending: list[dict[str, Any]] = []  # taken since the last evaluation, written with its own
         self.previous: dict[str, Tensor] | None = None
+        self.last = (-1, 0.0)  # the step and the elapsed seconds of the last snapshot
 
     def on_train_start(self, trainer: Any, state: Any) -> None:  # noqa: ANN401
         if self.limit and trainer.dist.is_main and state.step == 0:
-            self.pending = self.snapshot(trainer.model, 0, {})
+            self.pending.append(self.snapshot(trainer.model, 0, {}))
+        self.last = (state.step, state.elapsed)  # a resumed run counts from where it stopped
 
     def on_evaluate(self, trainer: Any, state: Any, record: dict[str, Any]) -> None:  # noqa: ANN401
         if not self.limit or not trainer.dist.is_main:
             return
-        if self.pending is not None:
-            self._write(self.pending)
-            self.pending = None
+        for taken in self.pending:
+            self._write(taken)
+        self.pending = []
         scores = {k: v for k, v in record.items() if isinstance(v, float) and k != "lr"}
         self._write(self.snapshot(trainer.model, state.step, scores))
+        self.last = (state.step, state.elapsed)
         self._thin()
+
+    def on_step_end(self, trainer: Any, state: Any, loss: float) -> None:  # noqa: ANN401
+        """Between evaluations: a snapshot (without scores) each ``1/limit`` of the run's steps or of its
+        time budget since the last one, whichever comes first."""
+        if not self.limit or not trainer.dist.is_main or state.step == self.last[0]:
+            return
+        steps = trainer.total_steps // self.limit if trainer.total_steps else 0
+        minutes = trainer.config.max_minutes
+        due_by_steps = steps > 0 and state.step - self.last[0] > steps  # evaluations closer than that suffice
+        due_by_time = minutes is not None and state.elapsed - self.last[1] > 60 * minutes / self.limit
+        if due_by_steps or due_by_time:
+            self.pending.append(self.snapshot(trainer.model, state.step, {}))
+            self.last = (state.step, state.elapsed)
 
     @torch.no_grad()
     def snapshot(self, model: Any, step: int, scores: dict[str, float]) -> dict[str, Any]:  # noqa: ANN401

@@ -77,6 +77,7 @@ class Step:
         """The step as the trace JSON shows it."""
         return {
             "kind": self.kind,
+            "kind_meaning": KINDS[self.kind.partition(":")[0]],
             "axes": f"({', '.join(self.axes)})",
             "post_axes": f"({', '.join(reversed(self.axes))})",
             "equation": self.ours,

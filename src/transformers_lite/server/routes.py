@@ -71,6 +71,11 @@ class BackwardRequest(BaseModel):
     position: int | None = Field(None, ge=0, le=100_000, description="a generator: the one position whose loss")
 
 
+class StepRequest(BackwardRequest):
+    optimizer: Literal["adamw", "sgd"] = Field("adamw", description="AdamW from a fresh state, or plain SGD")
+    lr: float | None = Field(None, gt=0, le=10, description="the learning rate (default: the run's peak)")
+
+
 def _registry(request: Request) -> RunRegistry:
     registry: RunRegistry = request.app.state.registry
     return registry
@@ -191,10 +196,11 @@ def backward(request: Request, name: str, body: BackwardRequest) -> dict[str, An
 
 
 @router.post("/runs/{name:path}/step")
-def step(request: Request, name: str, body: BackwardRequest) -> dict[str, Any]:
-    """One optimizer step on this example, on a copy of the model: the loss before and after, and
-    the probabilities that moved most. The run is not changed."""
-    return _answer(request, name, lambda r: r.take_step(body.text, target=body.target, position=body.position))
+def step(request: Request, name: str, body: StepRequest) -> dict[str, Any]:
+    """One optimizer step on this example, on a copy of the model: the loss before and after, the
+    probabilities that moved most and how far each parameter moved. The run is not changed."""
+    example = {"target": body.target, "position": body.position, "optimizer": body.optimizer, "lr": body.lr}
+    return _answer(request, name, lambda r: r.take_step(body.text, **example))
 
 
 @router.get("/runs/{name:path}")

@@ -36,6 +36,7 @@ from ..inspect.scores import (
     tsne_2d,
 )
 from ..inspect.timeline import read_timeline
+from ..models.ensemble import classifier_members
 from ..pipeline import Run
 from ..runs.history import HistoryFileError, read_metrics
 from ..summary import summary_rows
@@ -49,6 +50,7 @@ class Limits:
     max_new_tokens: int = 1000
     heatmap_tokens: int = 64  # attention maps show at most the last this-many tokens
     top_tokens: int = 20  # next-token bars
+    sampling_logits: int = 4096  # the logits the page re-tempers at once: every one up to this vocabulary size
     embedding_points: int = 2000  # the scatter shows the first this-many vocabulary entries
     concurrent_generations: int = 2  # more wait their turn
 
@@ -218,16 +220,32 @@ def next_token_view(
             for i, p in zip(top.indices.tolist(), top.values.tolist())
         ],
         "sampling": ", ".join(settings),
+        "logits": _logits(run, logits[0]),
         "attention": _rounded(attention[:, :, -shown:, -shown:]),
         "notices": notices,
+    }
+
+
+def _logits(run: Run, logits: Tensor) -> dict[str, Any]:
+    """The model's logits ``(V,)`` less their maximum, largest first: the page redraws the probabilities
+    under another temperature, top-k or top-p from them at once. Up to ``sampling_logits`` of them (every
+    one for a character model); ``rest`` is the model's probability of those left out (0: none)."""
+    shifted = logits.float() - logits.max()  # (V,) <= 0: softmax and its cut-offs ignore the shift
+    best = torch.topk(shifted, min(LIMITS.sampling_logits, len(shifted)))
+    rest = 1.0 - float(torch.softmax(shifted, -1)[best.indices].sum()) if len(best.indices) < len(shifted) else 0.0
+    return {
+        "tokens": [run.tokenizer.shown(i) for i in best.indices.tolist()],
+        "values": [round(v, 5) for v in best.values.tolist()],
+        "vocabulary": len(shifted),
+        "rest": round(max(rest, 0.0), 6),
     }
 
 
 # ---------------------------------------------------------------- classifier
 @torch.no_grad()
 def classify_view(run: Run, text: str) -> dict[str, Any]:
-    """Predicted class with every probability, the words the model read, and per block and head the
-    attention each word receives (the mean over the words reading it)."""
+    """Predicted class with every probability, the words the model read, and per member (of an
+    ensemble), block and head the attention each word receives (the mean over the words reading it)."""
     notices: list[str] = []
     text = bounded(text, notices, "the review")
     cfg = run.config
@@ -241,8 +259,11 @@ def classify_view(run: Run, text: str) -> dict[str, Any]:
     probs = probabilities(logits)[0]  # (K,)
     names = class_names(cfg)
     n = int(valid[0].sum())
-    weights = classifier_attention(run.model, ids[0], valid[0])  # L x (H, T, T)
-    received = [(w[:, :n, :n].sum(1) / n).tolist() for w in weights]  # L x H x T: mean attention received
+    members = []
+    for member in range(len(classifier_members(run.model))):  # an ensemble's heads differ member by member
+        weights = classifier_attention(run.model, ids[0], valid[0], member)  # L x (H, T, T)
+        received = [(w[:, :n, :n].sum(1) / n).tolist() for w in weights]  # L x H x T: mean attention received
+        members.append([[[round(x, 5) for x in head] for head in block] for block in received])
     words = [run.tokenizer.shown(i) for i in ids[0, :n].tolist()]
     unk = run.tokenizer.unk_id
     if unk is not None and unk in ids[0, :n].tolist():
@@ -251,7 +272,8 @@ def classify_view(run: Run, text: str) -> dict[str, Any]:
         "prediction": names[int(probs.argmax())],
         "probabilities": {k: round(float(p), 5) for k, p in zip(names, probs)},
         "words": words,
-        "received": [[[round(x, 5) for x in head] for head in block] for block in received],
+        "received": members[0],  # the first member's (the whole model's when it is one)
+        "members": members,  # member x block x head x word
         "notices": notices,
     }
 

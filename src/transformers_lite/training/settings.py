@@ -69,7 +69,7 @@ class TrainConfig:
     )
     snapshots: int = setting(
         "the training timeline: at most this many snapshots of the model on a validation example, taken at "
-        "step 0 and at evaluations (RUN/snapshots; 0 = none)",
+        "step 0, at evaluations and in between, spread over the run (RUN/snapshots; 0 = none)",
         16,
     )
     bf16: bool = setting("bfloat16 autocast", False)

@@ -1,10 +1,19 @@
 // The backward pass, step by step: one example's loss backpropagated through the run's model
-// (POST /api/runs/NAME/backward), from the logits back to the embedding rows, each step's gradient as a
-// signed heatmap with the posts' hand-derived rule and its difference to autograd, the parameters'
-// gradient norms and gradient x input per token.
-"use strict";
+// (POST /api/runs/NAME/backward), from the logits back to the embedding rows, each step's gradient on a
+// labelled map with the posts' hand-derived rule beside autograd's (one scale for both), its box lit on
+// the model's map; the parameters' gradient norms, gradient x input per token, and one optimizer step on
+// a copy of the model (POST .../step): AdamW or plain SGD, at the run's peak learning rate or another.
+import { $, api, el, guard, notices, runPath, setStatus, state, visible } from "./dom.js";
+import { drawDiagram, visibleOutline } from "./diagram.js";
+import { absMax, bars, heatmap, legend, number, signedScale } from "./scales.js";
+import { goTo, matrixOf, trace } from "./forward.js";
 
-const backward = { data: null, step: 0 };
+const backward = { data: null, step: 0, body: null };
+
+export function resetBackward() {
+  Object.assign(backward, { data: null, step: 0, body: null });
+  $("backward-result").hidden = true;
+}
 
 async function runBackward() {
   const body = { text: $("trace-text").value };
@@ -33,23 +42,40 @@ function renderBackward() {
     chip.addEventListener("click", () => { backward.step = i; renderBackward(); });
     return chip;
   }));
-  renderGradient(data.steps[backward.step], data);
+  const step = data.steps[backward.step];
+  $("backward-step-name").textContent = `${backward.step + 1} / ${data.steps.length}: \u2202L/\u2202(${step.name})`;
+  renderGradient(step, data);
+  renderBackwardMap(step);
   const params = [...data.parameters].sort((a, b) => b.norm - a.norm).slice(0, 16);
   bars($("backward-params"), params.map((p) => [p.name, p.norm]), null, (label) => label);
   renderAttribution(data);
 }
 
+// the model's map with the box of this gradient's step lit: the walk back from the loss to the embedding
+function renderBackwardMap(step) {
+  const outline = trace.data ? trace.data.outline : null;
+  if (!outline) { $("backward-map").replaceChildren(); return; }
+  const member = (outline.find((s) => s.member) || { member: "" }).member;
+  const known = visibleOutline(outline, member).some((s) => s.name === step.name);
+  const open = (name) => {  // a box: its first step's gradient, when the backward pass has one
+    const i = backward.data.steps.findIndex((s) => s.name === name);
+    if (i >= 0) { backward.step = i; renderBackward(); } else guard(goTo)(name);
+  };
+  $("backward-map").replaceChildren(...drawDiagram(outline, member, known ? step.name : "", open));
+}
+
 function renderGradient(step, data) {
   const row = (k, v) => el("tr", {}, el("th", {}, k), el("td", {}, v));
   const checked = step.hand_max_diff !== undefined;
-  const hand = checked
+  const rule = checked
     ? `${step.rule}; norm ${step.hand_norm.toPrecision(6)}; largest difference to autograd ${step.hand_max_diff.toExponential(2)}`
     : `autograd only: no hand rule (${step.no_hand_rule})`;
   $("backward-step-info").replaceChildren(
     row("step", `${backward.step + 1} / ${data.steps.length}: \u2202L/\u2202(${step.name}), a ${step.kind || "loss"} step`),
+    row("what it says", `how the loss changes as each value of ${step.name} changes; the chain rule gets it from the gradients of the steps that read ${step.name}`),
     row("shape", `(${step.shape.join(", ")})`),
     row("autograd", `norm ${step.norm.toPrecision(6)}`),
-    row("hand-derived", hand),
+    row("hand-derived", rule),
   );
   const view = $("backward-view");
   if (!step.values) {
@@ -61,32 +87,39 @@ function renderGradient(step, data) {
   const head = Number($("trace-head").value || 0);
   const perHead = step.shape.length === 3;
   const what = perHead ? `head ${Math.min(head, step.shape[0] - 1)}` : step.name;
-  const maps = [signedMap(matrixOf(step, head), rows, null, `autograd: ${what}`, false, -1)];
-  if (step.hand_values) {  // the posts' rule computed by hand, beside autograd's (hover either for its values)
-    maps.push(signedMap(matrixOf({ values: step.hand_values }, head), rows, null, `hand-derived (${step.kinds.join(" + ")}): ${what}`, false, -1));
-  }
+  const auto = matrixOf(step, head);
+  const hand = step.hand_values ? matrixOf({ values: step.hand_values }, head) : null;
+  const s = signedScale(absMax([...auto.flat(), ...(hand ? hand.flat() : [])]), "\u2202L/\u2202x (autograd and the hand rule on one scale)");
+  const options = { rows: auto.length === rows.length ? rows : null, s, rowTitle: auto.length === rows.length ? "position" : "row", colTitle: "channel" };
+  const maps = [heatmap(auto, { ...options, title: `autograd: ${what}` })];
+  if (hand) maps.push(heatmap(hand, { ...options, title: `hand-derived (${step.kinds.join(" + ")}): ${what}` }));
   view.replaceChildren(...maps);
 }
 
 function renderAttribution(data) {
-  const max = Math.max(...data.attribution.map(Math.abs), 1e-12);
+  const s = signedScale(absMax(data.attribution), "gradient \u00d7 input");
   const words = data.source_tokens.length ? data.source_tokens : data.tokens;  // a translator's: its source
   $("backward-attribution").replaceChildren(...data.attribution.map((a, i) => {
-    const chip = el("span", { className: "chip", title: `${a}` }, visible(words[i] ?? ""));
-    chip.style.background = signedHeat(a, max);
+    const chip = el("span", { className: "chip", title: number(a) }, visible(words[i] ?? ""));
+    chip.style.background = s.css(a);
     chip.dataset.value = a;
     return chip;
-  }));
+  }), legend(s));
 }
 
 async function takeStep() {
   setStatus("taking one step on a copy of the model\u2026");
-  const data = await api(runPath(state.run, "/step"), backward.body);
+  const lr = $("step-lr").value.trim();
+  const body = { ...backward.body, optimizer: $("step-optimizer").value, ...(lr ? { lr: Number(lr) } : {}) };
+  const data = await api(runPath(state.run, "/step"), body);
   setStatus("");
-  $("step-summary").textContent = `loss ${data.loss_before.toFixed(4)} \u2192 ${data.loss_after.toFixed(4)} after ${data.optimizer} (learning rate ${data.lr}); the run itself is unchanged`;
+  const rates = `learning rate ${data.lr}${data.lr === data.peak_lr ? " (the run's peak" : ` (the run's peak: ${data.peak_lr}`}` +
+    `${data.end_lr !== null ? `; its training ended at ${data.end_lr.toPrecision(3)})` : ")"}`;
+  $("step-summary").textContent = `loss ${data.loss_before.toFixed(4)} \u2192 ${data.loss_after.toFixed(4)} after ${data.optimizer}; ${rates}; the run itself is unchanged`;
   const head = el("tr", {}, el("th", {}, `probability of (${data.at})`), el("th", {}, "before"), el("th", {}, "after"));
   $("step-moved").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.moved.map((m) =>
     el("tr", {}, el("td", {}, visible(m.label)), el("td", { className: "num" }, m.before.toFixed(4)), el("td", { className: "num" }, m.after.toFixed(4))))));
+  bars($("step-updates"), data.updates.slice(0, 12).map((u) => [u.name, u.norm]), null, (label) => label);
   $("step-result").hidden = false;
 }
 

@@ -1,0 +1,370 @@
+// The forward pass, step by step: one forward of the run's model over the user's input
+// (POST /api/runs/NAME/trace): the map of the whole model, every step with its equation, shape and
+// values on labelled maps with legends, a walk from the token ids to the probabilities one step at a
+// time (a sentence per step, its box lit on the map, the rows it combined), heads switched off through
+// the same forward, and the heads ranked by what switching each off costs (POST .../sweep).
+import { drawDiagram, visibleOutline } from "./diagram.js";
+import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
+import { absMax, bars, heatmap, legend, number, probabilityScale, signedScale } from "./scales.js";
+
+export const trace = { data: null, step: 0, pos: 0, src: 0, block: "", off: new Set() };  // pos: a target position, src: a source one
+const can = (action) => state.info.actions.includes(action);  // what the family's runs do (families.py)
+
+export async function setupTrace(info) {
+  $("view-forward").hidden = false;
+  $("trace-text").value = info.example.text;  // from the run's validation data (views.run_info)
+  $("trace-target-row").hidden = !can("classify") && !can("translate");
+  $("trace-target").placeholder = can("classify") ? "Backward: the class (default: its prediction)" : "default: the model's translation";
+  $("trace-target").value = "";
+  $("backward-result").hidden = true;
+  $("sweep-windows").parentElement.hidden = $("backward-position").parentElement.hidden = !can("generate");
+  $("trace-head").replaceChildren();  // another run's heads do not carry over
+  $("trace-result").hidden = $("sweep-result").hidden = true;
+  Object.assign(trace, { data: null, step: 0, pos: 0, src: 0, block: "", off: new Set() });
+  await runTrace(true).catch((e) => showError(e.message));  // the way in: this model's map, before anything is typed
+}
+
+function traceBody() {
+  const body = { text: $("trace-text").value, block: trace.block, switch_off: [...trace.off] };
+  if (can("translate") && $("trace-target").value.trim()) body.target = $("trace-target").value;
+  if (!can("classify")) body.position = trace.pos;
+  return body;
+}
+
+export async function runTrace(fresh) {
+  if (fresh) Object.assign(trace, { block: "", off: new Set(), step: 0, pos: 0, src: 0 });
+  const run = state.run;
+  setStatus("tracing\u2026");
+  let data = await api(runPath(run, "/trace"), traceBody());
+  if (!trace.block && data.blocks.length) {  // the first answer names the blocks: fetch the first one's steps
+    trace.block = data.blocks[0];
+    trace.pos = data.tokens.length - 1;
+    trace.src = Math.max(0, data.source_tokens.length - 1);
+    data = await api(runPath(run, "/trace"), traceBody());
+  }
+  if (state.run !== run) return;
+  trace.data = data;
+  trace.step = Math.min(trace.step, data.steps.length - 1);
+  setStatus("");
+  notices("trace-notices", data.notices);
+  $("trace-result").hidden = false;
+  renderTrace();
+}
+
+// ------------------------------------------------------------------ walking the steps
+function memberOf(block) { const m = /^(members\.\d+)\./.exec(block || ""); return m ? m[1] : ""; }
+
+function member() {  // the ensemble member on view: the chosen block's, else the first ("" for one model)
+  return memberOf(trace.block) || (trace.data.outline.find((s) => s.member) || { member: "" }).member;
+}
+
+function walk() { return visibleOutline(trace.data.outline, member()); }  // every step in forward order
+
+export async function goTo(name) {
+  const entry = trace.data.outline.find((s) => s.name === name);
+  if (entry && entry.block && entry.block !== trace.block) {
+    trace.block = entry.block;
+    await runTrace(false);
+  }
+  trace.step = Math.max(0, trace.data.steps.findIndex((s) => s.name === name));
+  renderTrace();
+}
+
+async function move(by) {
+  const steps = walk();
+  const here = steps.findIndex((s) => s.name === trace.data.steps[trace.step].name);
+  const next = steps[Math.min(steps.length - 1, Math.max(0, here + by))];
+  await goTo(next.name);
+}
+
+// ------------------------------------------------------------------ drawing
+export function renderTrace() {
+  const data = trace.data;
+  const block = $("trace-block");
+  block.replaceChildren(...data.blocks.map((b) => el("option", { value: b }, b)));
+  block.value = trace.block;
+  const heads = headsOf(data);
+  if ($("trace-head").options.length !== heads) {
+    $("trace-head").replaceChildren(...Array.from({ length: heads }, (_, i) => el("option", { value: i }, `head ${i}`)));
+  }
+  renderSwitches(heads);
+  const source = onSourceBlock();  // a translator's encoder block: its row of source tokens to follow
+  const followed = source ? trace.src : trace.pos;
+  $("trace-tokens").replaceChildren(...(source ? data.source_tokens : data.tokens).map((t, i) => {
+    const chip = el("span", { className: `chip${i === followed ? " selected" : ""}` }, visible(t));
+    chip.addEventListener("click", guard(async () => {
+      if (source) { trace.src = i; renderTrace(); } else { trace.pos = i; await runTrace(false); }
+    }));
+    return chip;
+  }));
+  $("trace-steps").replaceChildren(...data.steps.map((s, i) => {
+    const chip = el("span", { className: `step${i === trace.step ? " current" : ""}` }, shortName(s.name));
+    chip.addEventListener("click", () => { trace.step = i; renderTrace(); });
+    return chip;
+  }));
+  const step = data.steps[trace.step];
+  $("model-map").replaceChildren(...drawDiagram(data.outline, member(), step.name, guard(goTo)));
+  renderStep(step);
+  renderGuide(step);
+  renderStrips(data);
+  renderOutput(data);
+  renderLens(data);
+  renderDistance(data);
+}
+
+function onSourceBlock() { return Boolean(trace.data.source_tokens.length && trace.block.startsWith("encoder.")); }
+
+function onSource(step) { return Boolean(trace.data.source_tokens.length && step.name.startsWith("encoder.")); }
+
+function headsOf(data) {  // the head axis of the queries' projection
+  const q = data.steps.find((s) => s.kind === "projection" && s.axes.startsWith("(H"));
+  return q ? q.shape[0] : 1;
+}
+
+function shortName(name) {
+  return trace.block && name.startsWith(trace.block + ".") ? name.slice(trace.block.length + 1) : name;
+}
+
+function renderSwitches(heads) {
+  const scopes = [...new Set(trace.data.steps.filter((s) => s.kind === "weighted_sum").map((s) => s.scope))];
+  const boxes = [];
+  for (const scope of scopes) {
+    for (let h = 0; h < heads; h++) {
+      const spec = `${scope}.head.${h}`;
+      const input = el("input", { type: "checkbox", checked: trace.off.has(spec), value: spec });
+      input.addEventListener("change", guard(async () => {
+        if (input.checked) trace.off.add(spec); else trace.off.delete(spec);
+        await runTrace(false);
+      }));
+      boxes.push(el("label", { className: "switch" }, input, ` ${shortName(scope)} head ${h}`));
+    }
+  }
+  $("trace-switches").replaceChildren(el("span", { className: "muted" }, `switch off in ${trace.block || "the model"}: `), ...boxes);
+}
+
+// a step's values as a 2-D matrix for the chosen head: (H, T, X) -> (T, X); (T,) -> one row
+export function matrixOf(step, head) {
+  let v = step.values;
+  if (v === undefined) return null;
+  if (!Array.isArray(v)) return [[v]];
+  if (!Array.isArray(v[0])) return [v];
+  while (Array.isArray(v[0][0])) v = v[Math.min(head, v.length - 1)];
+  return v;
+}
+
+// the scale a step is drawn on, shared by the steps a learner compares: probabilities on 0-1; the scores,
+// scaled and masked scores of one attention layer on one; the residual stream's (T, C) steps of one block
+// (or of the steps outside blocks) on one
+export function scaleOf(step, steps) {
+  if (step.kind === "softmax" || step.kind === "mixture") return probabilityScale("probability (fixed 0\u20131)");
+  const scoreKinds = ["scores", "scale", "masked"];
+  let group = [step], what = "this step";
+  if (scoreKinds.includes(step.kind)) {
+    group = steps.filter((s) => s.scope === step.scope && scoreKinds.includes(s.kind));
+    what = `the scores, scaled and masked scores of ${step.scope}`;
+  } else if (step.axes === "(T, C)") {
+    group = steps.filter((s) => s.axes === "(T, C)" && s.block === step.block && s.values);
+    what = step.block ? `the (T, C) steps of ${step.block}` : "the (T, C) steps outside the blocks";
+  } else if (step.kind === "mask") {
+    return signedScale(1, "0: may be read; grey: \u2212\u221e");
+  }
+  const max = absMax(group.flatMap((s) => (s.values ? [s.values].flat(Infinity) : [])));
+  return signedScale(max, `value (one scale for ${what})`);
+}
+
+function axesOf(step) { return step.axes.slice(1, -1).split(", "); }  // one letter per axis: T tokens, S the source's
+
+function tokensFor(letter, step) {
+  const data = trace.data;
+  if (letter === "S" || (letter === "T" && onSource(step))) return data.source_tokens;  // a translator's encoder
+  return letter === "T" ? data.tokens : null;
+}
+
+function renderStep(step) {
+  const head = Number($("trace-head").value || 0);
+  const steps = walk();
+  const at = steps.findIndex((s) => s.name === step.name);
+  $("trace-step-name").textContent = `${at + 1} / ${steps.length}: ${step.name}`;
+  const row = (k, v) => el("tr", {}, el("th", {}, k), el("td", {}, v));
+  const from = (step.reads || []).map((name) => {  // the steps it was computed from: click one to go there
+    const known = trace.data.outline.some((s) => s.name === name);
+    const chip = el("span", { className: known ? "step" : "step muted" }, shortName(name));
+    if (known) chip.addEventListener("click", guard(() => goTo(name)));
+    return chip;
+  });
+  const params = (step.parameters || []).join(", ");
+  $("trace-step-info").replaceChildren(
+    row("equation (here, row-major)", step.equation),
+    row("the posts (column-major)", step.post_equation),
+    row("shape", `${step.axes} = (${step.shape.join(", ")})`),
+    row("the posts' shape", step.post_axes),
+    row("what it is", `${step.meaning} (kind: ${step.kind})`),
+    row("computed from", from.length || params ? el("span", {}, el("span", { className: "steps inline" }, ...from), params ? ` parameters: ${params}` : "") : "the input"),
+  );
+  const view = $("trace-view");
+  const axes = axesOf(step);
+  const perHead = step.values && step.shape.length === 3 && axes[0] === "H";
+  const rows = tokensFor(axes[axes.length - 2], step) || tokensFor(axes[0], step) || trace.data.tokens;
+  const cols = axes.length > 1 ? tokensFor(axes[axes.length - 1], step) : null;
+  const pos = Math.min(onSource(step) ? trace.src : trace.pos, rows.length - 1);
+  if (step.top) {  // a large vocabulary: the best entries at the chosen position
+    const best = step.top[Math.min(trace.pos, step.top.length - 1)];
+    view.replaceChildren(el("p", {}, `the largest entries at position ${trace.pos}: ` + best.map((e) => `${visible(e.token ?? String(e.id))} ${e.value.toFixed(4)}`).join(", ")));
+    $("trace-row").replaceChildren();
+    return;
+  }
+  if (step.kind === "tokens") {  // ids are names, not magnitudes: written, not coloured
+    view.replaceChildren(el("p", { className: "tokens" }, ...step.values.flat().map((id, i) =>
+      el("span", { className: `chip${i === pos ? " selected" : ""}` }, `${visible(rows[i] ?? "")} = ${id}`))));
+    $("trace-row").replaceChildren();
+    return;
+  }
+  const m = matrixOf(step, head);
+  const s = scaleOf(step, trace.data.steps);
+  const colTitle = cols ? (axes[axes.length - 1] === "S" ? "source token" : "key") : axes[axes.length - 1] === "V" ? "token id" : "channel";
+  const labelled = { rows: m.length === rows.length ? rows : null, cols, s, followed: m.length === rows.length ? pos : -1,
+    rowTitle: m.length === rows.length ? "position" : "row", colTitle,
+    onHover: (i, j) => lightTokens(i, cols === rows ? j : -1) };  // a key lit among the chips when they are its tokens
+  const figures = [heatmap(m, { ...labelled, title: perHead ? `${shortName(step.name)}, head ${head}` : shortName(step.name) })];
+  if (perHead) {  // every head at a glance, on the same scale; click one to choose it
+    const others = el("div", { className: "grid thumbs" });
+    step.values.forEach((hv, h) => {
+      if (h === head) return;
+      const fig = heatmap(hv, { s, title: `head ${h}`, small: true });
+      fig.addEventListener("click", () => { $("trace-head").value = h; renderTrace(); });
+      others.append(fig);
+    });
+    figures.push(el("div", {}, el("p", { className: "muted" }, "the other heads, on the same scale (click one)"), others));
+  }
+  view.replaceChildren(...figures);
+  const r = m.length === rows.length ? m[pos] : m[0];
+  $("trace-row").replaceChildren(el("span", { className: "muted" }, `row ${m.length === rows.length ? pos : 0}: `),
+    ...r.slice(0, 64).map((x) => el("span", { className: "num" }, number(x))),
+    r.length > 64 ? el("span", { className: "muted" }, `\u2026 (${r.length} values)`) : "");
+}
+
+// hovering a cell of a (T, S) map lights its query's and its key's token chips
+function lightTokens(i, j) {
+  const chips = $("trace-tokens").children;
+  for (let k = 0; k < chips.length; k++) chips[k].classList.toggle("query", k === i);
+  for (let k = 0; k < chips.length; k++) chips[k].classList.toggle("key", k === j && j !== i);
+}
+
+// the guided walk: the step in a sentence, and the rows at the followed position that it combined
+function renderGuide(step) {
+  const steps = walk();
+  const at = steps.findIndex((s) => s.name === step.name);
+  const words = onSource(step) ? trace.data.source_tokens : trace.data.tokens;
+  const at0 = onSource(step) ? trace.src : trace.pos;
+  const token = words[Math.min(at0, words.length - 1)];
+  const reads = (step.reads || []).map(shortName);
+  const sentence = `Step ${at + 1} of ${steps.length}, ${shortName(step.name)}: ${step.meaning}. ` +
+    `It is ${step.kind_meaning}${reads.length ? `, computed from ${reads.join(" and ")}` : ""}` +
+    `${step.parameters && step.parameters.length ? ` with ${step.parameters.join(", ")}` : ""}.`;
+  $("guide-sentence").textContent = sentence;
+  $("guide-where").textContent = `Following ${onSource(step) ? "source " : ""}position ${at0} (${visible(token ?? "")}); ${at + 1 < steps.length ? `next: ${shortName(steps[at + 1].name)}` : "this is the model's output"}.`;
+  const strips = [];
+  const head = Number($("trace-head").value || 0);
+  const rowOf = (s) => {
+    const m = matrixOf(s, head);
+    return m && m.length > 1 ? m[Math.min(onSource(s) ? trace.src : trace.pos, m.length - 1)] : m ? m[0] : null;
+  };
+  const inputs = (step.reads || []).map((n) => trace.data.steps.find((s) => s.name === n));
+  const shown = [...inputs, step].filter((s) => s && s.values && s.kind !== "tokens" && rowOf(s));
+  // probabilities on their fixed 0-1 scale; every other row on one signed scale, so sizes compare
+  const isProbability = (s) => s.kind === "softmax" || s.kind === "mixture";
+  const signedRows = shown.filter((s) => !isProbability(s)).map(rowOf);
+  const signed = signedScale(absMax(signedRows.flat()), "value (one scale for these rows)");
+  const probability = probabilityScale("probability (fixed 0\u20131)");
+  for (const st of shown) {
+    strips.push(el("span", {}, `${st === step ? "\u2192 " : ""}${shortName(st.name)}`), stripOf(rowOf(st), isProbability(st) ? probability : signed));
+  }
+  const used = [...new Set(shown.map((s) => (isProbability(s) ? probability : signed)))];
+  for (const s of used) strips.push(el("span"), legend(s, { masked: s === signed && signedRows.flat().includes(null) }));
+  $("guide-rows").replaceChildren(...strips);
+}
+
+function stripOf(values, s) {
+  const canvas = el("canvas", { width: Math.max(values.length, 1), height: 1 });
+  const ctx = canvas.getContext("2d");
+  values.forEach((x, j) => { ctx.fillStyle = s.css(x); ctx.fillRect(j, 0, 1, 1); });
+  canvas.title = `${values.length} values`;
+  canvas.addEventListener("mousemove", (event) => {  // the channel under the pointer (the strip is scaled to its box)
+    const j = Math.floor((event.offsetX / Math.max(canvas.clientWidth, 1)) * values.length);
+    canvas.title = j >= 0 && j < values.length ? `channel ${j}: ${number(values[j])}` : `${values.length} values`;
+  });
+  return canvas;
+}
+
+function renderStrips(data) {
+  const source = onSourceBlock();  // a translator's encoder: its source tokens
+  const rows = source ? data.source_tokens : data.tokens;
+  const pos = Math.min(source ? trace.src : trace.pos, rows.length - 1);
+  $("trace-pos").textContent = `${source ? "(of the source) " : ""}${pos} (${visible(rows[pos] ?? "")})`;
+  const chosen = data.steps.filter((step) => step.values && step.shape.length === 2 && step.axes === "(T, C)" && step.shape[0] === rows.length &&
+    !(data.source_tokens.length && step.name.startsWith("encoder.") !== source));
+  const s = signedScale(absMax(chosen.flatMap((step) => step.values[pos])), "value (every strip on one scale)");
+  const strips = chosen.flatMap((step) => [el("span", {}, shortName(step.name)), stripOf(step.values[pos], s)]);
+  if (strips.length) strips.push(el("span"), legend(s));
+  $("trace-strips").replaceChildren(...strips);
+}
+
+function outputEntries(data) {
+  const probs = data.steps.find((s) => s.name === "probabilities");
+  if (data.classes.length) return data.classes.map((c, i) => [c, probs.values[i]]);
+  if (probs.top) return probs.top[Math.min(trace.pos, probs.top.length - 1)].map((e) => [e.token ?? String(e.id), e.value]);
+  const row = probs.values[Math.min(trace.pos, probs.values.length - 1)];
+  const vocab = data.vocabulary || [];
+  return row.map((p, i) => [vocab[i] ?? String(i), p]).sort((a, b) => b[1] - a[1]).slice(0, 10);
+}
+
+function renderOutput(data) {
+  bars($("trace-output"), outputEntries(data), null, data.classes.length ? (label) => label : visible);
+  const off = data.switched_off;
+  let change = "";
+  if (off && off.largest_at !== undefined) {  // per position: the one followed, and where it moved most
+    change = `switched off: ${off.steps.join(", ")}; at position ${trace.pos} a probability moved by at most ${off.change_at_position.toFixed(4)}; ` +
+      `at any position by ${off.largest_probability_change.toFixed(4)} (position ${off.largest_at}, after ${visible(off.largest_at_token)})`;
+  } else if (off) {
+    change = `switched off: ${off.steps.join(", ")}; largest change of a probability ${off.largest_probability_change.toFixed(4)}`;
+  }
+  $("trace-change").textContent = change || (data.classes.length ? "(class probabilities)" : `(after position ${trace.pos})`);
+}
+
+function renderLens(data) {
+  const show = data.classes.length ? (label) => label : visible;
+  $("trace-lens").replaceChildren(...data.lens.map((r) => el("tr", {}, el("th", {}, r.at),
+    ...r.top.map((t) => el("td", {}, `${show(t.token)} ${t.p.toFixed(3)}`)))));
+}
+
+function renderDistance(data) {  // each head's distance beside what even attention over the same keys gives
+  const even = data.attention_distance_uniform || {};
+  const heads = Math.max(0, ...Object.values(data.attention_distance).map((h) => h.length));
+  const head = el("tr", {}, el("th", {}, "layer"), ...Array.from({ length: heads }, (_, h) => el("th", {}, `head ${h}`)),
+    el("th", {}, "even attention"));
+  $("trace-distance").replaceChildren(head, ...Object.entries(data.attention_distance).map(([name, values]) =>
+    el("tr", {}, el("th", {}, name), ...values.map((d) => el("td", { className: "num" }, d.toFixed(2))),
+      el("td", { className: "num muted" }, name in even ? even[name][0].toFixed(2) : ""))));
+}
+
+async function sweep() {
+  const body = traceBody();
+  setStatus("switching each head off in turn\u2026");
+  const windows = can("generate") ? Number($("sweep-windows").value || 0) : 0;
+  const data = await api(runPath(state.run, "/sweep"), { text: body.text, target: body.target, windows });
+  setStatus("");
+  const where = data.windows ? `, averaged over ${data.windows} windows of the validation text` : " on this input";
+  $("sweep-loss").textContent = `(loss with every head: ${data.loss.toFixed(4)}${where})`;
+  const head = el("tr", {}, el("th", {}, "head switched off"), el("th", {}, "loss"), el("th", {}, "rise"));
+  $("sweep-table").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.heads.map((h) =>
+    el("tr", {}, el("td", {}, h.head), el("td", { className: "num" }, h.loss.toFixed(4)), el("td", { className: "num" }, h.rise.toFixed(4))))));
+  $("sweep-result").hidden = false;
+}
+
+$("trace").addEventListener("click", guard(() => runTrace(true)));
+$("sweep").addEventListener("click", guard(sweep));
+$("trace-block").addEventListener("change", guard(async () => { trace.block = $("trace-block").value; trace.step = 0; await runTrace(false); }));
+$("trace-head").addEventListener("change", () => renderTrace());
+$("trace-prev").addEventListener("click", guard(() => move(-1)));
+$("trace-next").addEventListener("click", guard(() => move(1)));
+$("guide-start").addEventListener("click", guard(async () => { await goTo(walk()[0].name); $("guide").scrollIntoView({ block: "nearest" }); }));

@@ -1,0 +1,24 @@
+// transformers-lite inspector: ES modules, no build step, nothing loaded from the network (d3 is vendored).
+// dom.js and scales.js are shared; each view is one module; this one starts the page.
+import { state, showError } from "./dom.js";
+import { loadRuns, onRun } from "./runs.js";
+import { setupGenerator } from "./generate.js";
+import { setupClassifier } from "./classify.js";
+import { setupTranslator } from "./translate.js";
+import { renderTrace, setupTrace, trace } from "./forward.js";
+import { resetBackward } from "./backward.js";
+import { loadTimeline, resetTimeline } from "./timeline.js";
+
+const SETUP = { generate: setupGenerator, classify: setupClassifier, translate: setupTranslator };
+
+onRun(
+  async (info) => {  // a run picked: each view starts from the run's own example
+    for (const [action, setup] of Object.entries(SETUP)) if (info.actions.includes(action)) setup(info);
+    resetBackward();
+    resetTimeline();
+    await Promise.all([setupTrace(info), loadTimeline()]);
+  },
+  async () => { if (state.info) await loadTimeline(); },  // a run still training: its new snapshots
+);
+window.tlite = { state, trace, renderTrace };  // the page's state, for a console, the tests and the benchmarks
+loadRuns().catch((e) => showError(e.message));

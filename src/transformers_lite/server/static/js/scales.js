@@ -1,0 +1,227 @@
+// Scales, legends and axes: what a colour means, said once for the whole page.
+//
+//   blue, 0 to 1 ......... a probability or an attention weight (always on the fixed 0-1 scale)
+//   purple - white - orange  a signed value: purple negative, white 0, orange positive (centred on 0)
+//   red .................. a loss (darker: higher)
+//   grey ................. masked (-inf: may not be read)
+//
+// The colour maps are d3's (vendor/d3.v7.9.0.min.js, loaded before the modules): perceptually even
+// and readable by colour-blind eyes. A square root spreads the small values, so one large weight does
+// not wash out the rest; each legend draws the same square root, so its numbers sit where their colour is.
+/* global d3 */
+import { el, svgEl, visible } from "./dom.js";
+
+export const MASKED_RGB = [205, 205, 205];
+const MASKED = `rgb(${MASKED_RGB.join(", ")})`;
+export const number = (x) => (x === null ? "\u2212\u221e (masked)" : Number.isInteger(x) ? String(x) : d3.format(".4~g")(x));
+const tick = d3.format(".3~g");
+
+function table(interpolator) {  // 256 colours, looked up instead of interpolated per cell
+  const out = [];
+  for (let i = 0; i < 256; i++) {
+    const c = d3.rgb(interpolator(i / 255));
+    out.push([c.r, c.g, c.b]);
+  }
+  return out;
+}
+const BLUES = table((t) => d3.interpolateBlues(0.03 + 0.97 * t));
+const SIGNED = table((t) => d3.interpolatePuOr(1 - t));  // d3's PuOr runs orange -> purple: turned round
+const REDS = table(d3.interpolateReds);
+
+function scale(kind, lo, hi, colours, title) {
+  const diverging = kind === "signed";
+  const span = hi - lo || 1;
+  // where a value sits on the colour bar, 0..1 (the square root spreads the small ones)
+  const at = diverging
+    ? (v) => 0.5 + 0.5 * Math.sign(v) * Math.sqrt(Math.min(1, Math.abs(v) / (hi || 1)))
+    : (v) => Math.sqrt(Math.min(1, Math.max(0, (v - lo) / span)));
+  const rgb = (v) => (v === null || v === undefined || Number.isNaN(v) ? MASKED_RGB : colours[Math.round(255 * at(v))]);
+  return { kind, lo, hi, title, at, rgb, css: (v) => `rgb(${rgb(v).join(", ")})` };
+}
+
+// a probability or attention weight: blue, always 0 to 1, so maps compare at a glance
+export const probabilityScale = (title = "probability") => scale("probability", 0, 1, BLUES, title);
+// a signed value centred on 0, up to +-max (the largest |value| of what it is shared by)
+export const signedScale = (max, title = "value") => scale("signed", -(max || 1e-9), max || 1e-9, SIGNED, title);
+// a loss from 0 to max: red
+export const lossScale = (max, title = "loss") => scale("loss", 0, max || 1e-9, REDS, title);
+
+export function absMax(values) {  // a loop, not Math.max(...values): a (T, F) step can hold more values than a call takes
+  let max = 0;
+  for (const v of values) if (v !== null && v !== undefined && Number.isFinite(v)) max = Math.max(max, Math.abs(v));
+  return max;
+}
+
+// the legend of a scale: its colour bar with the numbers at both ends (and 0 in the middle of a signed
+// one); data-lo / data-hi hold the exact ends for whoever checks them
+export function legend(s, { masked = false } = {}) {
+  const w = 180, h = 34, bar = 10;
+  const svg = svgEl("svg", { width: w + 20, height: h, class: "legend-bar" });
+  const id = `g${Math.random().toString(36).slice(2)}`;
+  const gradient = svgEl("linearGradient", { id });
+  for (let k = 0; k <= 16; k++) {
+    const t = k / 16;  // the colour at bar position t, through the scale's own square root
+    const v = s.kind === "signed" ? Math.sign(t - 0.5) * (2 * t - 1) ** 2 * s.hi : s.lo + t * t * (s.hi - s.lo);
+    gradient.append(svgEl("stop", { offset: t, "stop-color": s.css(v) }));
+  }
+  svg.append(svgEl("defs"), svgEl("rect", { x: 10, y: 2, width: w, height: bar, fill: `url(#${id})`, stroke: "#c5ccd4" }));
+  svg.firstChild.append(gradient);
+  const ticks = s.kind === "signed" ? [s.lo, 0, s.hi] : [s.lo, s.lo + (s.hi - s.lo) / 4, s.hi];
+  for (const v of ticks) {
+    const x = 10 + w * s.at(v);
+    svg.append(svgEl("line", { x1: x, y1: 2 + bar, x2: x, y2: 6 + bar, class: "axis" }));
+    const label = svgEl("text", { x, y: 18 + bar, "text-anchor": "middle", class: "tick" });
+    label.textContent = tick(v);
+    svg.append(label);
+  }
+  const box = el("div", { className: "legend" }, el("span", { className: "legend-title" }, s.title), svg);
+  box.dataset.lo = s.lo;
+  box.dataset.hi = s.hi;
+  box.dataset.kind = s.kind;
+  if (masked) box.append(el("span", { className: "swatch", style: `background: ${MASKED}` }), el("span", { className: "muted" }, " masked (\u2212\u221e)"));
+  return box;
+}
+
+// an axis: one label per cell, or, where cells are too small to write in, one label per group of cells
+// (the group's first), so every label written can be read
+function labelsOf(names, count, cell, vertical) {
+  const every = Math.max(1, Math.ceil(10 / cell));
+  const box = el("div", { className: `${vertical ? "axis-x" : "axis-y"}${every > 1 ? " grouped" : ""}` });
+  for (let i = 0; i < count; i += every) {
+    const text = names ? visible(names[i] ?? "") : String(i);
+    const label = el("span", {}, text);
+    label.style[vertical ? "width" : "height"] = `${Math.min(every, count - i) * cell}px`;
+    label.title = text;
+    label.dataset.first = i;
+    label.dataset.last = Math.min(i + every, count) - 1;
+    box.append(label);
+  }
+  return box;
+}
+
+// A matrix as a labelled map: rows and columns named (tokens, or numbered channels), its colour from
+// scale `s`, the exact value of the cell under the pointer written under the map, its row and column
+// lit (onHover(i, j) tells the view, to light what they stand for elsewhere); `followed` outlines a row.
+export function heatmap(matrix, { rows = null, cols = null, s, title, small = false, followed = -1, onHover = null,
+  rowTitle = "row", colTitle = "column", fit = 480 }) {
+  const n = matrix.length, m = n ? matrix[0].length : 0;
+  const cell = small ? Math.max(2, Math.min(6, Math.floor(120 / Math.max(n, m, 1))))
+    : Math.max(2, Math.min(18, Math.floor(fit / Math.max(n, m, 1))));
+  const canvas = el("canvas", { className: small ? "heatmap small" : "heatmap", width: m * cell, height: n * cell });
+  const pixels = new ImageData(Math.max(m, 1), Math.max(n, 1));  // one pixel per value, then scaled up
+  let masked = false;
+  matrix.forEach((row, i) => row.forEach((v, j) => {
+    const k = 4 * (i * m + j), [r, g, b] = s.rgb(v);
+    masked ||= v === null;
+    pixels.data[k] = r; pixels.data[k + 1] = g; pixels.data[k + 2] = b; pixels.data[k + 3] = 255;
+  }));
+  const values = el("canvas", { width: Math.max(m, 1), height: Math.max(n, 1) });
+  values.getContext("2d").putImageData(pixels, 0, 0);
+  const ctx = canvas.getContext("2d");
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(values, 0, 0, m * cell, n * cell);
+  const overlay = el("canvas", { className: "overlay", width: m * cell, height: n * cell });
+  const mark = (i) => {
+    const o = overlay.getContext("2d");
+    o.clearRect(0, 0, overlay.width, overlay.height);
+    if (followed >= 0 && followed < n) { o.strokeStyle = "#111"; o.lineWidth = 2; o.strokeRect(1, followed * cell + 1, m * cell - 2, cell - 2); }
+    if (i) { o.strokeStyle = "#111"; o.lineWidth = 1; o.strokeRect(0.5, i[0] * cell + 0.5, m * cell - 1, cell - 1); o.strokeRect(i[1] * cell + 0.5, 0.5, cell - 1, n * cell - 1); }
+  };
+  mark(null);
+  const figure = el("figure", { className: small ? "map small" : "map" });
+  figure.dataset.rows = n;
+  figure.dataset.cols = m;
+  const stack = el("div", { className: "stack" }, canvas, overlay);
+  if (small) {
+    figure.append(stack, el("figcaption", {}, title));
+    return figure;
+  }
+  const xAxis = labelsOf(cols, m, cell, true), yAxis = labelsOf(rows, n, cell, false);
+  const readout = el("p", { className: "readout" }, "\u00a0");
+  const light = (axis, k) => axis.querySelectorAll("span").forEach((s) =>
+    s.classList.toggle("lit", Number(s.dataset.first) <= k && k <= Number(s.dataset.last)));
+  const hover = (event) => {
+    const i = Math.floor(event.offsetY / cell), j = Math.floor(event.offsetX / cell);
+    const inside = i >= 0 && i < n && j >= 0 && j < m && matrix[i] !== undefined && matrix[i][j] !== undefined;
+    mark(inside ? [i, j] : null);
+    light(yAxis, inside ? i : -1);
+    light(xAxis, inside ? j : -1);
+    if (onHover) onHover(inside ? i : -1, inside ? j : -1);
+    if (!inside) { readout.textContent = "\u00a0"; return; }
+    const r = rows ? visible(rows[i] ?? "") : `${rowTitle} ${i}`, c = cols ? visible(cols[j] ?? "") : `${colTitle} ${j}`;
+    readout.textContent = `${rowTitle} ${i} (${r}), ${colTitle} ${j}${cols ? ` (${c})` : ""}: ${number(matrix[i][j])}`;
+    canvas.title = readout.textContent;
+  };
+  canvas.addEventListener("mousemove", hover);  // the overlay above lets the pointer through (CSS)
+  canvas.addEventListener("mouseleave", () => hover({ offsetX: -1, offsetY: -1 }));
+  const grid = el("div", { className: "map-grid" }, el("span"), xAxis, yAxis, stack);
+  figure.append(el("figcaption", {}, title), grid, readout, legend(s, { masked }));
+  return figure;
+}
+
+// probabilities as bars on the fixed 0..1 axis of the largest shown; `chosen` gets its `tag`
+// ("written", "true label", ...) beside its bar
+export function bars(container, entries, chosen = null, show = visible, tag = "chosen") {
+  const max = Math.max(...entries.map(([, p]) => p), 1e-9);
+  container.replaceChildren();
+  for (const [label, p] of entries) {
+    const mine = label === chosen;
+    const fill = el("div", { className: "bar-fill" });
+    fill.style.width = `${(100 * p) / max}%`;
+    container.append(
+      el("span", { className: `bar-label${mine ? " bar-row-chosen" : ""}` }, show(label)),
+      el("div", { className: `bar-track${mine ? " bar-row-chosen" : ""}` }, fill),
+      el("span", { className: "bar-value", title: String(p) }, (p >= 0.001 || p === 0 ? p.toFixed(3) : p.toPrecision(2)) + (mine ? ` \u2190 ${tag}` : "")),
+    );
+  }
+}
+
+// a matrix of probabilities as a table with its tokens on both axes (a close-up or a translator's alignment)
+export function matrixTable(table, matrix, rowLabels, colLabels, s = probabilityScale("attention weight")) {
+  const head = el("tr", {}, el("th"), ...colLabels.map((t) => el("th", {}, visible(t))));
+  const rows = matrix.map((row, i) => el("tr", {}, el("th", {}, visible(rowLabels[i] ?? "")),
+    ...row.map((v, j) => {
+      const td = el("td", { title: `${visible(rowLabels[i] ?? "")} \u2192 ${visible(colLabels[j] ?? "")}: ${number(v)}` });
+      td.style.background = s.css(v);
+      return td;
+    })));
+  table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows));
+  const key = legend(s);
+  if (table.nextElementSibling && table.nextElementSibling.classList.contains("legend")) table.nextElementSibling.replaceWith(key);
+  else table.after(key);
+}
+
+const COLORS = ["#2f6fb3", "#d95f02", "#1b9e77", "#7570b3", "#6b7785"];
+
+// series [[name, {step, value}]] as lines over the optimizer step, with ticked axes and a named legend
+export function lineChart(series, xTitle = "optimizer step") {
+  const w = 440, h = 240, left = 50, bottom = 36, top = 10, right = 12;
+  const svg = svgEl("svg", { width: w, height: h, class: "chart" });
+  const xs = series.flatMap(([, s]) => s.step), ys = series.flatMap(([, s]) => s.value);
+  const [x0, x1] = d3.extent(xs), [y0, y1] = d3.extent(ys);
+  const sx = d3.scaleLinear([x0, x1 > x0 ? x1 : x0 + 1], [left, w - right]);
+  const sy = d3.scaleLinear([y0, y1 > y0 ? y1 : y0 + 1], [h - bottom, top]);
+  svg.append(svgEl("line", { x1: left, y1: h - bottom, x2: w - right, y2: h - bottom, class: "axis" }));
+  svg.append(svgEl("line", { x1: left, y1: top, x2: left, y2: h - bottom, class: "axis" }));
+  const text = (attrs, words) => { const t = svgEl("text", attrs); t.textContent = words; svg.append(t); };
+  for (const v of sy.ticks(5)) {
+    svg.append(svgEl("line", { x1: left - 4, y1: sy(v), x2: w - right, y2: sy(v), class: "grid" }));
+    text({ x: left - 6, y: sy(v) + 4, "text-anchor": "end" }, sy.tickFormat(5)(v));
+  }
+  for (const v of sx.ticks(5)) {
+    svg.append(svgEl("line", { x1: sx(v), y1: h - bottom, x2: sx(v), y2: h - bottom + 4, class: "axis" }));
+    text({ x: sx(v), y: h - bottom + 16, "text-anchor": "middle" }, sx.tickFormat(5)(v));
+  }
+  text({ x: (left + w - right) / 2, y: h - 4, "text-anchor": "middle" }, xTitle);
+  series.forEach(([name, s], k) => {
+    const color = COLORS[k % COLORS.length];
+    const points = s.step.map((x, i) => `${sx(x).toFixed(1)},${sy(s.value[i]).toFixed(1)}`).join(" ");
+    svg.append(svgEl("polyline", { points, fill: "none", stroke: color, "stroke-width": 1.5 }));
+    if (s.step.length === 1) svg.append(svgEl("circle", { cx: sx(s.step[0]), cy: sy(s.value[0]), r: 3, fill: color }));
+    // the legend: a swatch and the name in the series' colour (inline, so the page's text colour cannot override it)
+    const y = top + 10 + 15 * k;
+    svg.append(svgEl("line", { x1: w - 150, y1: y - 4, x2: w - 134, y2: y - 4, stroke: color, "stroke-width": 3 }));
+    text({ x: w - 130, y, style: `fill: ${color}`, class: "legend" }, name);
+  });
+  return svg;
+}

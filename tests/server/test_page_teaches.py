@@ -1,0 +1,218 @@
+"""What a learner sees on the inspector, in a real headless Chromium at 1280×720: the map of their model
+matches its config, the guided walk visits every step in order with its own sentence, every map has a
+legend whose numbers are the data's range and axes labelled with the tokens, hovering a score lights its
+query and key, the sampling bars follow the controls with the numbers generation draws from, and no view
+of any family scrolls sideways or logs an error."""
+
+import re
+import time
+
+import pytest
+
+from .test_browser import base_url, browser, console_errors, pick, wait  # noqa: F401 - fixtures
+
+webdriver = pytest.importorskip("selenium.webdriver")
+
+
+def _by():
+    from selenium.webdriver.common.by import By
+
+    return By
+
+
+def _open(driver, url, run):
+    driver.set_window_size(1280, 720)
+    driver.get(url + "/")
+    wait(driver, lambda d: d.execute_script("return document.body.dataset.ready") == "1", 30)
+    pick(driver, run)
+    wait(driver, lambda d: d.find_element(_by().ID, "trace-result").is_displayed(), 30)
+
+
+def _overflow(driver):
+    """How far the page is wider than the window (0: no sideways scrolling)."""
+    return driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
+
+
+def _current(driver):
+    return driver.find_element(_by().ID, "trace-step-name").text.split(": ", 1)[1]
+
+
+def test_the_map_is_this_models_and_the_walk_visits_every_step_in_order(base_url, browser, runs_folder):  # noqa: F811
+    import transformers_lite as tl
+
+    By = _by()
+    _open(browser, base_url, "generator")
+    run = tl.load(runs_folder / "generator")
+    text = browser.find_element(By.ID, "trace-text").get_attribute("value")
+    traced = run.trace(text)
+    groups = browser.find_elements(By.CSS_SELECTOR, "#model-map .map-group.block")
+    assert len(groups) == run.config.n_blocks  # one column per block
+    scopes = [b.get_attribute("data-scope") for b in groups[0].find_elements(By.CSS_SELECTOR, ".map-box")]
+    inner = ["attention", "attention_residual", "feed_forward", "feed_forward_residual"]
+    if run.config.norm_first:  # pre-norm: each sub-layer's norm before it, its sum after it
+        inner = ["attention_residual", "attention", "attention_residual"] + [
+            "feed_forward_residual",
+            "feed_forward",
+            "feed_forward_residual",
+        ]
+    assert scopes == [f"blocks.0.{s}" for s in inner]
+
+    # the walk: from the token ids to the probabilities, every step once, in the order the model ran them
+    browser.find_element(By.ID, "guide-start").click()
+    wait(browser, lambda d: _current(d) == "tokens")
+    names, sentences = [], []
+    for _ in range(len(traced.tensors)):
+        names.append(_current(browser))
+        sentences.append(browser.find_element(By.ID, "guide-sentence").text)
+        lit = browser.find_elements(By.CSS_SELECTOR, "#model-map .map-box.lit")
+        assert len(lit) == 1 and names[-1] in lit[0].get_attribute("data-steps").split()
+        before = names[-1]
+        browser.find_element(By.ID, "trace-next").click()
+        wait(browser, lambda d, b=before: _current(d) != b or b == "probabilities")
+    assert names == list(traced.tensors)
+    for name, sentence in zip(names, sentences):
+        step = traced.traced[name].step
+        assert f": {step.meaning}." in sentence, (name, sentence)
+    assert not console_errors(browser)
+
+
+def test_legends_axes_and_hover_say_what_each_colour_and_cell_is(base_url, browser, runs_folder):  # noqa: F811
+    import transformers_lite as tl
+
+    By = _by()
+    _open(browser, base_url, "generator")
+    box = browser.find_element(By.ID, "trace-text")
+    box.clear()
+    box.send_keys("First Citizen")
+    browser.find_element(By.ID, "trace").click()
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#trace-tokens .chip")) == 13)
+    chip = "[...document.querySelectorAll('#trace-steps .step')].find((c) => c.textContent === arguments[0])"
+    traced = tl.load(runs_folder / "generator").trace("First Citizen")
+
+    # the scores and the scaled scores share one scale: the legend's ends are ± the largest of the three steps
+    browser.execute_script(chip + ".click()", "attention.scores")
+    wait(browser, lambda d: _current(d) == "blocks.0.attention.scores")
+    legend = browser.find_element(By.CSS_SELECTOR, "#trace-view figure.map .legend")
+    largest = max(
+        float(traced[f"blocks.0.attention.{s}"].masked_fill(traced[f"blocks.0.attention.{s}"] < -1e30, 0).abs().max())
+        for s in ("scores", "scaled", "masked")
+    )
+    assert float(legend.get_attribute("data-hi")) == pytest.approx(largest, rel=1e-3)
+    assert float(legend.get_attribute("data-lo")) == pytest.approx(-largest, rel=1e-3)
+    browser.execute_script(chip + ".click()", "attention.scaled")
+    wait(browser, lambda d: _current(d) == "blocks.0.attention.scaled")
+    again = browser.find_element(By.CSS_SELECTOR, "#trace-view figure.map .legend").get_attribute("data-hi")
+    assert float(again) == pytest.approx(largest, rel=1e-3)
+
+    # attention weights: the fixed 0-1 scale, the tokens on both axes
+    browser.execute_script(chip + ".click()", "attention.weights")
+    wait(browser, lambda d: _current(d) == "blocks.0.attention.weights")
+    figure = browser.find_element(By.CSS_SELECTOR, "#trace-view figure.map")
+    legend = figure.find_element(By.CSS_SELECTOR, ".legend")
+    assert (legend.get_attribute("data-lo"), legend.get_attribute("data-hi")) == ("0", "1")
+    rows = [s.get_attribute("title") for s in figure.find_elements(By.CSS_SELECTOR, ".axis-y span")]
+    cols = [s.get_attribute("title") for s in figure.find_elements(By.CSS_SELECTOR, ".axis-x span")]
+    shown = ["␣" if c == " " else c for c in "First Citizen"]
+    assert rows == shown and cols == shown
+
+    # hovering cell (query 5, key 2) lights row 5 and column 2, their tokens, and writes the exact weight
+    canvas = figure.find_element(By.CSS_SELECTOR, "canvas.heatmap")
+    cell = int(canvas.get_attribute("width")) / 13
+    hover = (
+        "const c = arguments[0]; c.dispatchEvent(new MouseEvent('mousemove', {clientX: c.getBoundingClientRect().left"
+        " + 1 + arguments[1], clientY: c.getBoundingClientRect().top + 1 + arguments[2], bubbles: true}))"
+    )
+    browser.execute_script(hover, canvas, 2.5 * cell, 5.5 * cell)
+
+    def lit(axis):
+        labels = figure.find_elements(By.CSS_SELECTOR, f".axis-{axis} span")
+        return [i for i, s in enumerate(labels) if "lit" in s.get_attribute("class")]
+
+    assert (lit("y"), lit("x")) == ([5], [2])
+    chips = browser.find_elements(By.CSS_SELECTOR, "#trace-tokens .chip")
+    assert "query" in chips[5].get_attribute("class") and "key" in chips[2].get_attribute("class")
+    weight = float(traced["blocks.0.attention.weights"][0, 5, 2])  # head 0: (H, T, T)
+    readout = figure.find_element(By.CSS_SELECTOR, ".readout").text
+    assert readout.startswith("position 5 (␣), key 2 (r): ")
+    assert float(readout.split(": ")[1]) == pytest.approx(weight, abs=1e-4)
+    # the map's border and beyond: nothing lit, nothing thrown
+    for x, y in ((-1, -1), (13 * cell + 3, 2), (2, 13 * cell + 3)):
+        browser.execute_script(hover, canvas, x, y)
+        assert figure.find_element(By.CSS_SELECTOR, ".readout").text.strip() == ""
+    assert not console_errors(browser)
+
+
+def test_the_sampling_bars_follow_the_controls_with_generations_numbers(base_url, browser, runs_folder):  # noqa: F811
+    By = _by()
+    _open(browser, base_url, "generator")
+    for field, value in (("temperature", "0.7"), ("top-k", "5")):
+        browser.find_element(By.ID, field).clear()
+        browser.find_element(By.ID, field).send_keys(value)
+    browser.find_element(By.ID, "max-new-tokens").clear()
+    browser.find_element(By.ID, "max-new-tokens").send_keys("12")
+    browser.find_element(By.ID, "prompt").clear()
+    browser.find_element(By.ID, "prompt").send_keys("Before we")
+    browser.find_element(By.ID, "generate").click()
+    wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".tok.gen")) == 12)
+    browser.find_elements(By.CSS_SELECTOR, ".tok.gen")[3].click()
+    wait(browser, lambda d: d.find_element(By.ID, "gen-inspect").is_displayed())
+
+    def drawn():
+        values = browser.find_elements(By.CSS_SELECTOR, "#next-token .bar-value")
+        return [float(v.get_attribute("title").split(" → ")[1]) for v in values]
+
+    context = "".join(t.get_attribute("textContent") for t in browser.find_elements(By.CSS_SELECTOR, ".tok")[: 9 + 3])
+    import httpx
+
+    server = httpx.post(
+        f"{base_url}/api/runs/generator/next-token", json={"context": context, "temperature": 0.7, "top_k": 5}
+    ).json()
+    ours = drawn()
+    assert sum(p > 0 for p in ours) == 5  # top-k 5: five tokens can be drawn, the rest are cut
+    for entry in server["top"][:5]:  # the page's numbers for the settings generation used are the server's
+        i = server["logits"]["tokens"].index(entry["token"])
+        assert ours[i] == pytest.approx(entry["p"], abs=2e-4)
+    assert browser.find_element(By.CSS_SELECTOR, "#next-token .cutoff").text.startswith("── top-k 5")
+
+    # the temperature slider redraws at once (no request): hotter spreads the probability
+    def spread():  # over about how many tokens what is drawn from is spread (e^entropy)
+        return float(re.findall(r"over about ([0-9.]+)", browser.find_element(By.ID, "sampling-note").text)[1])
+
+    before = spread()
+    browser.find_element(By.ID, "s-top-k").clear()
+    browser.execute_script(
+        "const s = document.getElementById('s-temperature'); s.value = 2.5; s.dispatchEvent(new Event('input'))"
+    )
+    assert spread() > before and sum(p > 0 for p in drawn()) > 5
+    assert not console_errors(browser)
+
+
+@pytest.mark.parametrize("run", ["generator", "classifier", "seq2seq"])
+def test_no_view_scrolls_sideways_at_1280_by_720_or_logs_an_error(base_url, browser, run):  # noqa: F811
+    By = _by()
+    _open(browser, base_url, run)
+    assert _overflow(browser) <= 0
+    views = {
+        "generator": ("generate", ".tok.gen"),
+        "classifier": ("classify", "#cls-result"),
+        "seq2seq": ("translate", "#mt-result"),
+    }
+    button, shown = views[run]
+    browser.find_element(By.ID, button).click()
+    wait(browser, lambda d: any(e.is_displayed() for e in d.find_elements(By.CSS_SELECTOR, shown)), 30)
+    if run == "generator":
+        browser.find_elements(By.CSS_SELECTOR, ".tok.gen")[2].click()
+        wait(browser, lambda d: d.find_element(By.ID, "gen-inspect").is_displayed())
+    assert _overflow(browser) <= 0, button
+    for _ in range(6):  # a few steps of the walk
+        browser.find_element(By.ID, "trace-next").click()
+        time.sleep(0.1)
+    assert _overflow(browser) <= 0, "forward"
+    browser.find_element(By.ID, "backward").click()
+    wait(browser, lambda d: d.find_element(By.ID, "backward-result").is_displayed(), 30)
+    browser.find_element(By.ID, "take-step").click()
+    wait(browser, lambda d: d.find_element(By.ID, "step-result").is_displayed(), 30)
+    assert _overflow(browser) <= 0, "backward"
+    browser.execute_script("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    assert _overflow(browser) <= 0, "run panel"
+    assert not console_errors(browser)
