@@ -9,6 +9,7 @@ import warnings
 
 from ..errors import TliteWarning
 from ..version import __version__
+from .output import OutputError, guarded_stdout, quiet_broken_pipe
 
 # subcommand name -> module in transformers_lite.cli; each module has add_parser(subparsers) and run(args)
 SUBCOMMANDS = {
@@ -48,6 +49,26 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``tlite`` command; its exit code. Standard output is checked (``output``): a write that
+    went nowhere is an error (exit 1), a reader that went away (``| head``) ends the command quietly (0)."""
+    with guarded_stdout() as output:
+        try:
+            try:
+                code = _command(argv)
+            except SystemExit:  # argparse's --help, --version and usage errors print too
+                output.finish()
+                raise
+            output.finish()
+            return code
+        except BrokenPipeError:
+            quiet_broken_pipe(output)
+            return 0
+        except OutputError as err:
+            print(f"tlite: error: {err}", file=sys.stderr)
+            return 1
+
+
+def _command(argv: list[str] | None) -> int:
     warnings.showwarning = _show_warning
     warnings.simplefilter("always", TliteWarning)
     parser = build_parser()
@@ -57,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except BrokenPipeError:  # the reader of our output went away (e.g. `| head`)
-        return 0
+    except (BrokenPipeError, OutputError):  # standard output's: ``main`` says what they mean
+        raise
     except KeyboardInterrupt:
         print("tlite: interrupted", file=sys.stderr)
         return 130

@@ -32,6 +32,7 @@ from ..families import family
 from ..inspect.timeline import Timeline
 from ..models import build_model
 from ..runs import latest_checkpoint, load_tokenizers
+from ..runs.complete import require
 from ..runs.files import FORMAT
 from ..runs.manifest import MANIFEST, RESUMING, record, verify
 from ..summary import count_parameters
@@ -235,6 +236,8 @@ class Recipe:
                     last = latest_checkpoint(run_dir)
                     where = f"the last good checkpoint is {last}" if last else "no checkpoint was written yet"
                     raise NonFiniteLoss(f"{err}, {where}") from None
+                if dist_ctx.is_main:
+                    require(run_dir, "saved")  # a folder deleted or emptied while it trained is no saved run
                 log(f"run saved in {run_dir}")
         except Exception:
             if created and dist_ctx.is_main:

@@ -13,6 +13,7 @@ from ..config import Config, apply_overrides
 from ..data.sources import sha256
 from ..errors import RunError
 from ..families import expect
+from ..runs.complete import require
 from ..runs.files import FORMAT
 from ..training.settings import LIMITS
 from .recipe import Recipe
@@ -37,8 +38,7 @@ def recorded_recipe(run_dir: str | Path) -> Recipe:
     """The recipe a run directory was trained with, from its ``hyperparameters.json``."""
     run_dir = Path(run_dir)
     path = run_dir / "hyperparameters.json"
-    if not path.is_file():
-        raise RunError(f"--resume {run_dir}: not a run directory (no hyperparameters.json)")
+    require(run_dir, "resume")  # the recorded settings, and the files a checkpoint was trained with
     hyper = read_json(path, "hyperparameters file")
     if hyper.get("imported_from"):
         raise RunError(

@@ -20,6 +20,7 @@ from ..config import CONFIGS, Config, config_from_dict
 from ..errors import RunError
 from ..models import build_model
 from ..tokenizers import Tokenizer, load_tokenizer
+from .complete import require
 from .files import load_weights, read_tensors, weights_file
 from .legacy import upgrade_config, upgrade_state_dict, upgrade_tokenizer
 from .manifest import verify
@@ -39,8 +40,12 @@ class LoadedRun:
 
     @functools.cached_property
     def hyperparameters(self) -> dict[str, Any]:
-        path = self.run_dir / "hyperparameters.json"
-        return read_json(path, "hyperparameters file") if path.is_file() else {}
+        """The recorded settings; a run folder without its ``hyperparameters.json`` is a ``RunError`` naming
+        it (not a run that recorded nothing). A run built in memory (no folder) has none."""
+        if not (self.run_dir / "config.json").is_file():
+            return {}
+        require(self.run_dir, "settings")
+        return read_json(self.run_dir / "hyperparameters.json", "hyperparameters file")
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -96,8 +101,7 @@ def load(run_dir: str | Path, device: str | torch.device = "cpu", trust_edited: 
     """Model (in eval mode), tokenizer(s) and config of a run directory, validated against each other
     and against the run's manifest (``trust_edited=True`` loads files edited after training)."""
     run_dir = Path(run_dir)
-    if not run_dir.is_dir():
-        raise RunError(f"{run_dir} is not a run directory (no such folder)")
+    require(run_dir, "load")  # every file a load reads is there, or the missing ones are named
     # each file is read first (a damaged one is named as damaged), then checked against the manifest
     config = read_config(run_dir)
     verify(run_dir, ["config.json"], trust_edited)

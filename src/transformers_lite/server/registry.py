@@ -1,14 +1,27 @@
 """The runs a server shows: one run directory, or every run directory inside a folder.
 
-Runs are loaded on first use and kept; a run still training is loaded again from each newer checkpoint
-it writes, and runs that appear in the folder later are added when the run list is asked for. A model
-call changes nothing on the model (attention maps and every other inspected step come back from the
-forward through a ``Trace``), so requests on one run need no lock.
+A run is loaded on first use and kept with its **fingerprint**: the name, size, ``mtime_ns`` and inode of
+each file at the top of its folder, of ``checkpoint/LATEST`` and of the weights file it loads (the final
+``model.safetensors``, else the latest checkpoint's). Every lookup takes the fingerprint again (a few
+``stat`` calls): a run whose files changed (weights replaced, a newer checkpoint of a run still training,
+the folder replaced by another run) is loaded again before it answers, one whose folder is gone (deleted,
+renamed) is a ``KeyError`` (404) naming it and leaves the list, so what was loaded is never served
+after its folder changed. Runs that appear later are added when the list is asked for, or a run is
+asked for by a name not yet known.
+
+Run names are the routes' paths (``/api/runs/NAME/timeline``): a run folder inside another folder whose
+name is one of ``RUN_ROUTES`` (``more/timeline``) would read as the route of ``more``, so it is not
+served and the list names it with the reason (rename the folder to serve it). A top-level run named
+``timeline`` is served: ``/api/runs/timeline`` cannot be read as a route.
+
+A model call changes nothing on the model (attention maps and every other inspected step come back from
+the forward through a ``Trace``), so requests on one run need no lock.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +31,22 @@ from ..families import load
 from ..pipeline import Run
 from ..runs.files import weights_file
 
+# the last parts of the routes under /api/runs/NAME/ (``routes``; a test keeps the two the same)
+RUN_ROUTES = (
+    "embeddings",
+    "timeline",
+    "generate",
+    "next-token",
+    "classify",
+    "translate",
+    "trace",
+    "sweep",
+    "backward",
+    "step",
+)
+
+Fingerprint = tuple[tuple[str, int, int, int], ...]
+
 
 @dataclass
 class Entry:
@@ -25,7 +54,7 @@ class Entry:
     path: Path
     family: str
     run: Run | None = None
-    weights: Path | None = None  # the file the run was loaded from (a checkpoint while it trains)
+    fingerprint: Fingerprint = ()  # of the files ``run`` was loaded from
 
 
 def _family(path: Path) -> str:
@@ -33,6 +62,39 @@ def _family(path: Path) -> str:
         return json.loads((path / "config.json").read_text(encoding="utf-8")).get("family", "?")
     except (OSError, ValueError):
         return "?"
+
+
+def fingerprint(path: Path) -> Fingerprint:
+    """What a run's folder holds now, cheaply: ``(name, size, mtime_ns, inode)`` of its top-level files,
+    of ``checkpoint/LATEST`` and of the weights file a load takes. Any file written, replaced (a new inode,
+    even with the same size and time, as a copy or an atomic rename gives) or removed changes it."""
+    files = []
+    try:
+        with os.scandir(path) as found:
+            files = [Path(e.path) for e in found if e.name != ".lock" and e.is_file(follow_symlinks=False)]
+    except OSError:
+        return ()
+    files.append(path / "checkpoint" / "LATEST")
+    try:
+        files.append(weights_file(path))
+    except RunError:
+        pass
+    out = []
+    for file in files:
+        try:
+            st = file.stat()
+        except OSError:
+            continue
+        out.append((str(file.relative_to(path)), st.st_size, st.st_mtime_ns, st.st_ino))
+    return tuple(sorted(set(out)))
+
+
+def route_clash(name: str) -> str | None:
+    """Why a run called ``name`` would read as another run's route (``more/timeline``), or ``None``."""
+    folder, _, last = name.rpartition("/")
+    if folder and last in RUN_ROUTES:
+        return f"its folder's name reads as the route /{last} of {folder!r}; rename the folder {name!r} to serve it"
+    return None
 
 
 class RunRegistry:
@@ -45,22 +107,33 @@ class RunRegistry:
             raise RunError(f"{root} is not a run directory or a folder of runs (no such folder)")
         self.root = root
         self.entries: dict[str, Entry] = {}
-        self._loading = threading.Lock()
+        self.refused: dict[str, str] = {}  # run folders not served: name -> why
+        self._loading = threading.Lock()  # one load at a time
+        self._listing = threading.Lock()  # one change of the list at a time (taken after _loading, never before)
         self.refresh()
-        if not self.entries:
+        if not self.entries and not self.refused:
             raise RunError(f"{root} holds no runs (no config.json in it or in its sub-folders)")
 
     def refresh(self) -> None:
-        """Add the runs that appeared since (a run started after the server holds a config.json at once)."""
+        """The list as the folder holds it now: runs that appeared are added, runs whose folder is gone
+        (or holds no ``config.json`` any more) are dropped."""
+        with self._listing:
+            self._refresh()
+
+    def _refresh(self) -> None:
         root = self.root
         if (root / "config.json").is_file():
             paths = [root]
         else:
             paths = sorted({p.parent for p in [*root.glob("*/config.json"), *root.glob("*/*/config.json")]})
-        for path in paths:
-            name = path.name if path == root else str(path.relative_to(root))
-            if name not in self.entries:
-                self.entries[name] = Entry(name, path, _family(path))
+        names = {(path.name if path == root else path.relative_to(root).as_posix()): path for path in paths}
+        self.refused = {name: why for name in names if (why := route_clash(name))}
+        kept = {}
+        for name in sorted(n for n in names if n not in self.refused):
+            entry = self.entries.get(name) or Entry(name, names[name], "?")
+            entry.family = _family(names[name])  # a folder replaced by a run of another family says so at once
+            kept[name] = entry
+        self.entries = kept
 
     def names(self) -> list[str]:
         return list(self.entries)
@@ -71,19 +144,30 @@ class RunRegistry:
         by_family: dict[str, list[str]] = {}
         for entry in list(self.entries.values()):  # a copy: another request's refresh may add runs meanwhile
             by_family.setdefault(entry.family, []).append(entry.name)
-        return [other for other in by_family.get(self.entries[name].family, []) if other != name]
+        mine = self.entries.get(name)
+        return [other for other in by_family.get(mine.family, []) if other != name] if mine else []
+
+    def _unknown(self, name: str) -> KeyError:
+        if name in self.refused:
+            return KeyError(f"run {name!r} is not served: {self.refused[name]}")
+        return KeyError(f"no run named {name!r}; known: {', '.join(self.entries) or 'none'}")
 
     def entry(self, name: str) -> Entry:
-        """The named run, loaded; an unknown name is a ``KeyError`` naming the known ones."""
-        if name not in self.entries:
-            raise KeyError(f"no run named {name!r}; known: {', '.join(self.entries)}")
-        entry = self.entries[name]
+        """The named run, loaded from what its folder holds now (see the module docstring); an unknown
+        or vanished name is a ``KeyError`` naming the known ones."""
         with self._loading:
-            try:
-                current = weights_file(entry.path)
-            except RunError:
-                current = None
-            if entry.run is None or (current is not None and current != entry.weights):  # a newer checkpoint
+            if name not in self.entries:
+                self.refresh()  # a run started since, asked for by name
+            entry = self.entries.get(name)
+            if entry is None:
+                raise self._unknown(name)
+            now = fingerprint(entry.path)
+            if not (entry.path / "config.json").is_file():  # deleted, renamed, emptied: never served from memory
+                self.refresh()
+                raise KeyError(f"run {name!r} is gone: its folder no longer holds a run") from None
+            if entry.run is None or now != entry.fingerprint:
+                entry.run, entry.fingerprint = None, ()  # a failed load must not leave the old run served
+                entry.family = _family(entry.path)
                 entry.run = load(entry.path)
-                entry.weights = current
+                entry.fingerprint = now
         return entry

@@ -6,8 +6,10 @@
   ``.../classify``, ``.../translate``;
 * one input through the model: ``POST .../trace``, ``.../sweep``, ``.../backward``, ``.../step``.
 
-Each route finds its run in the server's registry (``request.app.state.registry``), answers 404 for an
-unknown run and 400 for a request the run cannot serve (``ValueError`` from the library).
+Each route finds its run in the server's registry (``request.app.state.registry``), which checks that the
+run's folder still holds what it loaded; it answers 404 for an unknown or deleted run and 400 for a
+request the run cannot serve (``ValueError`` from the library). The last part of each route under
+``/runs/NAME/`` is one of ``registry.RUN_ROUTES``, which no served run's name ends with.
 """
 
 from __future__ import annotations
@@ -114,10 +116,14 @@ def _answer(request: Request, name: str, view: Callable[..., Any], *args: Any, a
 # ---------------------------------------------------------------- the runs
 @router.get("/runs")
 def runs(request: Request) -> dict[str, Any]:
-    """The runs this server shows, with their model family (runs started since are added)."""
+    """The runs this server shows, with their model family, as the folder holds them now (runs started
+    since are added, deleted ones dropped), and ``refused``: run folders whose name would read as a route."""
     registry = _registry(request)
     registry.refresh()
-    return {"runs": [{"name": e.name, "family": e.family} for e in registry.entries.values()]}
+    return {
+        "runs": [{"name": e.name, "family": e.family} for e in list(registry.entries.values())],
+        "refused": [{"name": name, "reason": why} for name, why in registry.refused.items()],
+    }
 
 
 @router.get("/runs/{name:path}/embeddings")

@@ -111,15 +111,18 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
     }
 
 
-_EXAMPLES: dict[str, tuple[int, dict[str, Any]]] = {}  # run folder -> (id of the loaded run, its example)
+# run folder -> (the loaded run, its example): the run itself is kept, not its id, which a run loaded again
+# after the folder changed (``registry``) could be given once the old one is freed
+_EXAMPLES: dict[str, tuple[Run, dict[str, Any]]] = {}
 
 
 def _example(run: Run) -> dict[str, Any]:
     """``example_inputs`` read once per loaded run (a live run's info is asked for every few seconds)."""
     key = str(run.run_dir)
-    if _EXAMPLES.get(key, (None,))[0] != id(run):
-        _EXAMPLES[key] = (id(run), example_inputs(run))
-    return _EXAMPLES[key][1]
+    kept = _EXAMPLES.get(key)
+    if kept is None or kept[0] is not run:
+        kept = _EXAMPLES[key] = (run, example_inputs(run))
+    return kept[1]
 
 
 def training_state(run: Run) -> dict[str, Any] | None:

@@ -1,0 +1,90 @@
+"""A run's life cycle checks what it relies on (``runs/complete.py``): load, the recorded settings, resume
+and the end of a training name the file that is missing, instead of a wrong message or "run saved"."""
+
+import shutil
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import transformers_lite as tl
+from transformers_lite.errors import RunError
+from transformers_lite.recipes.resume import recorded_recipe
+from transformers_lite.training.callbacks import Callback
+
+from ..helpers import TINY_GPT
+from ..reliability.conftest import cli, files, runs  # noqa: F401 - fixtures reused here
+
+FILES = ["hyperparameters.json", "config.json", "tokenizer.json", "model.safetensors", "manifest.json", "checkpoint"]
+# what each way in reads: the files whose absence it must name
+MOMENTS = {
+    "load": (lambda run: tl.load(run), {"config.json", "tokenizer.json"}),
+    "settings": (lambda run: tl.load(run).hyperparameters, {"hyperparameters.json", "config.json", "tokenizer.json"}),
+    "resume": (recorded_recipe, {"hyperparameters.json", "config.json", "tokenizer.json"}),
+}
+
+
+@settings(max_examples=30)
+@given(gone=st.sets(st.sampled_from(FILES)), moment=st.sampled_from(sorted(MOMENTS)))
+def test_a_missing_file_is_named_by_every_way_in(runs, tmp_path_factory, gone, moment):  # noqa: F811
+    run = tmp_path_factory.mktemp("run") / "gpt"
+    shutil.copytree(runs / "generator", run)
+    for name in gone:
+        shutil.rmtree(run / name) if (run / name).is_dir() else (run / name).unlink()
+    use, relies_on = MOMENTS[moment]
+    if moment == "load":  # weights: the final file or a checkpoint, either will do
+        relies_on = relies_on | (
+            {"model.safetensors", "checkpoint"} if {"model.safetensors", "checkpoint"} <= gone else set()
+        )
+    if moment == "resume" and "checkpoint" in gone:  # no checkpoint: trains its recorded settings from step 0
+        relies_on = {"hyperparameters.json"}
+    if "config.json" in gone:  # which tokenizer files a run reads, its config says: config.json is named
+        relies_on = relies_on - {"tokenizer.json"}
+    expected = sorted(relies_on & gone)
+    if "manifest.json" in gone and moment != "resume" and not expected:  # its own rule (runs/manifest.py)
+        with pytest.raises(RunError, match="manifest.json is missing"):
+            use(run)
+        return
+    if not expected:
+        use(run)
+        return
+    with pytest.raises(RunError) as err:
+        use(run)
+    message = str(err.value)
+    assert "missing" in message and all(name.split(".")[0] in message for name in expected), message
+    assert not any(f"{name} is missing" in message for name in set(FILES) - gone), message
+
+
+def test_evaluate_without_hyperparameters_names_it(cli, runs, tmp_path):  # noqa: F811
+    shutil.copytree(runs / "generator", tmp_path / "gpt")
+    (tmp_path / "gpt" / "hyperparameters.json").unlink()
+    result = cli("evaluate", tmp_path / "gpt")
+    assert result.code == 1 and "recorded no" not in result.err
+    assert result.lines == [
+        f"tlite: error: {tmp_path / 'gpt'}: hyperparameters.json is missing; its recorded settings "
+        "(data files, seed, validation split) are kept there: restore it from a copy of the run"
+    ]
+
+
+class DeleteTheRun(Callback):
+    """Deletes the run folder after step 2, as a user cleaning up the wrong folder would."""
+
+    def __init__(self, run_dir):
+        self.run_dir = run_dir
+
+    def on_step_end(self, trainer, state, loss):
+        if state.step == 2:
+            shutil.rmtree(self.run_dir)
+
+
+def test_a_training_whose_folder_is_deleted_under_it_is_not_saved(files, tmp_path, capsys):  # noqa: F811
+    from transformers_lite.cli import train
+    from transformers_lite.cli.main import build_parser
+
+    out = tmp_path / "run"
+    args = build_parser().parse_args(
+        ["train", "generator", "--text", str(files / "text.txt"), *TINY_GPT, "--max-steps", "4", "--out", str(out)]
+    )
+    with pytest.raises(RunError, match="hyperparameters.json, config.json are missing; the run folder was deleted"):
+        train.run(args, callbacks=[DeleteTheRun(out)])
+    assert "run saved" not in capsys.readouterr().out
