@@ -1,5 +1,6 @@
 """What a forward trace says when read out: the prediction forming block by block (the "logit lens")
-and how far each head looks (post 004: "heads look back only about four characters").
+and how far each head looks (post 004: "most tokens only place emphasis on the four or less tokens
+directly before them").
 
 Both read a ``ForwardTrace`` (``inspect.forward``); the lens also applies the model's own output layer
 (its final norm and head) to the residual stream at each block boundary.
