@@ -72,7 +72,7 @@ bench-speed: setup
 	$(if $(BEFORE),$(BIN)/python benchmarks/compare_versions.py --before $(BEFORE))
 	$(if $(BEFORE),$(BIN)/python benchmarks/compare_versions.py --before $(BEFORE) --only sample-one-process --rounds 21)
 
-screenshots: setup browser  # trains small runs on ../shared/data (about 35 min), writes outputs/screenshots/*.png
+screenshots: setup browser  # trains small runs on ../shared/data (about 20 min), writes outputs/screenshots/*.png
 	$(BIN)/python examples/screenshots.py
 
 clean:

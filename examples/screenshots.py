@@ -4,9 +4,9 @@
     python examples/screenshots.py RUN [RUN ...]      # or shows runs you already have (one per family)
 
 Without runs it trains, into outputs/screenshot_runs/ (kept for the next time): the baby-gpt recipe on
-tiny Shakespeare (2 min), the classifier recipe on MARC (about 1 min) and the translator's
-`seq2seq-budget` recipe on Multi30k (30 min). The server and a headless Chromium (Debian's chromium +
-chromium-driver) then visit each view.
+tiny Shakespeare (2 min), the classifier recipe on MARC (about 6 min) and the translator's
+`seq2seq-budget` recipe on Multi30k for 12 minutes. The server and a headless Chromium (Debian's chromium +
+chromium-driver) then visit each view at 1280×720.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def train_runs() -> Path:
             train=str(sources.resolve("amazon_reviews_multi_en", "train.jsonl")),
             val=str(sources.resolve("amazon_reviews_multi_en", "dev.jsonl")),
         ),
-        "translator": lambda: tl.get_preset("seq2seq-budget"),
+        "translator": lambda: tl.get_preset("seq2seq-budget").override(max_minutes=12),
     }
     for name, experiment in jobs.items():
         if not (RUNS / name / "model.safetensors").is_file():
@@ -86,7 +86,9 @@ def main(argv: list[str]) -> None:
         """The window at 1280×720 (what a laptop shows), scrolled to ``element_id`` (the top: None)."""
         driver.set_window_size(1280, 720)
         if element_id:
-            driver.execute_script("document.getElementById(arguments[0]).scrollIntoView()", element_id)
+            driver.execute_script(  # below the sticky step bar
+                "document.getElementById(arguments[0]).scrollIntoView(); window.scrollBy(0, -56)", element_id
+            )
         else:
             driver.execute_script("window.scrollTo(0, 0)")
         time.sleep(0.3)
@@ -111,7 +113,7 @@ def main(argv: list[str]) -> None:
         shot(f"{name}_map")
         open_step(step)
         shot(f"{name}_walk", "guide")
-        shot(name, "trace-step-info")
+        shot(name, "trace-view")
 
     def backward(name: str, position: str | None) -> None:
         """The backward view of the default input (a generator's loss at ``position``) at the last block's

@@ -86,7 +86,8 @@ export function legend(s, { masked = false } = {}) {
 // (the group's first), so every label written can be read
 function labelsOf(names, count, cell, vertical) {
   const every = Math.max(1, Math.ceil(10 / cell));
-  const box = el("div", { className: `${vertical ? "axis-x" : "axis-y"}${every > 1 ? " grouped" : ""}` });
+  const short = names && names.every((n) => visible(n ?? "").length <= 2);  // characters: written upright
+  const box = el("div", { className: `${vertical ? "axis-x" : "axis-y"}${every > 1 ? " grouped" : ""}${short ? " short" : ""}` });
   for (let i = 0; i < count; i += every) {
     const text = names ? visible(names[i] ?? "") : String(i);
     const label = el("span", {}, text);
