@@ -32,14 +32,17 @@ def test_a_missing_file_is_named_by_every_way_in(runs, tmp_path_factory, gone, m
     for name in gone:
         shutil.rmtree(run / name) if (run / name).is_dir() else (run / name).unlink()
     use, relies_on = MOMENTS[moment]
-    if moment == "load":  # weights: the final file or a checkpoint, either will do
-        relies_on = relies_on | (
-            {"model.safetensors", "checkpoint"} if {"model.safetensors", "checkpoint"} <= gone else set()
-        )
+    weights = {"model.safetensors", "checkpoint"}  # the final file or a checkpoint, either will do
+    loading = MOMENTS["load"][1] | (weights if weights <= gone else set())
+    if moment == "load":
+        relies_on = loading
     if moment == "resume" and "checkpoint" in gone:  # no checkpoint: trains its recorded settings from step 0
         relies_on = {"hyperparameters.json"}
     if "config.json" in gone:  # which tokenizer files a run reads, its config says: config.json is named
         relies_on = relies_on - {"tokenizer.json"}
+    loading -= {"tokenizer.json"} if "config.json" in gone else set()
+    if moment == "settings" and loading & gone:  # the settings are read from a loaded run: loading fails first
+        relies_on = loading
     expected = sorted(relies_on & gone)
     manifest_rule = "hyperparameters.json" not in gone  # a run that records it must keep its manifest too
     if "manifest.json" in gone and manifest_rule and moment != "resume" and not expected:  # runs/manifest.py
