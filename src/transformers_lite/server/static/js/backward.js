@@ -89,7 +89,7 @@ function renderGradient(step, data) {
   const what = perHead ? `head ${Math.min(head, step.shape[0] - 1)}` : step.name;
   const auto = matrixOf(step, head);
   const hand = step.hand_values ? matrixOf({ values: step.hand_values }, head) : null;
-  const s = signedScale(absMax([...auto.flat(), ...(hand ? hand.flat() : [])]), "\u2202L/\u2202x (autograd and the hand rule on one scale)");
+  const s = signedScale(absMax([auto, hand || []]), "\u2202L/\u2202x (autograd and the hand rule on one scale)");
   const options = { rows: auto.length === rows.length ? rows : null, s, rowTitle: auto.length === rows.length ? "position" : "row", colTitle: "channel" };
   const maps = [heatmap(auto, { ...options, title: `autograd: ${what}` })];
   if (hand) maps.push(heatmap(hand, { ...options, title: `hand-derived (${step.kinds.join(" + ")}): ${what}` }));

@@ -168,9 +168,13 @@ export function scaleOf(step, steps) {
   } else if (step.kind === "mask") {
     return signedScale(1, "0: may be read; grey: \u2212\u221e");
   }
-  const max = absMax(group.flatMap((s) => (s.values ? [s.values].flat(Infinity) : [])));
-  return signedScale(max, `value (one scale for ${what})`);
+  const key = `${what}\u0000${group.length}`;  // the group's largest value, once per trace answer
+  const known = SCALES.get(steps) || new Map();
+  SCALES.set(steps, known);
+  if (!known.has(key)) known.set(key, absMax(group.map((s) => s.values || [])));
+  return signedScale(known.get(key), `value (one scale for ${what})`);
 }
+const SCALES = new WeakMap();  // trace answer's steps -> the largest |value| of each group drawn on one scale
 
 function axesOf(step) { return step.axes.slice(1, -1).split(", "); }  // one letter per axis: T tokens, S the source's
 
@@ -274,7 +278,7 @@ function renderGuide(step) {
   // probabilities on their fixed 0-1 scale; every other row on one signed scale, so sizes compare
   const isProbability = (s) => s.kind === "softmax" || s.kind === "mixture";
   const signedRows = shown.filter((s) => !isProbability(s)).map(rowOf);
-  const signed = signedScale(absMax(signedRows.flat()), "value (one scale for these rows)");
+  const signed = signedScale(absMax(signedRows), "value (one scale for these rows)");
   const probability = probabilityScale("probability (fixed 0\u20131)");
   for (const st of shown) {
     strips.push(el("span", {}, `${st === step ? "\u2192 " : ""}${shortName(st.name)}`), stripOf(rowOf(st), isProbability(st) ? probability : signed));
@@ -303,7 +307,7 @@ function renderStrips(data) {
   $("trace-pos").textContent = `${source ? "(of the source) " : ""}${pos} (${visible(rows[pos] ?? "")})`;
   const chosen = data.steps.filter((step) => step.values && step.shape.length === 2 && step.axes === "(T, C)" && step.shape[0] === rows.length &&
     !(data.source_tokens.length && step.name.startsWith("encoder.") !== source));
-  const s = signedScale(absMax(chosen.flatMap((step) => step.values[pos])), "value (every strip on one scale)");
+  const s = signedScale(absMax(chosen.map((step) => step.values[pos])), "value (every strip on one scale)");
   const strips = chosen.flatMap((step) => [el("span", {}, shortName(step.name)), stripOf(step.values[pos], s)]);
   if (strips.length) strips.push(el("span"), legend(s));
   $("trace-strips").replaceChildren(...strips);

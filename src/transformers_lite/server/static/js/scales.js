@@ -46,9 +46,14 @@ export const signedScale = (max, title = "value") => scale("signed", -(max || 1e
 // a loss from 0 to max: red
 export const lossScale = (max, title = "loss") => scale("loss", 0, max || 1e-9, REDS, title);
 
-export function absMax(values) {  // a loop, not Math.max(...values): a (T, F) step can hold more values than a call takes
+// the largest |value| of nested arrays (a step's values, any depth), null (masked) left out; a loop, not
+// Math.max(...values) or .flat(): a (H, T, T) step at context 256 holds a quarter of a million values
+export function absMax(values) {
   let max = 0;
-  for (const v of values) if (v !== null && v !== undefined && Number.isFinite(v)) max = Math.max(max, Math.abs(v));
+  for (const v of values) {
+    if (Array.isArray(v)) max = Math.max(max, absMax(v));
+    else if (v !== null && v !== undefined && Number.isFinite(v)) max = Math.max(max, Math.abs(v));
+  }
   return max;
 }
 
