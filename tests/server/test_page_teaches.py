@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from ..reliability.conftest import files, runs  # noqa: F401 - fixtures
 from .test_browser import base_url, browser, console_errors, pick, wait  # noqa: F401 - fixtures
 
 webdriver = pytest.importorskip("selenium.webdriver")
@@ -216,3 +217,64 @@ def test_no_view_scrolls_sideways_at_1280_by_720_or_logs_an_error(base_url, brow
     browser.execute_script("document.querySelectorAll('details').forEach((d) => { d.open = true; })")
     assert _overflow(browser) <= 0, "run panel"
     assert not console_errors(browser)
+
+
+def test_a_run_picked_before_its_first_checkpoint_waits_and_opens_when_it_has_one(browser, runs, tmp_path):  # noqa: F811
+    """Nothing of the run shown before stays on the page; the late run opens by itself once it can."""
+    import shutil
+    import socket
+    import threading
+
+    import uvicorn
+
+    from transformers_lite.server.app import create_app
+    from transformers_lite.server.registry import RunRegistry
+
+    By = _by()
+    shutil.copytree(runs / "classifier", tmp_path / "a-classifier")
+    late = tmp_path / "late"
+    shutil.copytree(runs / "generator", late)
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    for name in ("model.safetensors", "checkpoint"):  # the weights it will write
+        shutil.move(late / name, kept / name)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(RunRegistry(tmp_path)), host="127.0.0.1", port=port, log_level="warning")
+    )
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        browser.set_window_size(1280, 720)
+        browser.get(f"http://127.0.0.1:{port}/")
+        wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1", 30)
+        assert browser.find_element(By.ID, "view-classifier").is_displayed()
+        from selenium.webdriver.support.ui import Select
+
+        Select(browser.find_element(By.ID, "run-picker")).select_by_value("late")
+        wait(browser, lambda d: "cannot be opened yet" in d.find_element(By.ID, "status").text)
+        assert "trying again" in browser.find_element(By.ID, "status").text
+        for view in ("view-classifier", "view-forward", "run-panel"):  # not the classifier's panels under its name
+            assert not browser.find_element(By.ID, view).is_displayed(), view
+        for name in ("model.safetensors", "checkpoint"):
+            shutil.move(kept / name, late / name)
+        wait(browser, lambda d: d.find_element(By.ID, "view-generator").is_displayed(), 20)
+        wait(browser, lambda d: d.find_element(By.ID, "run-family").text == "generator")
+        assert browser.find_element(By.ID, "status").text == ""
+        # a run that appears in the folder joins the picker without a reload
+        shutil.copytree(runs / "seq2seq", tmp_path / "new-translator")
+        wait(
+            browser,
+            lambda d: (
+                "new-translator"
+                in [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#run-picker option")]
+            ),
+            20,
+        )
+        errors = console_errors(browser)  # only the refused loads of the late run, which the page retried
+        assert all("/api/runs/late" in e["message"] for e in errors), errors
+    finally:
+        server.should_exit = True
