@@ -26,7 +26,7 @@ LAYERS = [
     {"evaluation"},
     {"tasks"},
     {"inspect", "interop"},
-    {"family"},
+    {"family", "exercises"},
     {"pipeline"},
     {"families"},
     {"recipes"},

@@ -3,6 +3,7 @@
 Public API re-exports only; importing this package has no side effects.
 """
 
+from . import exercises
 from .config import (
     ClassifierConfig,
     EncoderLMConfig,
@@ -57,5 +58,6 @@ __all__ = [
     "LoadedRun",
     "Run",
     "load",
+    "exercises",
     "__version__",
 ]

@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "data": "data",
     "baseline": "baseline",
     "backprop": "backprop",
+    "exercise": "exercise",
     "import-hf": "hf",
     "export-hf": "hf",
     "serve": "serve",

@@ -1,0 +1,73 @@
+"""Derive each step of the posts' equations yourself: the exercises, from a Dense layer to one AdamW step.
+
+tlite exercise list                                   # the path, with what you have done
+tlite exercise show dense-backward                    # its statement, and dense_backward.py to edit
+tlite exercise check dense-backward dense_backward.py --run outputs/gpt   # on your own run's tensors
+tlite exercise hint dense-backward                    # one more hint each time (three at most)
+tlite exercise solution dense-backward                # the library's own rule
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .. import exercises as ex
+from ..families import load
+from .common import command
+
+
+def add_parser(sub, name: str) -> None:  # noqa: ANN001
+    p = command(sub, name, __doc__)
+    actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    actions.add_parser("list", help="the exercises in order, with what you have done")
+    show = actions.add_parser("show", help="an exercise's statement, and its function written to a file to edit")
+    show.add_argument("name")
+    show.add_argument("--out", help="the file to write (default: NAME.py here, never over an existing one)")
+    check = actions.add_parser("check", help="run your function on the tensors of a forward pass and compare")
+    check.add_argument("name")
+    check.add_argument("file", help="the Python file that defines the exercise's function")
+    check.add_argument("--run", help="a run directory: its model's tensors (default: a small built-in model)")
+    hint = actions.add_parser("hint", help="the next hint (each call shows one more)")
+    hint.add_argument("name")
+    hint.add_argument("--all", action="store_true", help="every hint at once")
+    solution = actions.add_parser("solution", help="the reference solution (the library's own rule)")
+    solution.add_argument("name")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    done = ex.read_progress()
+    if args.action == "list":
+        for k, e in enumerate(ex.EXERCISES, 1):
+            mark = "done" if done.get(e.name, {}).get("passed") else "    "
+            print(f"{k:2d}. [{mark}] {e.name:26s} {e.title} ({e.part})")
+        passed = sum(1 for e in ex.EXERCISES if done.get(e.name, {}).get("passed"))
+        print(f"{passed} of {len(ex.EXERCISES)} done; start with: tlite exercise show {ex.EXERCISES[0].name}")
+        return 0
+    e = ex.exercise(args.name)
+    if args.action == "show":
+        out = Path(args.out or f"{e.function}.py")
+        print(e.stub())
+        if out.exists():
+            print(f"{out} exists: left as it is (check it with: tlite exercise check {e.name} {out})")
+        else:
+            out.write_text(e.stub(), encoding="utf-8")
+            print(f"wrote {out}: write {e.function}, then: tlite exercise check {e.name} {out}")
+        return 0
+    if args.action == "hint":
+        seen = int(done.get(e.name, {}).get("hints", 0))
+        shown = len(e.hints) if args.all else min(seen + 1, len(e.hints))
+        for k, text in enumerate(e.hints[:shown], 1):
+            print(f"hint {k} of {len(e.hints)}: {text}")
+        ex.progress.record(e.name, hints=max(seen, shown))
+        return 0
+    if args.action == "solution":
+        print(e.solution_source())
+        return 0
+    run_ = load(args.run) if args.run else None
+    verdict = ex.run_check(e.name, args.file, run=run_)
+    print(("PASS " if verdict.passed else "FAIL ") + verdict.message)
+    if not verdict.passed:
+        print(f"stuck? tlite exercise hint {e.name}")
+    return 0 if verdict.passed else 1

@@ -1,0 +1,216 @@
+"""The exercises, in the order the posts derive the steps: a Dense layer, the activations, softmax,
+cross-entropy, the norms, attention and its batched matmul, the heads split and merged, the embedding,
+the residual sum, the tied output layer, and one optimizer step. Each reference solution is the
+library's own rule (``backprop.ops``); each input is a tensor a real forward pass computed
+(``exercises.source``). Shapes: N rows (tokens), T tokens, C channels, F feed-forward units, H heads,
+D head size, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from ..backprop import ops
+from .exercise import Inputs
+
+
+def _dense(src: Any) -> Inputs:  # noqa: ANN401 - a Source: the first Dense with a bias (not one of Q, K, V)
+    x, w, b = src.inputs_of(
+        "projection", lambda r: r.step.part is None and len(r.inputs) >= 3 and r.inputs[2] is not None
+    )[:3]
+    x = x.reshape(-1, x.shape[-1])  # (N, in): every token a row
+    return {"x": x, "w": w, "b": b, "dy": src.random_like(F.linear(x, w, b))}
+
+
+def _pre_activation(src: Any) -> Inputs:  # noqa: ANN401 - the feed-forward's x W₁ᵀ + b₁, as the model computed it
+    x, w, b = src.inputs_of("activation")[:3]
+    a = F.linear(x.reshape(-1, x.shape[-1]), w, b)  # (N, F)
+    return {"a": a, "dy": src.random_like(a)}
+
+
+def _scores(src: Any) -> Inputs:  # noqa: ANN401 - the first attention's scaled scores S (H, T, T), no −∞ in them
+    s = src.output_of("scale")
+    return {"s": s, "p": torch.softmax(s, -1), "dp": src.random_like(s)}
+
+
+def _logits(src: Any) -> Inputs:  # noqa: ANN401 - the model's logits and the tokens each position predicts
+    z = src.trace["logits"][0].double() if src.trace["logits"].dim() == 3 else src.trace["logits"].double()
+    ids = src.output_of("tokens").long().reshape(-1)
+    if z.shape[0] == len(ids):  # a generator: position t predicts token t + 1
+        return {"z": z[:-1], "y": ids[1:]}
+    return {"z": z.reshape(1, -1), "y": torch.zeros(1, dtype=torch.long)}  # a classifier: its first class
+
+
+def _norm(src: Any) -> Inputs:  # noqa: ANN401 - the first norm's input rows and weights (β = 0 for RMSNorm)
+    name, record = src.first("norm")
+    x, gamma, *rest = src.inputs_of("norm")
+    beta = rest[0] if rest and rest[0] is not None else torch.zeros_like(gamma)
+    x = x.reshape(-1, x.shape[-1])
+    return {"x": x, "gamma": gamma, "beta": beta, "eps": record.step.eps or 1e-5, "dy": src.random_like(x)}
+
+
+def _attention(src: Any) -> Inputs:  # noqa: ANN401 - the first attention's Q, K, V (H, T, D) and mask (T, T)
+    q, k = src.inputs_of("scores")[:2]
+    v = src.inputs_of("weighted_sum")[1]
+    try:
+        mask = src.output_of("mask")[0] == 0  # (T, S): M = 0 where a query may read a key
+    except LookupError:
+        mask = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool)
+    return {"q": q, "k": k, "v": v, "mask": mask, "do": src.random_like(q @ k.transpose(-2, -1) @ v)}
+
+
+def _heads(src: Any) -> Inputs:  # noqa: ANN401 - the first attention's heads A (H, T, D)
+    a = src.output_of("weighted_sum")
+    h, t, d = a.shape
+    return {"a": a, "heads": h, "dm": src.random_like(a.transpose(0, 1).reshape(t, h * d))}
+
+
+def _embedding(src: Any) -> Inputs:  # noqa: ANN401 - the token ids and the token table E (V, C)
+    ids, table = src.inputs_of("embedding")[:2]
+    ids = ids.long().reshape(-1)
+    return {"ids": ids, "table": table, "dy": src.random_like(table[ids])}
+
+
+def _residual(src: Any) -> Inputs:  # noqa: ANN401 - a sub-layer's input x and what it adds, f(x)
+    x, f = src.inputs_of("residual_sum")[:2]
+    return {"x": x, "f": f, "dy": src.random_like(x)}
+
+
+def _tied(src: Any) -> Inputs:  # noqa: ANN401 - the stream the output layer reads, and the token table
+    table = src.inputs_of("embedding")[1]
+    x = src.output_of("norm") if not src.records("tied_output") else src.inputs_of("tied_output")[0]
+    x = x.reshape(-1, x.shape[-1])
+    return {"x": x, "e": table, "dz": src.random_like(x @ table.T)}
+
+
+def _step(src: Any) -> Inputs:  # noqa: ANN401 - a weight of the model, a gradient and Adam's state after 2 steps
+    w = _dense(src)["w"]
+    m, v = 0.1 * src.random_like(w), src.random_like(w) ** 2 * 0.01
+    hyper = {"lr": 0.01, "beta1": 0.9, "beta2": 0.99, "eps": 1e-8, "weight_decay": 0.01}
+    return {"w": w, "g": src.random_like(w), "m": m, "v": v, "step": 3, **hyper}
+
+
+def _adamw(w, g, m, v, step, lr, beta1, beta2, eps, weight_decay):  # noqa: ANN001, ANN202
+    """PyTorch's AdamW, from the state Adam holds after ``step - 1`` steps."""
+    p = torch.nn.Parameter(w.clone())
+    opt = torch.optim.AdamW([p], lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay, foreach=False)
+    p.grad = g.clone()
+    opt.state[p] = {"step": torch.tensor(float(step - 1)), "exp_avg": m.clone(), "exp_avg_sq": v.clone()}
+    opt.step()
+    return p.detach(), opt.state[p]["exp_avg"], opt.state[p]["exp_avg_sq"]
+
+
+# ---------------------------------------------------------------- the reference solutions
+def dense_forward(x, w, b):  # noqa: ANN001, ANN201
+    return ops.linear_forward(x, w, b)[0]  # (N, in) @ (in, out) + (out,)
+
+
+def dense_backward(x, w, b, dy):  # noqa: ANN001, ANN201
+    return ops.linear_backward(dy, (x, w, True))  # dx = dy W, dW = dyᵀ x, db = Σ_rows dy
+
+
+def relu_backward(a, dy):  # noqa: ANN001, ANN201
+    return ops.relu_backward(dy, a > 0)
+
+
+def gelu_backward(a, dy):  # noqa: ANN001, ANN201
+    return ops.gelu_backward(dy, a)  # Φ(a) + a φ(a)
+
+
+def softmax_forward(s):  # noqa: ANN001, ANN201
+    e = torch.exp(s - s.amax(-1, keepdim=True))  # less each row's maximum: no overflow
+    return e / e.sum(-1, keepdim=True)
+
+
+def softmax_backward(p, dp):  # noqa: ANN001, ANN201
+    return ops.softmax_backward(dp, p)  # p ⊙ (dp − Σ_j dp_j p_j)
+
+
+def cross_entropy_backward(z, y):  # noqa: ANN001, ANN201
+    return ops.cross_entropy_backward((torch.log_softmax(z, -1), y))  # (softmax(z) − onehot(y)) / N
+
+
+def layer_norm_forward(x, gamma, beta, eps):  # noqa: ANN001, ANN201
+    return ops.layer_norm_forward(x, gamma, beta, eps)[0]
+
+
+def layer_norm_backward(x, gamma, beta, eps, dy):  # noqa: ANN001, ANN201
+    return ops.layer_norm_backward(dy, ops.layer_norm_forward(x, gamma, beta, eps)[1])
+
+
+def rms_norm_backward(x, gamma, eps, dy):  # noqa: ANN001, ANN201
+    r = 1 / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)  # (N, 1): 1 / RMS
+    dx = r * dy * gamma - r**3 * x * (dy * gamma * x).mean(-1, keepdim=True)
+    return dx, (dy * x * r).sum(0)
+
+
+def attention_forward(q, k, v, mask):  # noqa: ANN001, ANN201
+    return ops.attention_forward(q, k, v, mask)[0]
+
+
+def attention_backward(q, k, v, mask, do):  # noqa: ANN001, ANN201
+    return ops.attention_backward(do, ops.attention_forward(q, k, v, mask)[1])
+
+
+def batched_matmul_backward(a, b, dc):  # noqa: ANN001, ANN201
+    return ops.matmul_backward(dc, (a, b))  # the posts' mul4d rule: dA = dC Bᵀ, dB = Aᵀ dC
+
+
+def merge_heads_forward(a):  # noqa: ANN001, ANN201
+    return ops.merge_heads_forward(a[None])[0][0]  # (H, T, D) -> (T, H·D)
+
+
+def merge_heads_backward(dm, heads):  # noqa: ANN001, ANN201
+    t, c = dm.shape
+    return ops.merge_heads_backward(dm[None], (1, heads, t, c // heads))[0]  # (T, H·D) -> (H, T, D)
+
+
+def embedding_backward(ids, table, dy):  # noqa: ANN001, ANN201
+    return ops.embedding_backward(dy, (ids, table.shape))  # each token's row gets the sum of its positions'
+
+
+def residual_backward(x, f, dy):  # noqa: ANN001, ANN201
+    return ops.residual_backward(dy, None)
+
+
+def tied_output_backward(x, e, dz):  # noqa: ANN001, ANN201
+    return dz @ e, dz.T @ x  # z = x Eᵀ: dx = dz E, dE = dzᵀ x (added to the embedding's own)
+
+
+def sgd_step(w, g, lr):  # noqa: ANN001, ANN201
+    return w - lr * g
+
+
+def adam_step(w, g, m, v, step, lr, beta1, beta2, eps, weight_decay):  # noqa: ANN001, ANN201
+    w = w * (1 - lr * weight_decay)  # AdamW: the decay apart from the gradient
+    m = beta1 * m + (1 - beta1) * g
+    v = beta2 * v + (1 - beta2) * g * g
+    m_hat, v_hat = m / (1 - beta1**step), v / (1 - beta2**step)
+    return w - lr * m_hat / (torch.sqrt(v_hat) + eps), m, v
+
+
+# ---------------------------------------------------------------- common mistakes, by the cause a learner is told
+def softmax_over_columns(s):  # noqa: ANN001, ANN201
+    return torch.softmax(s, -2)
+
+
+def attention_softmax_over_queries(q, k, v, mask):  # noqa: ANN001, ANN201
+    s = (q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])).masked_fill(~mask, -1e300)
+    return torch.softmax(s, -2) @ v
+
+
+def attention_unscaled(q, k, v, mask):  # noqa: ANN001, ANN201
+    return torch.softmax((q @ k.transpose(-2, -1)).masked_fill(~mask, -1e300), -1) @ v
+
+
+def adam_without_bias_correction(w, g, m, v, step, lr, beta1, beta2, eps, weight_decay):  # noqa: ANN001, ANN201
+    m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
+    return (w * (1 - lr * weight_decay) - lr * m / (torch.sqrt(v) + eps),)
+
+
+def unbiased_layer_norm(x, gamma, beta, eps):  # noqa: ANN001, ANN201
+    return gamma * (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + eps) + beta

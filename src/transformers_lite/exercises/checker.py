@@ -1,0 +1,147 @@
+"""Checking a learner's function on the tensors of a real forward pass, in float64.
+
+``check(exercise, function, source)`` calls the function with the exercise's arguments and compares
+each result with what PyTorch (a forward step) or autograd (a backward step) gives. A result passes
+within a relative tolerance of 1e-6 of the largest expected value. Otherwise the ``Verdict`` names the
+first element that differs (its index along the result's axes), the two values and the relative error,
+and, where it recognises one, the likely cause: a result of the transposed shape, a flipped sign, a
+constant factor (a missing or extra 1/N), or one of the exercise's known mistakes (a softmax over the
+wrong axis, ...). Nothing the learner's function does to its arguments reaches the check: it gets copies.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from .exercise import Exercise
+
+RTOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    message: str
+    cause: str | None = None  # the likely cause, when one is recognised
+
+
+def load_function(path: str | Path, name: str) -> Callable[..., Any]:
+    """The function ``name`` defined in the learner's file ``path`` (a ``ValueError`` says what is wrong)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file (write one with: tlite exercise show NAME --out {path})")
+    spec = importlib.util.spec_from_file_location(f"exercise_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # noqa: BLE001 - the learner's file: any error is theirs to see
+        raise ValueError(f"{path} does not run: {type(err).__name__}: {err}") from None
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise ValueError(f"{path} defines no function {name}(...)")
+    return function
+
+
+def _copies(given: dict[str, Any], names: tuple[str, ...]) -> list[Any]:
+    return [given[n].clone() if isinstance(given[n], Tensor) else given[n] for n in names]
+
+
+def _as_tuple(x: Any) -> tuple[Any, ...]:  # noqa: ANN401
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def check(exercise: Exercise, function: Callable[..., Any], given: dict[str, Any]) -> Verdict:
+    """The learner's ``function`` on the arguments ``given`` (``exercise.inputs(source)``) against the
+    expected results."""
+    expected = _as_tuple(exercise.expected(**given))
+    try:
+        got = _as_tuple(function(*_copies(given, exercise.arguments)))
+    except NotImplementedError:
+        return Verdict(False, f"{exercise.function} is not implemented yet (it raises NotImplementedError)")
+    except Exception as err:  # noqa: BLE001 - the learner's code: any error is an answer to explain
+        frames = traceback.extract_tb(err.__traceback__)
+        code = getattr(function, "__code__", None)
+        theirs = [f for f in frames if code is not None and f.filename == code.co_filename] or frames[-1:]
+        where = f" (line {theirs[-1].lineno} of {Path(theirs[-1].filename).name})" if theirs else ""
+        return Verdict(False, f"{exercise.function} raised {type(err).__name__}: {err}{where}")
+    if len(got) != len(expected):
+        wanted = ", ".join(exercise.returns)
+        return Verdict(False, f"{exercise.function} returned {len(got)} value(s); it should return {wanted}")
+    for k, (mine, right) in enumerate(zip(got, expected)):
+        verdict = _compare(exercise, k, mine, right, given)
+        if verdict is not None:
+            return verdict
+    return Verdict(True, f"{exercise.function}: right, every element within {RTOL:g} (relative) of the expected")
+
+
+def _compare(exercise: Exercise, k: int, mine: Any, right: Tensor, given: dict[str, Any]) -> Verdict | None:  # noqa: ANN401
+    name = exercise.returns[k]
+    if not isinstance(mine, Tensor):
+        return Verdict(False, f"{name}: a {type(mine).__name__}, not a tensor")
+    mine = mine.detach().double()
+    right = right.double()
+    if mine.shape != right.shape:
+        cause = None
+        if mine.dim() >= 2 and mine.transpose(-2, -1).shape == right.shape and _close(mine.transpose(-2, -1), right):
+            cause = "a missing transpose: the result is the right one, transposed"
+        message = f"{name} has shape {tuple(mine.shape)}; it should be {tuple(right.shape)}"
+        return Verdict(False, message + (f" (likely cause: {cause})" if cause else ""), cause)
+    if not torch.isfinite(mine).all():
+        index = _index(~torch.isfinite(mine))
+        return Verdict(False, f"{name}{list(index)} is {mine[index].item()}: not a finite number", "NaN or infinity")
+    if _close(mine, right):
+        return None
+    index = _index(~torch.isclose(mine, right, rtol=RTOL, atol=RTOL * _scale(right)))
+    a, b = mine[index].item(), right[index].item()
+    relative = abs(a - b) / max(abs(b), 1e-300)
+    cause = _cause(exercise, k, mine, right, given)
+    message = (
+        f"{name}{list(index)} is {a:.8g}; it should be {b:.8g} (relative error {relative:.2e}; "
+        f"{name} has shape {tuple(right.shape)})"
+    )
+    return Verdict(False, message + (f"; likely cause: {cause}" if cause else ""), cause)
+
+
+def _scale(t: Tensor) -> float:
+    return float(t.abs().max()) if t.numel() else 1.0
+
+
+def _close(a: Tensor, b: Tensor) -> bool:
+    return bool(torch.allclose(a, b, rtol=RTOL, atol=RTOL * _scale(b)))
+
+
+def _index(where: Tensor) -> tuple[int, ...]:
+    """The first element (in row-major order) where ``where`` holds."""
+    flat = int(where.reshape(-1).nonzero()[0])
+    return tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), where.shape))
+
+
+def _cause(exercise: Exercise, k: int, mine: Tensor, right: Tensor, given: dict[str, Any]) -> str | None:
+    """The likely reason ``mine`` differs from ``right``, when a common one fits."""
+    for cause, mistake in exercise.mistakes.items():
+        wrong = _as_tuple(mistake(**given))
+        if k < len(wrong) and isinstance(wrong[k], Tensor) and wrong[k].shape == mine.shape:
+            if _close(mine, wrong[k].double()):
+                return cause
+    if _close(mine, -right):
+        return "a flipped sign: the result is the right one times −1"
+    if mine.dim() >= 2 and mine.shape[-1] == mine.shape[-2] and _close(mine.transpose(-2, -1), right):
+        return "a missing transpose: the result is the right one, transposed"
+    big = right.abs() > 1e-3 * _scale(right)
+    if big.any():
+        ratio = (mine[big] / right[big]).median()
+        if torch.isfinite(ratio) and abs(float(ratio) - 1) > 1e-3 and _close(mine, ratio * right):
+            r = float(ratio)
+            n = round(1 / r) if abs(r) < 1 else round(r)
+            return f"a constant factor: the result is {r:.6g} times the right one (a missing or extra 1/{n}?)"
+    return None

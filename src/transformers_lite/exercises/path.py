@@ -1,0 +1,10 @@
+"""The path through the exercises (``EXERCISES``, in the order the posts derive the steps)."""
+
+from __future__ import annotations
+
+from .blocks_path import BLOCKS
+from .exercise import Exercise
+from .layers_path import LAYERS
+
+EXERCISES: tuple[Exercise, ...] = LAYERS + BLOCKS
+BY_NAME = {e.name: e for e in EXERCISES}

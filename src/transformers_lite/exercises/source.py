@@ -1,0 +1,93 @@
+"""Where an exercise's tensors come from: one forward pass of a real model, read in float64.
+
+``Source(run)`` traces the run's own example input (its validation text) through the run's model; with
+no run, a small built-in GPT (the posts' post-norm block with ReLU, 2 blocks of 2 heads over 32
+channels, seeded) reads a line of the posts' Shakespeare. An exercise takes the tensors a step of some
+kind read (``inputs_of("projection")``: the first Dense's input, weight and bias) or produced
+(``output_of``), without their batch of one. What a model does not compute itself (GELU in a ReLU model,
+RMSNorm in a LayerNorm one) is computed on its real tensors: the pre-activations its feed-forward
+computed, the residual stream its norms read. The upstream gradient a backward exercise receives is
+a fixed random tensor (``random_like``), so every element of an answer is tested.
+
+Shapes: T tokens, C channels, F feed-forward units, H heads, D head size, V vocabulary.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from ..config import GeneratorConfig
+from ..inspect.examples import example_inputs
+from ..inspect.tracing import traced
+from ..layers.trace import Recorded, Trace
+from ..models import build_model
+
+BUILT_IN_TEXT = "First Citizen:\nBefore we proceed any further, hear me speak."
+
+
+def _built_in() -> tuple[torch.nn.Module, Tensor, list[str]]:
+    """The built-in model and the ids of ``BUILT_IN_TEXT`` (one id per character)."""
+    vocab = sorted(set(BUILT_IN_TEXT))
+    config = GeneratorConfig(
+        vocab_size=len(vocab), dim=32, n_heads=2, dim_hidden=64, n_blocks=2, max_length=64, activation="relu"
+    )
+    torch.manual_seed(0)
+    model = build_model(config).eval()
+    ids = torch.tensor([[vocab.index(c) for c in BUILT_IN_TEXT]])  # (1, T)
+    return model, ids, list(BUILT_IN_TEXT)
+
+
+class Source:
+    """The tensors of one forward pass (see the module docstring); ``what`` says whose, for messages."""
+
+    def __init__(self, run: Any = None, seed: int = 0) -> None:  # noqa: ANN401 - a loaded run
+        self.trace = Trace()
+        if run is None:
+            model, ids, self.tokens = _built_in()
+            with torch.no_grad():
+                model(ids, trace=self.trace)
+            self.what = "the built-in model (2 blocks of 2 heads, 32 channels)"
+        else:
+            with torch.no_grad():
+                forward, _ = traced(run, _example(run), None, self.trace)
+            self.tokens = list(forward.tokens)
+            self.what = f"run {run.run_dir}"
+        self.generator = torch.Generator().manual_seed(seed)
+
+    def records(self, kind: str) -> list[tuple[str, Recorded]]:
+        """The steps of ``kind`` (``norm`` matches ``norm:layer`` and ``norm:rms``), in forward order."""
+        return [
+            (name, r)
+            for name, r in self.trace.records.items()
+            if r.step.kind == kind or r.step.kind.partition(":")[0] == kind
+        ]
+
+    def first(self, kind: str, where: Any = None) -> tuple[str, Recorded]:  # noqa: ANN401 - a predicate
+        for name, record in self.records(kind):
+            if where is None or where(record):
+                return name, record
+        raise LookupError(f"{self.what} computes no step of kind {kind!r}; try it on another run")
+
+    def inputs_of(self, kind: str, where: Any = None) -> list[Tensor | None]:  # noqa: ANN401
+        """The tensors the first step of ``kind`` read, in float64, without a batch of one."""
+        _, record = self.first(kind, where)
+        return [None if t is None else _unbatched(t).detach().double() for t in record.inputs]
+
+    def output_of(self, kind: str, where: Any = None) -> Tensor:  # noqa: ANN401
+        name, _ = self.first(kind, where)
+        return _unbatched(self.trace[name]).detach().double()
+
+    def random_like(self, t: Tensor) -> Tensor:
+        """A fixed random tensor of ``t``'s shape: the upstream gradient ``dy`` of a backward exercise."""
+        return torch.randn(t.shape, generator=self.generator, dtype=torch.float64)
+
+
+def _unbatched(t: Tensor) -> Tensor:
+    return t[0] if t.dim() >= 3 or (t.dim() == 2 and t.shape[0] == 1) else t
+
+
+def _example(run: Any) -> str:  # noqa: ANN401
+    return example_inputs(run)["text"][:256]

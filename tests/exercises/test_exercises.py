@@ -1,0 +1,113 @@
+"""The exercises' checker is honest: each reference solution passes and each stub fails, on the built-in
+model and on a trained run; a wrong answer is named at its first differing element, and the four common
+mistakes (a flipped sign, a dropped transpose, a missing 1/N, a softmax over the wrong axis) by cause."""
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import transformers_lite as tl
+from transformers_lite.exercises import EXERCISES, Source, exercise
+from transformers_lite.exercises import catalog as c
+from transformers_lite.exercises.checker import check
+
+from ..reliability.conftest import cli, files, runs  # noqa: F401 - fixtures reused here
+
+BUILT_IN = Source()
+
+
+def _stub(e):
+    space = {}
+    exec(e.stub(), space)  # noqa: S102 - the file a learner is given
+    return space[e.function]
+
+
+def test_every_reference_passes_and_every_stub_fails_on_the_built_in_model_and_a_trained_run(runs):  # noqa: F811
+    trained = Source(tl.load(runs / "generator"))
+    for source in (BUILT_IN, trained):
+        for e in EXERCISES:
+            given_ = e.inputs(source)
+            verdict = check(e, e.solution, given_)
+            assert verdict.passed, (e.name, source.what, verdict.message)
+            stub = check(e, _stub(e), given_)
+            assert not stub.passed and "not implemented" in stub.message, (e.name, stub.message)
+
+
+def _verdict(name, function):
+    e = exercise(name)
+    return check(e, function, e.inputs(BUILT_IN))
+
+
+def test_the_four_common_mistakes_are_named_by_cause_and_place():
+    sign = _verdict("dense-backward", lambda x, w, b, dy: (-(dy @ w), dy.T @ x, dy.sum(0)))
+    assert not sign.passed and sign.message.startswith("dx[0, 0] is ") and "flipped sign" in sign.cause
+    transposed = _verdict("dense-backward", lambda x, w, b, dy: (dy @ w, x.T @ dy, dy.sum(0)))
+    assert not transposed.passed and transposed.message.startswith("dw[") and "transpose" in transposed.cause
+    n = len(exercise("cross-entropy-backward").inputs(BUILT_IN)["y"])
+    unscaled = _verdict("cross-entropy-backward", lambda z, y: c.cross_entropy_backward(z, y) * n)
+    assert not unscaled.passed and f"1/{n}" in unscaled.cause and unscaled.message.startswith("dz[0, 0] is ")
+    columns = _verdict("softmax-forward", lambda s: torch.softmax(s, -2))
+    assert not columns.passed and "wrong axis" in columns.cause and "relative error" in columns.message
+
+
+def test_a_wrong_shape_an_error_and_a_nan_are_each_said_plainly():
+    shape = _verdict("relu-backward", lambda a, dy: dy[:, :3])
+    assert "da has shape" in shape.message and "it should be" in shape.message
+    error = _verdict("relu-backward", lambda a, dy: a.no_such_method())
+    assert error.message.startswith("relu_backward raised AttributeError") and "line" in error.message
+    nan = _verdict("relu-backward", lambda a, dy: dy * float("nan"))
+    assert "not a finite number" in nan.message
+    count = _verdict("dense-backward", lambda x, w, b, dy: dy @ w)
+    assert "should return dx, dw, db" in count.message
+
+
+@settings(max_examples=40, deadline=None)
+@given(e=st.sampled_from(EXERCISES), which=st.integers(0, 9), at=st.floats(0, 1, exclude_max=True))
+def test_any_single_wrong_element_is_the_one_named(e, which, at):
+    given_ = e.inputs(BUILT_IN)
+    right = [
+        t.clone()
+        for t in (lambda r: r if isinstance(r, tuple) else (r,))(e.solution(**{k: given_[k] for k in e.arguments}))
+    ]
+    k = which % len(right)
+    flat = int(at * right[k].numel())
+    wrong = [t.clone().contiguous() for t in right]
+    wrong[k].view(-1)[flat] += 1.0 + right[k].abs().max()  # one element clearly off
+    index = [int(i) for i in torch.unravel_index(torch.tensor(flat), right[k].shape)]
+    verdict = check(e, lambda *_: tuple(wrong) if len(wrong) > 1 else wrong[0], given_)
+    assert not verdict.passed
+    assert verdict.message.startswith(f"{e.returns[k]}{index} is "), (e.name, verdict.message)
+
+
+def test_the_command_line_path_list_show_check_hint_solution(cli, tmp_path, monkeypatch, runs):  # noqa: F811
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.chdir(tmp_path)
+    r = cli("exercise", "list")
+    code, out = r.code, r.out
+    assert code == 0 and "1. [    ] dense-forward" in out and f"0 of {len(EXERCISES)} done" in out
+    r = cli("exercise", "show", "dense-backward")
+    code, out = r.code, r.out
+    assert code == 0 and (tmp_path / "dense_backward.py").is_file() and "∂W = ∂yᵀ x" in out
+    r = cli("exercise", "check", "dense-backward", "dense_backward.py")
+    code, out = r.code, r.out
+    assert code == 1 and "not implemented" in out
+    solved = (
+        (tmp_path / "dense_backward.py")
+        .read_text()
+        .replace("    raise NotImplementedError  # your code here", "    return dy @ w, dy.T @ x, dy.sum(0)")
+    )
+    (tmp_path / "dense_backward.py").write_text(solved)
+    r = cli("exercise", "check", "dense-backward", "dense_backward.py", "--run", str(runs / "generator"))
+    code, out = r.code, r.out
+    assert code == 0 and out.startswith("PASS ")
+    r = cli("exercise", "list")
+    code, out = r.code, r.out
+    assert "[done] dense-backward" in out and f"1 of {len(EXERCISES)} done" in out
+    hints = [cli("exercise", "hint", "softmax-backward").out for _ in range(4)]
+    assert [h.count("hint ") for h in hints] == [1, 2, 3, 3]
+    r = cli("exercise", "solution", "softmax-backward")
+    code, out = r.code, r.out
+    assert code == 0 and "ops.softmax_backward" in out
+    r = cli("exercise", "show", "no-such")
+    code, err = r.code, r.err
+    assert code != 0 and "no exercise 'no-such'" in err
