@@ -111,3 +111,13 @@ def test_the_command_line_path_list_show_check_hint_solution(cli, tmp_path, monk
     r = cli("exercise", "show", "no-such")
     code, err = r.code, r.err
     assert code != 0 and "no exercise 'no-such'" in err
+
+
+def test_code_sent_as_text_is_checked_in_a_bounded_child_process(tmp_path, monkeypatch):
+    from transformers_lite.exercises.bounded import check_code
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    loop = check_code("relu-backward", "def relu_backward(a, dy):\n    while True:\n        pass\n", timeout=2)
+    assert not loop.passed and "did not finish within 2 s" in loop.message
+    broken = check_code("relu-backward", "def relu_backward(a, dy):\n    return dy *\n")
+    assert not broken.passed and "does not run: SyntaxError" in broken.message

@@ -436,3 +436,19 @@ def test_requests_of_every_kind_at_once_on_one_run_answer_as_one_at_a_time(clien
         together = list(pool.map(lambda r: client.post(r[0], json=r[1]).json(), requests * 3))
     assert together == alone * 3
     assert client.get("/api/runs").status_code == 200
+
+
+def test_try_it_yourself_checks_code_on_the_runs_tensors_and_never_answers_500(client, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    listed = client.get("/api/exercises").json()["exercises"]
+    assert [e["name"] for e in listed][:2] == ["dense-forward", "dense-backward"] and "def dense_backward(" in listed[
+        1
+    ]["stub"]
+    right = "def softmax_backward(p, dp):\n    return p * (dp - (dp * p).sum(-1, keepdim=True))\n"
+    verdict = client.post("/api/runs/generator/exercise", json={"name": "softmax-backward", "code": right}).json()
+    assert verdict["passed"] is True
+    wrong = "def softmax_backward(p, dp):\n    return -p * (dp - (dp * p).sum(-1, keepdim=True))\n"
+    verdict = client.post("/api/runs/generator/exercise", json={"name": "softmax-backward", "code": wrong}).json()
+    assert verdict["passed"] is False and "flipped sign" in verdict["cause"]
+    bad = client.post("/api/runs/generator/exercise", json={"name": "no-such", "code": right})
+    assert bad.status_code == 400 and "no exercise 'no-such'" in bad.json()["error"]

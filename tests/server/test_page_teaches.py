@@ -278,3 +278,32 @@ def test_a_run_picked_before_its_first_checkpoint_waits_and_opens_when_it_has_on
         assert all("/api/runs/late" in e["message"] for e in errors), errors
     finally:
         server.should_exit = True
+
+
+def test_try_it_yourself_from_a_step_of_the_backward_view(base_url, browser, tmp_path, monkeypatch):  # noqa: F811
+    By = _by()
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    _open(browser, base_url, "generator")
+    browser.find_element(By.ID, "backward").click()
+    wait(browser, lambda d: d.find_element(By.ID, "backward-result").is_displayed(), 30)
+    wait(browser, lambda d: d.find_element(By.ID, "exercise-open").text.startswith("Try it yourself: Cross-entropy"))
+    browser.find_element(By.ID, "exercise-open").click()
+    code = browser.find_element(By.ID, "exercise-code")
+    assert "def cross_entropy_backward(z, y):" in code.get_attribute("value")
+    browser.find_element(By.ID, "exercise-hint").click()
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#exercise-hints li")) == 1
+    answer = (
+        "import torch\n\ndef cross_entropy_backward(z, y):\n    p = torch.softmax(z, -1)\n"
+        "    p[torch.arange(len(y)), y] -= 1\n    return p\n"  # the 1/N left out
+    )
+    browser.execute_script("document.getElementById('exercise-code').value = arguments[0]", answer)
+    browser.find_element(By.ID, "exercise-check").click()
+    wait(browser, lambda d: d.find_element(By.ID, "exercise-verdict").text, 60)
+    verdict = browser.find_element(By.ID, "exercise-verdict").text
+    assert verdict.startswith("✗ dz[0, ") and "a missing or extra 1/" in verdict
+    browser.execute_script(
+        "document.getElementById('exercise-code').value = arguments[0]", answer.replace("return p", "return p / len(y)")
+    )
+    browser.find_element(By.ID, "exercise-check").click()
+    wait(browser, lambda d: d.find_element(By.ID, "exercise-verdict").text.startswith("✓"), 60)
+    assert not console_errors(browser)

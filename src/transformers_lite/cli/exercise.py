@@ -10,6 +10,7 @@ tlite exercise solution dense-backward                # the library's own rule
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from .. import exercises as ex
@@ -28,6 +29,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     check.add_argument("name")
     check.add_argument("file", help="the Python file that defines the exercise's function")
     check.add_argument("--run", help="a run directory: its model's tensors (default: a small built-in model)")
+    check.add_argument("--json", action="store_true", help="print the verdict as one JSON object")
     hint = actions.add_parser("hint", help="the next hint (each call shows one more)")
     hint.add_argument("name")
     hint.add_argument("--all", action="store_true", help="every hint at once")
@@ -65,8 +67,13 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "solution":
         print(e.solution_source())
         return 0
-    run_ = load(args.run) if args.run else None
-    verdict = ex.run_check(e.name, args.file, run=run_)
+    try:
+        verdict = ex.run_check(e.name, args.file, run=load(args.run) if args.run else None)
+    except ValueError as err:  # the learner's file does not run or defines no such function
+        verdict = ex.Verdict(False, str(err))
+    if args.json:
+        print(json.dumps({"passed": verdict.passed, "message": verdict.message, "cause": verdict.cause}))
+        return 0 if verdict.passed else 1
     print(("PASS " if verdict.passed else "FAIL ") + verdict.message)
     if not verdict.passed:
         print(f"stuck? tlite exercise hint {e.name}")

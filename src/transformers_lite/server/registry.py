@@ -43,6 +43,7 @@ RUN_ROUTES = (
     "sweep",
     "backward",
     "step",
+    "exercise",
 )
 
 Fingerprint = tuple[tuple[str, int, int, int], ...]

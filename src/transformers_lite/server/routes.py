@@ -24,6 +24,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
+from .. import exercises
+from ..exercises.bounded import MAX_CODE, check_code
 from ..pipeline import Run
 from ..validate import SEED_MAX
 from . import views
@@ -199,6 +201,34 @@ def backward(request: Request, name: str, body: BackwardRequest) -> dict[str, An
     """The loss of one example and the gradient at every step back to the embeddings, every parameter's
     gradient norm, hand-derived gradients beside autograd's, and gradient x input per token."""
     return _answer(request, name, views.backward_view, body)
+
+
+class ExerciseRequest(BaseModel):
+    name: str = Field(min_length=1, max_length=64, description="an exercise, as `tlite exercise list` names it")
+    code: str = Field(min_length=1, max_length=MAX_CODE, description="Python defining the exercise's function")
+
+
+@router.get("/exercises")
+def exercise_list() -> dict[str, Any]:
+    """The exercises in order, each with its statement, the file a learner edits, and its hints."""
+    return {
+        "exercises": [
+            {"name": e.name, "title": e.title, "part": e.part, "posts": e.posts, "ours": e.ours}
+            | {"shapes": e.shapes, "stub": e.stub(), "hints": list(e.hints)}
+            for e in exercises.EXERCISES
+        ]
+    }
+
+
+@router.post("/runs/{name:path}/exercise")
+def exercise_check(request: Request, name: str, body: ExerciseRequest) -> dict[str, Any]:
+    """The learner's code for one exercise checked on this run's tensors, in a child process with a time
+    limit (a loop, an error or a wrong shape is a verdict, never a 500); the run is only read."""
+    run = _run(request, name)
+    if body.name not in exercises.path.BY_NAME:
+        raise HTTPException(400, f"no exercise {body.name!r}; the exercises: {', '.join(exercises.path.BY_NAME)}")
+    verdict = check_code(body.name, body.code, run.run_dir)
+    return {"passed": verdict.passed, "message": verdict.message, "cause": verdict.cause}
 
 
 @router.post("/runs/{name:path}/step")

@@ -3,12 +3,21 @@
 // labelled map with the posts' hand-derived rule beside autograd's (one scale for both), its box lit on
 // the model's map; the parameters' gradient norms, gradient x input per token, and one optimizer step on
 // a copy of the model (POST .../step): AdamW or plain SGD, at the run's peak learning rate or another.
-import { $, api, el, guard, notices, runPath, setStatus, state, visible } from "./dom.js";
+import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
 import { drawDiagram, visibleOutline } from "./diagram.js";
 import { absMax, bars, heatmap, legend, number, signedScale } from "./scales.js";
 import { goTo, matrixOf, trace } from "./forward.js";
 
-const backward = { data: null, step: 0, body: null };
+const backward = { data: null, step: 0, body: null, exercises: null, open: null };
+
+// the exercise that has a learner write the backward of a step of this kind (tlite exercise list)
+const EXERCISE_OF = {
+  projection: "dense-backward", "activation:relu": "relu-backward", "activation:gelu": "gelu-backward",
+  softmax: "softmax-backward", loss: "cross-entropy-backward", "norm:layer": "layer-norm-backward",
+  "norm:rms": "rms-norm-backward", weighted_sum: "batched-matmul-backward", merge_heads: "merge-heads-backward",
+  embedding: "embedding-backward", residual_sum: "residual-backward", tied_output: "tied-output-backward",
+  scores: "attention-backward",
+};
 
 export function resetBackward() {
   Object.assign(backward, { data: null, step: 0, body: null });
@@ -46,6 +55,7 @@ function renderBackward() {
   $("backward-step-name").textContent = `${backward.step + 1} / ${data.steps.length}: \u2202L/\u2202(${step.name})`;
   renderGradient(step, data);
   renderBackwardMap(step);
+  renderExercise(step).catch((e) => showError(e.message));
   const params = [...data.parameters].sort((a, b) => b.norm - a.norm).slice(0, 16);
   bars($("backward-params"), params.map((p) => [p.name, p.norm]), null, (label) => label);
   renderAttribution(data);
@@ -107,6 +117,45 @@ function renderAttribution(data) {
   }), legend(s));
 }
 
+// "try it yourself": the exercise of this step's kind, a text area holding the function to write, and
+// a check on this run's tensors (POST .../exercise: in a child process, with a time limit)
+async function renderExercise(step) {
+  const name = step.name === "logits" ? "cross-entropy-backward" : EXERCISE_OF[step.kind];
+  const box = $("exercise");
+  box.hidden = !name;
+  if (!name) return;
+  backward.exercises ||= (await api("/api/exercises")).exercises;
+  const e = backward.exercises.find((x) => x.name === name);
+  $("exercise-open").textContent = `Try it yourself: ${e.title}`;
+  if (backward.open !== name) {
+    backward.open = name;
+    $("exercise-body").hidden = true;
+    $("exercise-code").value = e.stub;
+    $("exercise-verdict").textContent = "";
+    $("exercise-hints").replaceChildren();
+  }
+  $("exercise-statement").replaceChildren(
+    el("p", {}, `${e.title} (${e.part}), the exercise ${e.name}: the posts write ${e.posts}; we compute ${e.ours}.`),
+    el("pre", {}, e.shapes),
+  );
+}
+
+async function checkExercise() {
+  const name = backward.open;
+  setStatus("checking your function on this run's tensors\u2026");
+  const verdict = await api(runPath(state.run, "/exercise"), { name, code: $("exercise-code").value });
+  setStatus("");
+  const line = $("exercise-verdict");
+  line.textContent = (verdict.passed ? "\u2713 " : "\u2717 ") + verdict.message;
+  line.className = verdict.passed ? "verdict passed" : "verdict failed";
+}
+
+function nextHint() {
+  const e = backward.exercises.find((x) => x.name === backward.open);
+  const shown = $("exercise-hints").children.length;
+  if (shown < e.hints.length) $("exercise-hints").append(el("li", {}, e.hints[shown]));
+}
+
 async function takeStep() {
   setStatus("taking one step on a copy of the model\u2026");
   const lr = $("step-lr").value.trim();
@@ -127,3 +176,6 @@ $("backward").addEventListener("click", guard(runBackward));
 $("take-step").addEventListener("click", guard(takeStep));
 $("backward-prev").addEventListener("click", () => { backward.step = Math.max(0, backward.step - 1); renderBackward(); });
 $("backward-next").addEventListener("click", () => { backward.step = Math.min(backward.data.steps.length - 1, backward.step + 1); renderBackward(); });
+$("exercise-open").addEventListener("click", () => { $("exercise-body").hidden = !$("exercise-body").hidden; });
+$("exercise-check").addEventListener("click", guard(checkExercise));
+$("exercise-hint").addEventListener("click", nextHint);
