@@ -1,8 +1,8 @@
 """Unlabelled documents for pretraining: review files read for their text only, or plain text.
 
-A ``.jsonl`` file gives one document per record (its ``review_body`` or ``text`` field; a ``stars``
-field is never read), a ``.csv`` file its ``review_body`` column, and any other file one document per
-non-empty line.
+A JSON Lines file gives one document per record (its ``review_body`` or ``text`` field; a ``stars``
+field is never read), a CSV file named ``.csv`` its ``review_body`` column, and any other file one
+document per non-empty line. What a file is is decided from its content (``formats``), compressed or not.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import io
 from pathlib import Path
 
 from ..errors import DataError
+from .formats import hint, read_text
 from .inputs import parse_json
-from .sources import read_text_file
 
 FIELDS = ("review_body", "text")
 
@@ -21,10 +21,12 @@ FIELDS = ("review_body", "text")
 def read_documents(path: str | Path) -> list[str]:
     """The documents of ``path`` (empty ones skipped); a record without a text field is an error."""
     path = Path(path)
-    text = read_text_file(path)
-    suffix = path.suffix.lower()
+    text, kind = read_text(path)
+    if not text.strip():
+        raise DataError(f"{path}: the file is empty")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
     docs: list[str] = []
-    if suffix == ".jsonl":
+    if kind == "jsonl":
         for number, line in enumerate(text.split("\n"), 1):
             if not line.strip():
                 continue
@@ -33,7 +35,7 @@ def read_documents(path: str | Path) -> list[str]:
             if not found:
                 raise DataError(f"{path}:{number}: no 'review_body' or 'text' field")
             docs.append(found[0])
-    elif suffix == ".csv":
+    elif kind == "csv" and hint(path) == ".csv":
         reader = csv.DictReader(io.StringIO(text))
         column = next((f for f in FIELDS if f in (reader.fieldnames or [])), None)
         if column is None:
