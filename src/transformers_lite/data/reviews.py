@@ -15,6 +15,8 @@ Turning texts into ids is the tokenizer's job.
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from .inputs import json_kind
 from .tables import LABEL_COLUMNS, TEXT_COLUMNS, pick_column, read_table
 
 STARS = "stars"
@@ -71,7 +74,15 @@ def load_reviews(
     if text == label:
         raise ConfigError(f"{path}: the texts and the labels cannot both be column {text!r}")
     names = table.class_names.get(label)
-    return Reviews(table.texts(text), table.values(label), table.where, text, label, names, table.source)
+    values = table.values(label)
+    for value, where in zip(values, table.where):
+        if isinstance(value, (list, dict)):  # one label per record: str(["books", "toys"]) is no class
+            raise DataError(
+                f"{where}: the {label!r} label is {json_kind(value)} ({json.dumps(value, default=str)[:60]}); a "
+                "classifier takes one label per record: keep one value per record, or choose another column "
+                "with --label-column (--label-map then names and merges its values)"
+            )
+    return Reviews(table.texts(text), values, table.where, text, label, names, table.source)
 
 
 def _star(value: Any, where: str) -> int:  # noqa: ANN401
@@ -173,6 +184,8 @@ def choose_classes(reviews: Reviews, labels: int | None, label_map: str | None) 
         return n, ()
     names = class_names_of(reviews, label_map)
     column = f"{reviews.source}: column {reviews.label_column!r}"
+    if label_map:
+        _check_label_map(reviews, label_map, column)
     if len(names) < 2:
         raise DataError(f"{column} holds one class only ({', '.join(names)}); a classifier needs two or more")
     if labels is None or labels == len(names):
@@ -182,6 +195,24 @@ def choose_classes(reviews: Reviews, labels: int | None, label_map: str | None) 
     raise ConfigError(
         f"--labels {labels}, but {column} holds {len(names)} classes ({', '.join(names[:12])}); leave --labels out "
         "to use them, or merge classes with --label-map"
+    )
+
+
+def _check_label_map(reviews: Reviews, label_map: str, column: str) -> None:
+    """An error naming what ``label_map`` keeps of the records, when it keeps fewer than two classes."""
+    mapping = parse_label_map(label_map)
+    found = Counter(value_name(v, reviews.value_names) for v in reviews.values)
+    kept = Counter({mapping[v]: 0 for v in mapping if mapping[v]})
+    for value, n in found.items():
+        if mapping.get(value):
+            kept[mapping[value]] += n
+    if sum(1 for n in kept.values() if n) >= 2:
+        return
+    values = ", ".join(f"{v!r} ({n})" for v, n in found.most_common(12))
+    what = ", ".join(f"{name!r} ({n} records)" for name, n in kept.items()) or "no class"
+    raise DataError(
+        f"--label-map {label_map!r} keeps {what} of {len(reviews)} records in {column}, whose values are {values}; "
+        "a classifier needs two classes with records: map the values to two names or more (VALUE=NAME)"
     )
 
 
