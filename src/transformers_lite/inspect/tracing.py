@@ -17,6 +17,8 @@ from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..layers import padding_mask_from_ids
 from ..layers.trace import Edit, Trace
+from ..tokenizers import Tokenizer
+from ..tokenizers.unknown import unknown_in, unknown_notice
 from .forward import MAX_TOKENS, ForwardTrace, collect
 from .inspection import InspectedRun
 
@@ -49,13 +51,13 @@ def traced(run: InspectedRun, text: str, target: str | None, trace: Trace) -> tu
 
 def trace_generator(run: InspectedRun, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:
     """A generator reads the prompt's last tokens (up to its context) and predicts each next one."""
-    every = read_prompt(run.tokenizer, text).ids
+    prompt = read_prompt(run.tokenizer, text)
+    every = prompt.ids
     ids = torch.tensor(every[-min(run.config.max_length, MAX_TOKENS) :])  # (T,)
     logits = run.model(ids[None], trace=trace)  # (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids.tolist()]
-    return ForwardTrace(
-        run.config.family, tokens, **collect(run.model, trace, logits), notes=_cut(len(ids), len(every), "last")
-    ), logits
+    notes = _cut(len(ids), len(every), "last") + ([prompt.notice] if prompt.notice else [])
+    return ForwardTrace(run.config.family, tokens, **collect(run.model, trace, logits), notes=notes), logits
 
 
 def _cut(read: int, given: int, which: str) -> list[str]:
@@ -63,6 +65,12 @@ def _cut(read: int, given: int, which: str) -> list[str]:
     return (
         [f"the model reads the {which} {read:,} of the text's {given:,} tokens (its context)"] if read < given else []
     )
+
+
+def _unknown(what: str, tokenizer: Tokenizer, text: str) -> list[str]:
+    """The notice (as a list of notes) of what ``tokenizer`` reads of ``text`` as its unknown symbol."""
+    notice = unknown_notice(what, unknown_in(tokenizer, text))
+    return [notice] if notice else []
 
 
 def trace_classifier(run: InspectedRun, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:
@@ -84,13 +92,7 @@ def _trace_encoder(run: InspectedRun, text: str, trace: Trace, classes: list[str
     logits = run.model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids[0].tolist()]
     notes = _cut(int(valid.sum()), len(run.tokenizer.encode(text)), "first")
-    unk = run.tokenizer.unk_id
-    unknown = int(((ids[0] == unk) & valid[0]).sum()) if unk is not None else 0
-    if unknown and unk is not None:
-        notes.append(
-            f"{unknown} word{'s' if unknown > 1 else ''} of the text {'are' if unknown > 1 else 'is'} not in the "
-            f"model's vocabulary and read{'' if unknown > 1 else 's'} as {run.tokenizer.shown(unk)}"
-        )
+    notes += _unknown("the text", run.tokenizer, text)
     return ForwardTrace(cfg.family, tokens, **collect(run.model, trace, logits), classes=classes, notes=notes), logits
 
 
@@ -99,6 +101,7 @@ def trace_translator(run: InspectedRun, text: str, target: str | None, trace: Tr
     teacher-forced: the decoder reads BOS and the target, and predicts each next target token."""
     cfg, src_tok, tgt_tok = run.config, run.src_tokenizer, run.tokenizer
     src = torch.tensor(encode_source(src_tok, text, cfg.max_length))  # (S,)
+    notes = _unknown("the source", src_tok, text) + ([] if target is None else _unknown("the target", tgt_tok, target))
     if target is None:
         out = decode_batch(run.model, src[None], tgt_tok.need("bos"), tgt_tok.need("eos"), DecodeSettings())[0]
         out = [i for i in out if i not in (tgt_tok.bos_id, cfg.pad_id)]  # as its text reads: a target given as text
@@ -112,7 +115,7 @@ def trace_translator(run: InspectedRun, text: str, target: str | None, trace: Tr
         [tgt_tok.shown(i) for i in tgt.tolist()],
         **collect(run.model, trace, logits),
         source_tokens=[src_tok.shown(i) for i in src.tolist()],
-        notes=_cut(len(src) - 1, len(src_tok.encode(text)), "first"),
+        notes=_cut(len(src) - 1, len(src_tok.encode(text)), "first") + notes,
     )
     if target is None and not out:
         found.notes.append(
