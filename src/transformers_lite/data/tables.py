@@ -25,9 +25,10 @@ import numpy as np
 
 from ..errors import DataError, warn
 from ..optional import need
-from .formats import check_file, hint, read_text
+from .formats import check_file, hint, read_text, sniff
 from .inputs import json_kind, parse_json
 
+_SEPARATOR = {"csv": "comma", "tsv": "tab"}
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
 TEXT_COLUMNS = ("text", "review_body", "review", "sentence", "comment", "content", "body", "document", "message")
 LABEL_COLUMNS = ("label", "labels", "stars", "sentiment", "class", "category", "target", "rating", "topic")
@@ -110,6 +111,13 @@ def _read_text_table(p: Path, text: str, kind: str) -> Table:
         return _read_json(p, text)
     if kind == "jsonl":
         return _read_jsonl(p, text)
+    delimited = sniff(text)  # named as text, but a table is asked for: line 1's tab or comma decides
+    if delimited in ("csv", "tsv"):
+        warn(
+            f"{p} is named {hint(p)}; it was read as a table, {delimited.upper()} "
+            f"(line 1 holds a {_SEPARATOR[delimited]})"
+        )
+        return _read_delimited(p, text, "\t" if delimited == "tsv" else ",")
     raise DataError(
         f"{p}: plain text, not a table of records (no JSON, and no tab or comma in line 1); give CSV, TSV, "
         "JSON Lines, a JSON array of objects, Parquet or a datasets folder"

@@ -114,14 +114,15 @@ def sentence_lines(path: str | Path) -> list[str]:
     raw = read_bytes(path)
     if not raw.strip():
         raise DataError(f"{path}: the file is empty")
-    text = decode(raw, path).replace("\r\n", "\n").rstrip("\n")
-    if "\r" in text.rstrip("\r") and "\n" not in text:
+    whole = decode(raw, path).replace("\r\n", "\n")
+    text = whole.rstrip("\n")
+    if "\r" in whole.rstrip("\r") and "\n" not in whole:
         raise DataError(
             f"{path}: lines end with a carriage return only (old Mac line endings); convert them to \\n first "
             "(e.g. tr '\\r' '\\n')"
         )
     lines = text.split("\n")
-    inside = [number for number, line in enumerate(lines, 1) if "\r" in line.strip()]
+    inside = [number for number, line in enumerate(lines, 1) if "\r" in line.rstrip("\r")]
     if inside:
         shown = ", ".join(map(str, inside[:5])) + (", ..." if len(inside) > 5 else "")
         warn(
