@@ -436,3 +436,11 @@ def test_requests_of_every_kind_at_once_on_one_run_answer_as_one_at_a_time(clien
         together = list(pool.map(lambda r: client.post(r[0], json=r[1]).json(), requests * 3))
     assert together == alone * 3
     assert client.get("/api/runs").status_code == 200
+
+
+@pytest.mark.parametrize("body", [None, b""])
+def test_a_request_without_a_body_names_the_body_and_the_fields_it_needs(client, body):
+    answer = client.post("/api/runs/classifier/classify", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 422
+    error = answer.json()["error"]
+    assert error.startswith("body: the request has no JSON body") and "text" in error  # was ": Field required"
