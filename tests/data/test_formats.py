@@ -200,3 +200,30 @@ def test_a_path_that_is_no_file_is_named_by_its_condition(tmp_path):
     (tmp_path / "cut.gz").write_bytes(gzip.compress(b"hello world\n" * 100)[:30])
     with pytest.raises(DataError, match="cut.gz: cannot be read \\(gzip data is damaged or cut short"):
         read_text_file(tmp_path / "cut.gz")
+
+
+def test_archives_nested_compression_utf16_and_standard_input(tmp_path, monkeypatch):
+    (tmp_path / "twice.gz").write_bytes(gzip.compress(gzip.compress(b"one\ntwo\n")))
+    assert read_text_file(tmp_path / "twice.gz") == "one\ntwo\n"
+    import tarfile
+
+    with tarfile.open(tmp_path / "t.tar.gz", "w:gz") as tar:
+        tar.add(tmp_path / "twice.gz", arcname="twice.gz")
+    with pytest.raises(DataError, match="t.tar.gz: a tar archive, not one file"):
+        read_text_file(tmp_path / "t.tar.gz")
+    (tmp_path / "u16.txt").write_bytes("hello\n".encode("utf-16"))
+    with pytest.raises(DataError, match="u16.txt: UTF-16 text"):
+        read_inputs(str(tmp_path / "u16.txt"))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(gzip.compress(b"a\nb\n")), encoding="utf-8"))
+    assert read_inputs("-") == (["a", "b"], False)  # standard input is decompressed like a file
+
+
+def test_pretraining_documents_come_from_records_whatever_the_form(tmp_path):
+    from transformers_lite.data.documents import read_documents
+
+    (tmp_path / "docs.json").write_text(json.dumps([{"text": "first doc"}, {"text": "second\ndoc"}]))
+    assert read_documents(tmp_path / "docs.json") == ["first doc", "second\ndoc"]  # was split into JSON lines
+    (tmp_path / "long.csv").write_text("text\n" + "a" * 200_000 + "\n")
+    assert read_documents(tmp_path / "long.csv") == ["a" * 200_000]
+    (tmp_path / "docs.jsonl.bz2").write_bytes(bz2.compress(b'{"review_body": "x", "stars": "1"}\n'))
+    assert read_documents(tmp_path / "docs.jsonl.bz2") == ["x"]

@@ -83,25 +83,37 @@ def read_bytes(path: str | Path) -> bytes:
         raise DataError(f"{path}: cannot be read ({err.strerror})") from None
     kind = compression_of(raw)
     named = COMPRESSED_SUFFIXES.get(Path(path.name.lower()).suffix)
-    if kind is None:
-        if named is not None and raw:
-            warn(f"{path} is named {path.suffix} but is not {named}-compressed; it was read as it is")
-        return raw
-    if named != kind:
+    if kind is None and named is not None and raw:
+        warn(f"{path} is named {path.suffix} but is not {named}-compressed; it was read as it is")
+    elif kind is not None and named != kind:
         warn(f"{path} is {kind}-compressed (its name does not say so); it was read decompressed")
-    try:
-        if kind == "gzip":
-            return gzip.decompress(raw)
-        if kind == "bzip2":
-            return bz2.decompress(raw)
-        if kind == "xz":
-            return lzma.decompress(raw)
-        return _unzip(path, raw)
-    except (OSError, EOFError, ValueError, lzma.LZMAError, zipfile.BadZipFile) as err:
-        raise DataError(f"{path}: cannot be read ({kind} data is damaged or cut short: {err})") from None
+    return decompress(raw, path)
 
 
-def _unzip(path: Path, raw: bytes) -> bytes:
+def decompress(raw: bytes, name: str | Path) -> bytes:
+    """``raw`` decompressed as often as its magic bytes say (a ``.gz`` of a ``.gz`` too); an archive of
+    several files or a tar archive is an error naming ``name``, as is damaged or cut compressed data."""
+    for _ in range(4):
+        kind = compression_of(raw)
+        if kind is None:
+            break
+        try:
+            if kind == "gzip":
+                raw = gzip.decompress(raw)
+            elif kind == "bzip2":
+                raw = bz2.decompress(raw)
+            elif kind == "xz":
+                raw = lzma.decompress(raw)
+            else:
+                raw = _unzip(name, raw)
+        except (OSError, EOFError, ValueError, lzma.LZMAError, zipfile.BadZipFile) as err:
+            raise DataError(f"{name}: cannot be read ({kind} data is damaged or cut short: {err})") from None
+    if raw[257:262] == b"ustar":
+        raise DataError(f"{name}: a tar archive, not one file; extract the file to read from it")
+    return raw
+
+
+def _unzip(path: str | Path, raw: bytes) -> bytes:
     with zipfile.ZipFile(io.BytesIO(raw)) as archive:
         names = [n for n in archive.namelist() if not n.endswith("/")]
         if len(names) != 1:
@@ -111,6 +123,8 @@ def _unzip(path: Path, raw: bytes) -> bytes:
 
 def decode(raw: bytes, name: str | Path) -> str:
     """UTF-8 text without a byte-order mark; undecodable bytes are an error naming the line."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DataError(f"{name}: UTF-16 text (it starts with its byte-order mark); save the file as UTF-8")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

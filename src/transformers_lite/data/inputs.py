@@ -19,7 +19,7 @@ import sys
 from typing import Any
 
 from ..errors import DataError
-from .formats import decode, read_text, sniff
+from .formats import decode, decompress, read_text, sniff
 
 _JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", dict: "an object", list: "a list"}
 
@@ -31,8 +31,8 @@ def read_inputs(
     ``content`` is the file's ``(text, format)`` when already read (``formats.read_text``)."""
     name = "<stdin>" if source == "-" else source
     if source == "-":
-        raw = _stdin_bytes()
-        text = decode(raw, name) if isinstance(raw, bytes) else raw.removeprefix("\ufeff")
+        raw = _stdin_bytes()  # compressed or not, as a file is (``formats.decompress``)
+        text = decode(decompress(raw, name), name) if isinstance(raw, bytes) else raw.removeprefix("\ufeff")
         kind = sniff(text)
     else:
         text, kind = content or read_text(source)
