@@ -122,3 +122,12 @@ def test_a_lone_carriage_return_in_a_parallel_file_is_named_and_keeps_the_files_
     assert any(
         f"a.de: 1 line(s) hold a carriage return (\\r, U+000D) inside the line (line {line + 1})" in s for s in said
     )
+
+
+def test_inspect_trace_says_on_the_terminal_what_the_model_never_saw(cli, runs, tmp_path):  # noqa: F811
+    result = cli("inspect", "trace", runs / "generator", "--text", "Ω Ω Ω", "--out", tmp_path)
+    assert result.code == 0
+    assert any(
+        line.startswith("tlite: warning: the prompt has characters the model never saw") for line in result.lines
+    )
+    assert "never saw" in " ".join(json.loads((tmp_path / "trace.json").read_text())["notices"])
