@@ -148,6 +148,7 @@ def test_a_text_file_reads_as_its_lines_whatever_its_compression_and_first_chara
         ("reviews.csv.gz", gzip.compress(b"text,label\ngood,pos\n"), "csv"),
         ("input.TXT.GZ", gzip.compress(b'{"text": 1}\nplain\n'), "text"),
         ("notes.txt", b'{"a": 1}\nsecond line\n', "text"),
+        ("list.txt", b"[1, 2]\n", "text"),
         ("records.txt", b'{"a": 1}\n{"a": 2}\n', "jsonl"),
         ("data.json", b'{"data": [{"a": 1}]}', "json"),
         ("data.json", b'{"a": 1}\n{"a": 2}\n', "jsonl"),

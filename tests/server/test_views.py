@@ -16,7 +16,7 @@ def loaded(runs_folder):
 def test_a_prompt_keeps_its_end_and_names_unknown_characters(loaded, monkeypatch):
     run = loaded["generator"]
     prompt = views.prepare_prompt(run, "Before Zq")
-    assert prompt["unknown"] == ["Z", "q"] and "('Z' 'q')" in prompt["notices"][0]
+    assert prompt["unknown"] == ["Z", "q"] and "('Z' 'q'; 2 tokens)" in prompt["notices"][0]
     assert prompt["ids"] == run.tokenizer.encode("Before Zq")
     monkeypatch.setattr(views, "LIMITS", views.Limits(prompt_chars=5))
     cut = views.prepare_prompt(run, "Before we proceed")

@@ -141,7 +141,8 @@ def sniff(text: str, suffix: str = "") -> str:
     lines = [line.strip() for line in body.split("\n") if line.strip()]
     named = SUFFIX_FORMATS.get(suffix)
     if body[:1] in ("[", "{") and _parses(body) and not (named == "jsonl" and len(lines) == 1):
-        return "json"
+        if named != "text" or _holds_records(json.loads(body)):  # a .txt line "[1, 2]" is a text
+            return "json"
     if lines and lines[0].startswith(("{", "[")) and _parses(lines[0]):
         if lines[0].startswith("{") or named == "jsonl":
             if named != "text" or all(line.startswith("{") and _parses(line) for line in lines):
@@ -152,6 +153,10 @@ def sniff(text: str, suffix: str = "") -> str:
         return named
     first = lines[0] if lines else ""
     return "tsv" if "\t" in first else "csv" if "," in first else "text"
+
+
+def _holds_records(value: object) -> bool:
+    return isinstance(value, dict) or (isinstance(value, list) and all(isinstance(v, dict) for v in value))
 
 
 def _parses(text: str) -> bool:
