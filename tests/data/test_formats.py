@@ -228,3 +228,35 @@ def test_pretraining_documents_come_from_records_whatever_the_form(tmp_path):
     assert read_documents(tmp_path / "long.csv") == ["a" * 200_000]
     (tmp_path / "docs.jsonl.bz2").write_bytes(bz2.compress(b'{"review_body": "x", "stars": "1"}\n'))
     assert read_documents(tmp_path / "docs.jsonl.bz2") == ["x"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    lines=st.lists(
+        st.text(st.sampled_from([*"ab ,\t{}", *IGNORABLE[:-1], "é"]), min_size=1, max_size=12).filter(
+            lambda t: t.strip() and not t.strip().startswith("{")
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    compression=st.sampled_from(list(COMPRESS)),
+    case=st.sampled_from(["lower", "upper", "title"]),
+    bom=st.booleans(),
+    ending=st.sampled_from(["\n", "\r\n"]),
+)
+def test_every_line_reader_reads_the_same_lines_whatever_the_form(
+    tmp_path_factory, lines, compression, case, bom, ending
+):
+    """Sentences for a translator, a generator's text and pretraining documents: the lines as written,
+    compressed or not, a byte-order mark and Windows line endings removed, the name's case no matter."""
+    from transformers_lite.data.documents import read_documents
+    from transformers_lite.data.translation import sentence_lines
+
+    raw = ("\ufeff" if bom else "").encode() + ending.join(lines).encode() + ending.encode()
+    path = tmp_path_factory.mktemp("lines") / f"train{cased('.de' + compression, case)}"
+    path.write_bytes(COMPRESS[compression](raw))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TliteWarning)  # nothing to say: the name tells the truth
+        assert sentence_lines(path) == lines
+        assert read_text_file(path) == "\n".join(lines) + "\n"
+        assert read_documents(path) == lines
