@@ -260,3 +260,20 @@ def test_every_line_reader_reads_the_same_lines_whatever_the_form(
         assert sentence_lines(path) == lines
         assert read_text_file(path) == "\n".join(lines) + "\n"
         assert read_documents(path) == lines
+
+
+def test_labels_that_look_alike_are_one_class_and_spreadsheet_forms_are_read_or_named(tmp_path):
+    from transformers_lite.data.reviews import class_names_of
+
+    path = tmp_path / "r.jsonl"
+    rows = [("a", "pos"), ("b", "pos\u200b"), ("c", "cafe\u0301"), ("d", "caf\u00e9"), ("e", "\ufeffpos ")]
+    path.write_text("".join(json.dumps({"text": t, "label": lab}) + "\n" for t, lab in rows))
+    assert class_names_of(load_reviews(path)) == ("café", "pos")  # as they look: 2 classes, not 5
+    (tmp_path / "semi.csv").write_text("text;label\ngood box;pos\nbad box;neg\n")
+    with pytest.warns(TliteWarning, match="semi.csv: line 1 is separated by semicolons"):
+        assert load_reviews(tmp_path / "semi.csv").values == ["pos", "neg"]
+    with zipfile.ZipFile(tmp_path / "book.xlsx", "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+    with pytest.raises(DataError, match="book.xlsx: an office document .*save it as CSV"):
+        read_table(tmp_path / "book.xlsx")

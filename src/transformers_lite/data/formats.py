@@ -116,6 +116,8 @@ def decompress(raw: bytes, name: str | Path) -> bytes:
 def _unzip(path: str | Path, raw: bytes) -> bytes:
     with zipfile.ZipFile(io.BytesIO(raw)) as archive:
         names = [n for n in archive.namelist() if not n.endswith("/")]
+        if "[Content_Types].xml" in names:  # .xlsx, .docx, .odt...: an office document is a zip of parts
+            raise DataError(f"{path}: an office document (a spreadsheet?), not a text table; save it as CSV")
         if len(names) != 1:
             raise DataError(f"{path}: a zip archive of {len(names)} files ({', '.join(names[:5])}); give one file")
         return archive.read(names[0])

@@ -16,6 +16,7 @@ Turning texts into ids is the tokenizer's job.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..tokenizers.text import drop_ignorable
 from .inputs import json_kind
 from .tables import LABEL_COLUMNS, TEXT_COLUMNS, pick_column, read_table
 
@@ -112,14 +114,20 @@ def task_labels(stars: list[int], n_labels: int) -> tuple[np.ndarray, np.ndarray
 
 
 def value_name(value: Any, names: list[str] | None = None) -> str:  # noqa: ANN401
-    """A label value as a class name: strings stripped, integral numbers without ``.0``, a ClassLabel's name."""
+    """A label value as a class name: strings stripped, in Unicode's composed form (NFC) and without
+    invisible characters (so "pos\\u200b" and "pos" are one class, as they look), integral numbers without
+    ``.0``, a ClassLabel's name."""
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if names is not None and isinstance(value, int) and 0 <= value < len(names):
         return names[value]
-    return str(value).strip()
+    return _clean(str(value))
+
+
+def _clean(text: str) -> str:
+    return unicodedata.normalize("NFC", drop_ignorable(text)).strip()
 
 
 def parse_label_map(text: str) -> dict[str, str]:
@@ -128,7 +136,7 @@ def parse_label_map(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in text.split(","):
         value, _, name = item.partition("=") if "=" in item else (item, "=", item)
-        value, name = value.strip(), name.strip()
+        value, name = _clean(value), _clean(name)
         if not value:
             raise ConfigError(
                 f"label_map {text!r}: an empty value in {item!r}; write VALUE=NAME or NAME, comma-separated"

@@ -106,6 +106,10 @@ def _read_text_table(p: Path, text: str, kind: str) -> Table:
         raise DataError(f"{p}: the file is empty")
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # as Python's text mode reads it
     if kind in ("csv", "tsv"):
+        first = text.lstrip("\n").split("\n", 1)[0]
+        if kind == "csv" and "," not in first and ";" in first:  # a spreadsheet's CSV in a comma-decimal locale
+            warn(f"{p}: line 1 is separated by semicolons, not commas; it was read with ';' between fields")
+            return _read_delimited(p, text, ";")
         return _read_delimited(p, text, "\t" if kind == "tsv" else ",")
     if kind == "json":
         return _read_json(p, text)
