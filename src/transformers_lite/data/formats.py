@@ -5,7 +5,8 @@ batch inference) opens it here, so a file reads the same whatever its name says:
 
 1. **compression** by the magic bytes (gzip ``1f 8b``, bzip2 ``BZh``, xz ``fd 37 7a 58 5a 00``, a zip
    archive of one file ``PK 03 04``), whatever the suffix or its case (``reviews.csv.gz``,
-   ``input.TXT.GZ``, a gzip file named ``.txt``);
+   ``input.TXT.GZ``, a gzip file named ``.txt``), as often as they say (a ``.gz`` of a ``.gz``); a tar
+   archive, an office document (a zip of parts) and UTF-16 text are errors naming what they are;
 2. **structure** of the text: a JSON document (an array, or an object) when the whole text parses as
    one, JSON Lines when its first line is a JSON object, else CSV, TSV or plain text.
 
@@ -83,11 +84,12 @@ def read_bytes(path: str | Path) -> bytes:
         raise DataError(f"{path}: cannot be read ({err.strerror})") from None
     kind = compression_of(raw)
     named = COMPRESSED_SUFFIXES.get(Path(path.name.lower()).suffix)
+    out = decompress(raw, path)  # an archive or damaged data is named before anything is said about the name
     if kind is None and named is not None and raw:
         warn(f"{path} is named {path.suffix} but is not {named}-compressed; it was read as it is")
     elif kind is not None and named != kind:
         warn(f"{path} is {kind}-compressed (its name does not say so); it was read decompressed")
-    return decompress(raw, path)
+    return out
 
 
 def decompress(raw: bytes, name: str | Path) -> bytes:
@@ -167,12 +169,6 @@ def _parses(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def detect(path: str | Path) -> str:
-    """The format of ``path``: ``dataset`` (a folder), ``parquet``, or what ``sniff`` finds in its text;
-    a warning when it is not the one its name says."""
-    return "dataset" if Path(path).is_dir() else read_text(path)[1]
 
 
 def _named_format(path: Path, raw: bytes, text: str) -> str:
