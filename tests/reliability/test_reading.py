@@ -131,3 +131,14 @@ def test_inspect_trace_says_on_the_terminal_what_the_model_never_saw(cli, runs, 
         line.startswith("tlite: warning: the prompt has characters the model never saw") for line in result.lines
     )
     assert "never saw" in " ".join(json.loads((tmp_path / "trace.json").read_text())["notices"])
+
+
+def test_a_link_loop_and_a_link_to_nothing_are_named_by_every_reader(cli, tmp_path):  # noqa: F811
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    for args in (["generator", "--text"], ["classifier", "--train"], ["seq2seq", "--train-src"]):
+        result = cli("train", *args, tmp_path / "loop", "--out", tmp_path / "out")
+        assert result.code == 1 and "loop: a symbolic link loop" in result.err  # was "file not found"
+        result = cli("train", *args, tmp_path / "dangling", "--out", tmp_path / "out")
+        assert result.code == 1 and "dangling is a symbolic link to" in result.err
+    assert not (tmp_path / "out").exists()
