@@ -142,3 +142,12 @@ def test_a_link_loop_and_a_link_to_nothing_are_named_by_every_reader(cli, tmp_pa
         result = cli("train", *args, tmp_path / "dangling", "--out", tmp_path / "out")
         assert result.code == 1 and "dangling is a symbolic link to" in result.err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_inspectors_classify_and_translate_views_name_what_the_model_never_saw(runs):  # noqa: F811
+    from transformers_lite.server import views
+
+    notices = views.translate_view(tl.load(runs / "seq2seq"), "alpha zzz", 1)["notices"]
+    assert any(n.startswith("the text has words the model never saw in training ('zzz'; 1 token)") for n in notices)
+    notices = views.classify_view(tl.load(runs / "classifier"), "the box was zzqq zzqq")["notices"]
+    assert any("('zzqq'; 2 tokens)" in n for n in notices)

@@ -64,7 +64,10 @@ def test_classify_view_matches_classify_and_attention_received_sums_to_one(loade
             assert len(head) == 7 and sum(head) == pytest.approx(1.0, abs=1e-3)
     with pytest.raises(ValueError, match="text: no word the model knows"):
         views.classify_view(run, "   ")
-    assert "unknown word" in views.classify_view(run, "the box was xylophone")["notices"][0]
+    assert (
+        "never saw in training ('xylophone'; 1 token)"
+        in views.classify_view(run, "the box was xylophone")["notices"][0]
+    )
 
 
 def test_translate_view_matches_translate_with_cross_attention_rows_summing_to_one(loaded):

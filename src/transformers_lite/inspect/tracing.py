@@ -17,8 +17,7 @@ from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..layers import padding_mask_from_ids
 from ..layers.trace import Edit, Trace
-from ..tokenizers import Tokenizer
-from ..tokenizers.unknown import unknown_in, unknown_notice
+from ..tokenizers.unknown import unknown_notes
 from .forward import MAX_TOKENS, ForwardTrace, collect
 from .inspection import InspectedRun
 
@@ -67,12 +66,6 @@ def _cut(read: int, given: int, which: str) -> list[str]:
     )
 
 
-def _unknown(what: str, tokenizer: Tokenizer, text: str) -> list[str]:
-    """The notice (as a list of notes) of what ``tokenizer`` reads of ``text`` as its unknown symbol."""
-    notice = unknown_notice(what, unknown_in(tokenizer, text))
-    return [notice] if notice else []
-
-
 def trace_classifier(run: InspectedRun, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:
     """A classifier reads the text as in training (cut to its length, padded if it pads) and scores the classes."""
     return _trace_encoder(run, text, trace, class_names(run.config))
@@ -92,7 +85,7 @@ def _trace_encoder(run: InspectedRun, text: str, trace: Trace, classes: list[str
     logits = run.model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids[0].tolist()]
     notes = _cut(int(valid.sum()), len(run.tokenizer.encode(text)), "first")
-    notes += _unknown("the text", run.tokenizer, text)
+    notes += unknown_notes("the text", run.tokenizer, text)
     return ForwardTrace(cfg.family, tokens, **collect(run.model, trace, logits), classes=classes, notes=notes), logits
 
 
@@ -101,7 +94,9 @@ def trace_translator(run: InspectedRun, text: str, target: str | None, trace: Tr
     teacher-forced: the decoder reads BOS and the target, and predicts each next target token."""
     cfg, src_tok, tgt_tok = run.config, run.src_tokenizer, run.tokenizer
     src = torch.tensor(encode_source(src_tok, text, cfg.max_length))  # (S,)
-    notes = _unknown("the source", src_tok, text) + ([] if target is None else _unknown("the target", tgt_tok, target))
+    notes = unknown_notes("the source", src_tok, text) + (
+        [] if target is None else unknown_notes("the target", tgt_tok, target)
+    )
     if target is None:
         out = decode_batch(run.model, src[None], tgt_tok.need("bos"), tgt_tok.need("eos"), DecodeSettings())[0]
         out = [i for i in out if i not in (tgt_tok.bos_id, cfg.pad_id)]  # as its text reads: a target given as text

@@ -51,3 +51,9 @@ def unknown_notice(what: str, unknown: Unknown) -> str | None:
         f"{what} has {noun} the model never saw in training ({shown}; {tokens}); each reads as the unknown "
         f"symbol {unknown.symbol}"
     )
+
+
+def unknown_notes(what: str, tokenizer: Tokenizer, text: str) -> list[str]:
+    """``[notice]`` for a view's list of notices (empty when ``tokenizer`` reads all of ``text``)."""
+    notice = unknown_notice(what, unknown_in(tokenizer, text))
+    return [notice] if notice else []
