@@ -30,6 +30,7 @@ from .inspect.forward import ForwardTrace
 from .inspect.inspection import InspectedRun
 from .inspect.one_step import one_step
 from .inspect.tracing import switch_off, trace_forward
+from .tokenizers.unknown import unknown_in, unknown_notice
 
 
 @dataclass
@@ -148,7 +149,13 @@ class Run(InspectedRun):
             )[0]
         # DecodeSettings checks beam and length_penalty (a NaN penalty would rank no hypothesis), naming them
         settings = DecodeSettings(beam=beam, length_penalty=length_penalty, use_cache=use_cache)
-        return translate_texts(self.model, self.src_tokenizer, self.tokenizer, list(texts), settings, progress=progress)
+        texts = list(texts)
+        found = [(i, unknown_in(self.src_tokenizer, t)) for i, t in enumerate(texts, 1) if isinstance(t, str)]
+        found = [(i, u) for i, u in found if u.count]
+        if found:
+            more = f" (and {len(found) - 1} more text(s))" if len(found) > 1 else ""
+            warn(f"{unknown_notice(f'text {found[0][0]}', found[0][1])}{more}")
+        return translate_texts(self.model, self.src_tokenizer, self.tokenizer, texts, settings, progress=progress)
 
     # ---------------------------------------------------------------- every family
     def trace(

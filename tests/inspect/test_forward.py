@@ -347,7 +347,8 @@ def test_words_the_model_does_not_know_and_an_empty_translation_are_said(runs): 
     classifier = tl.load(runs / "classifier")
     unknown = classifier.tokenizer.shown(classifier.tokenizer.unk_id)
     assert classifier.trace("the box zzqqzzqq").notes == [
-        f"1 word of the text is not in the model's vocabulary and reads as {unknown}"
+        f"the text has words the model never saw in training ('zzqqzzqq'; 1 token); each reads as the unknown "
+        f"symbol {unknown}"
     ]
     assert classifier.trace("the box").notes == []
     translator = tl.load(runs / "seq2seq")

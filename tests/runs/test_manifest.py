@@ -124,3 +124,20 @@ def test_a_tiny_cli_run_writes_a_manifest(tmp_path):
     done = tlite("train", "generator", "--text", text, *TINY_GPT, "--max-steps", "2", "--out", out, env=ONE_THREAD)
     assert done.returncode == 0, done.stderr
     assert set(json.loads((out / MANIFEST).read_text())["sha256"]) == set(FILES)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "manifest.json is empty"),
+        (b"  \n", "manifest.json is empty"),
+        (b"{}", "manifest.json records no file"),
+        (b'{"sha256": {}}', "manifest.json records no file"),
+    ],
+)
+def test_an_empty_manifest_is_named_as_empty_not_as_missing(run_dir, tmp_path, content, message):
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / MANIFEST).write_bytes(content)
+    with pytest.raises(ValueError, match=message):
+        tl.load(copy)

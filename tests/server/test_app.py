@@ -441,9 +441,8 @@ def test_requests_of_every_kind_at_once_on_one_run_answer_as_one_at_a_time(clien
 def test_try_it_yourself_checks_code_on_the_runs_tensors_and_never_answers_500(client, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     listed = client.get("/api/exercises").json()["exercises"]
-    assert [e["name"] for e in listed][:2] == ["dense-forward", "dense-backward"] and "def dense_backward(" in listed[
-        1
-    ]["stub"]
+    assert [e["name"] for e in listed][:2] == ["dense-forward", "dense-backward"]
+    assert "def dense_backward(" in listed[1]["stub"]
     right = "def softmax_backward(p, dp):\n    return p * (dp - (dp * p).sum(-1, keepdim=True))\n"
     verdict = client.post("/api/runs/generator/exercise", json={"name": "softmax-backward", "code": right}).json()
     assert verdict["passed"] is True
@@ -452,3 +451,11 @@ def test_try_it_yourself_checks_code_on_the_runs_tensors_and_never_answers_500(c
     assert verdict["passed"] is False and "flipped sign" in verdict["cause"]
     bad = client.post("/api/runs/generator/exercise", json={"name": "no-such", "code": right})
     assert bad.status_code == 400 and "no exercise 'no-such'" in bad.json()["error"]
+
+
+@pytest.mark.parametrize("body", [None, b""])
+def test_a_request_without_a_body_names_the_body_and_the_fields_it_needs(client, body):
+    answer = client.post("/api/runs/classifier/classify", content=body, headers={"content-type": "application/json"})
+    assert answer.status_code == 422
+    error = answer.json()["error"]
+    assert error.startswith("body: the request has no JSON body") and "text" in error  # was ": Field required"

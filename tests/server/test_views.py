@@ -16,7 +16,7 @@ def loaded(runs_folder):
 def test_a_prompt_keeps_its_end_and_names_unknown_characters(loaded, monkeypatch):
     run = loaded["generator"]
     prompt = views.prepare_prompt(run, "Before Zq")
-    assert prompt["unknown"] == ["Z", "q"] and "('Z' 'q')" in prompt["notices"][0]
+    assert prompt["unknown"] == ["Z", "q"] and "('Z' 'q'; 2 tokens)" in prompt["notices"][0]
     assert prompt["ids"] == run.tokenizer.encode("Before Zq")
     monkeypatch.setattr(views, "LIMITS", views.Limits(prompt_chars=5))
     cut = views.prepare_prompt(run, "Before we proceed")
@@ -64,7 +64,10 @@ def test_classify_view_matches_classify_and_attention_received_sums_to_one(loade
             assert len(head) == 7 and sum(head) == pytest.approx(1.0, abs=1e-3)
     with pytest.raises(ValueError, match="text: no word the model knows"):
         views.classify_view(run, "   ")
-    assert "unknown word" in views.classify_view(run, "the box was xylophone")["notices"][0]
+    assert (
+        "never saw in training ('xylophone'; 1 token)"
+        in views.classify_view(run, "the box was xylophone")["notices"][0]
+    )
 
 
 def test_translate_view_matches_translate_with_cross_attention_rows_summing_to_one(loaded):

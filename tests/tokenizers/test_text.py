@@ -1,9 +1,16 @@
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformers_lite.tokenizers import load_vocabulary, save_vocabulary, select_vocabulary, simplify, words
-from transformers_lite.tokenizers.text import document_frequencies
+from transformers_lite.tokenizers import (
+    WordTokenizer,
+    load_vocabulary,
+    save_vocabulary,
+    select_vocabulary,
+    simplify,
+    words,
+)
+from transformers_lite.tokenizers.text import document_frequencies, ignorable, words_and_punctuation
 
 from ..conftest import shared_data
 
@@ -57,3 +64,30 @@ def test_vocabulary_file_round_trip_and_errors(tmp_path):
 def test_loads_the_seeds_vocabulary():
     vocab = load_vocabulary(shared_data("amazon_reviews_vocab", "amazon_reviews_train_en.txt"))
     assert len(vocab) == 6653 and vocab[:3] == ["the", "it", "and"]
+
+
+IGNORABLE = ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u180e", "\U000e0041"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=40),
+    inserts=st.lists(st.tuples(st.integers(0, 40), st.sampled_from(IGNORABLE)), max_size=6),
+)
+def test_an_invisible_character_changes_no_word(text, inserts):
+    """A soft hyphen, zero-width space, joiner or BOM anywhere in a text: the same words, both splits,
+    so training and use (which both encode through them) read the text one way."""
+    marked = text
+    for at, char in sorted(inserts, reverse=True):
+        marked = marked[:at] + char + marked[at:]
+    assert words(marked) == words(text)
+    assert words_and_punctuation(marked) == words_and_punctuation(text)
+    assert not any(ignorable(c) for c in simplify(marked))
+
+
+def test_a_soft_hyphen_inside_a_word_is_the_word():
+    assert words("an excel\u00adlent zero\u200bwidth box") == ["an", "excellent", "zerowidth", "box"]
+    tok = WordTokenizer(["excellent", "box"], pad="[PAD]", split="words")
+    assert tok.encode("excel\u00adlent box") == tok.encode("excellent box")
+    ids, valid = tok.encode_batch(["excel\u00adlent\u2060 box", "excellent box"], pad_to=4, max_length=4)
+    assert ids[0].tolist() == ids[1].tolist()  # the vectorised path agrees

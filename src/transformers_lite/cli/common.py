@@ -11,8 +11,9 @@ import textwrap
 from collections.abc import Callable
 
 from ..atomic import atomic_write_text
+from ..data.formats import read_text
 from ..data.inputs import read_inputs
-from ..data.tables import TEXT_COLUMNS, has_header_line, is_sentence, is_table, pick_column, read_table
+from ..data.tables import TEXT_COLUMNS, is_sentence, is_table, pick_column, read_table
 from ..errors import ConfigError, warn
 from ..families import load
 from ..pipeline import Run
@@ -99,16 +100,21 @@ def inputs(args: argparse.Namespace, fields: tuple[str, ...] = ("text",)) -> tup
         and os.path.samefile(args.input, output)
     ):
         raise ConfigError(f"--output {output} is the --input file: it would be written over; give another file")
-    if args.input and args.input != "-" and is_table(args.input) and not args.input.endswith(".jsonl"):
-        table = read_table(args.input)  # records, not lines: a header is never an input
-        column = pick_column(table, None, (*fields, *TEXT_COLUMNS), "text", "a 'text' column")
-        if has_header_line(args.input) and is_sentence(column):  # line 1 is a text, read as the header
-            warn(
-                f"{args.input}: line 1 reads like a text, not a header naming the columns; it was taken as the "
-                f"header ({column!r}) and gets no output: add a header line 'text', or name the file .txt for "
-                "one text per line"
-            )
-        return table.texts(column), args.json
+    if args.input and args.input != "-":
+        content = ("", "dataset") if os.path.isdir(args.input) else read_text(args.input)  # read once
+        kind = content[1]
+        if kind in ("json", "parquet", "dataset") or (kind in ("csv", "tsv") and is_table(args.input)):
+            table = read_table(args.input, None if kind == "dataset" else content)  # records: a header is no input
+            column = pick_column(table, None, (*fields, *TEXT_COLUMNS), "text", "a 'text' column")
+            if table.kind and is_sentence(column):  # line 1 is a text, read as the header
+                warn(
+                    f"{args.input}: line 1 reads like a text, not a header naming the columns; it was taken as the "
+                    f"header ({column!r}) and gets no output: add a header line 'text', or name the file .txt for "
+                    "one text per line"
+                )
+            return table.texts(column), args.json
+        texts, jsonl = read_inputs(args.input, fields, content)
+        return texts, jsonl or args.json
     if args.input:
         texts, jsonl = read_inputs(args.input, fields)
         return texts, jsonl or args.json

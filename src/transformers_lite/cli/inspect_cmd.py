@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from ..atomic import atomic_write_text
-from ..errors import ConfigError
+from ..errors import ConfigError, warn
 from ..inspect.curves import write_training_curves
 from ..inspect.examples import example_inputs
 from ..inspect.generator_plots import KINDS
@@ -127,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
         if args.windows and "windows" not in loaded.family.actions:
             raise ConfigError(f"--windows reads a generator's text; {args.run} holds a {loaded.config.family}")
         trace, report = trace_report(loaded, text, target=args.tgt, switched_off=args.switch_off)
+        for notice in report["notices"]:  # what the model read differently from the text: said here too
+            warn(notice)
         if not 0 <= args.head < loaded.config.n_heads:
             raise ConfigError(f"--head {args.head} is out of range: the model has {loaded.config.n_heads} heads")
         for row in report["lens"]:

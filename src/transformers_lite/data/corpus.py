@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DataError
+from .formats import check_file
 from .sources import read_text_file, sha256
 
 GLOB_CHARS = "*?["
@@ -58,6 +59,7 @@ def corpus_files(spec: str | Path) -> list[Path]:
     elif any(c in str(spec) for c in GLOB_CHARS):
         found = [Path(p) for p in glob.glob(str(spec), recursive=True) if Path(p).is_file()]
     elif not path.exists():
+        check_file(path)  # names what it is: not found, a link to nothing, a link loop
         raise FileNotFoundError(f"file not found: {path}")
     else:
         raise DataError(f"{path} is neither a file nor a folder")

@@ -1,19 +1,18 @@
 """Unlabelled documents for pretraining: review files read for their text only, or plain text.
 
-A ``.jsonl`` file gives one document per record (its ``review_body`` or ``text`` field; a ``stars``
-field is never read), a ``.csv`` file its ``review_body`` column, and any other file one document per
-non-empty line.
+A table of records (JSON Lines, a JSON array or object, Parquet, or a CSV/TSV file named so: read by
+``data.tables``) gives one document per record (its ``review_body`` or ``text`` field; a ``stars``
+field is never read), and any other file one document per non-empty line. What a file is is decided
+from its content (``formats``), compressed or not.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 from ..errors import DataError
-from .inputs import parse_json
-from .sources import read_text_file
+from .formats import hint, read_text
+from .tables import Table, read_table
 
 FIELDS = ("review_body", "text")
 
@@ -21,27 +20,25 @@ FIELDS = ("review_body", "text")
 def read_documents(path: str | Path) -> list[str]:
     """The documents of ``path`` (empty ones skipped); a record without a text field is an error."""
     path = Path(path)
-    text = read_text_file(path)
-    suffix = path.suffix.lower()
-    docs: list[str] = []
-    if suffix == ".jsonl":
-        for number, line in enumerate(text.split("\n"), 1):
-            if not line.strip():
-                continue
-            record = parse_json(line, f"{path}:{number}")
-            found = [record[f] for f in FIELDS if isinstance(record, dict) and isinstance(record.get(f), str)]
-            if not found:
-                raise DataError(f"{path}:{number}: no 'review_body' or 'text' field")
-            docs.append(found[0])
-    elif suffix == ".csv":
-        reader = csv.DictReader(io.StringIO(text))
-        column = next((f for f in FIELDS if f in (reader.fieldnames or [])), None)
-        if column is None:
-            raise DataError(f"{path}: no 'review_body' or 'text' column (columns: {reader.fieldnames})")
-        docs = [row[column] or "" for row in reader]
+    text, kind = read_text(path)
+    if not text.strip():
+        raise DataError(f"{path}: the file is empty")
+    if kind in ("jsonl", "json", "parquet") or (kind in ("csv", "tsv") and hint(path) in (".csv", ".tsv")):
+        docs = _record_texts(read_table(path, (text, kind)))
     else:
-        docs = text.split("\n")
+        docs = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     docs = [d for d in docs if d.strip()]
     if not docs:
         raise DataError(f"{path}: no documents (every line or record is empty)")
+    return docs
+
+
+def _record_texts(table: Table) -> list[str]:
+    """Each record's ``review_body`` (else ``text``) field: a record without one is an error naming it."""
+    docs = []
+    for row, where in zip(table.rows, table.where):
+        found = [row[f] for f in FIELDS if isinstance(row.get(f), str)]
+        if not found:
+            raise DataError(f"{where}: no 'review_body' or 'text' field (fields: {', '.join(map(repr, row))})")
+        docs.append(found[0])
     return docs

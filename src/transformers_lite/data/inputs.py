@@ -6,28 +6,36 @@ lone ``\\r``, a vertical tab or form feed, U+0085, U+2028 or U+2029 inside a lin
 even though Python's universal newlines and ``str.splitlines`` would cut the line there and shift
 every output after it. Standard input is therefore read as bytes, like a file, and decoded here.
 
-A file is JSON Lines when its name ends in ``.jsonl`` or its first line starts with ``{``; each record
-then gives its text in one of ``fields`` (``text`` first) as a JSON string. Otherwise every line is one
-text. An empty line or record, or a field that is not a string, is an error naming the line.
+A file is JSON Lines when its content says so (``formats.sniff``: its first line is a JSON object; in a
+file named ``.txt``, every line), whatever its name or compression; each record then gives its text in
+one of ``fields`` (``text`` first) as a JSON string. Otherwise every line is one text. An empty line or
+record, or a field that is not a string, is an error naming the line.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
+from .formats import decode, decompress, read_text, sniff
 
 _JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", dict: "an object", list: "a list"}
 
 
-def read_inputs(source: str, fields: tuple[str, ...] = ("text",)) -> tuple[list[str], bool]:
-    """``(texts, is_jsonl)`` from ``source`` (a path, or ``-`` for standard input): one text per line."""
+def read_inputs(
+    source: str, fields: tuple[str, ...] = ("text",), content: tuple[str, str] | None = None
+) -> tuple[list[str], bool]:
+    """``(texts, is_jsonl)`` from ``source`` (a path, or ``-`` for standard input): one text per line.
+    ``content`` is the file's ``(text, format)`` when already read (``formats.read_text``)."""
     name = "<stdin>" if source == "-" else source
-    text = _decode(_stdin_bytes() if source == "-" else _file_bytes(source), name)
+    if source == "-":
+        raw = _stdin_bytes()  # compressed or not, as a file is (``formats.decompress``)
+        text = decode(decompress(raw, name), name) if isinstance(raw, bytes) else raw.removeprefix("\ufeff")
+        kind = sniff(text)
+    else:
+        text, kind = content or read_text(source)
     if "\r" in text.rstrip("\r") and "\n" not in text:
         raise DataError(
             f"{name}: lines end with a carriage return only (old Mac line endings), which would make the "
@@ -36,7 +44,14 @@ def read_inputs(source: str, fields: tuple[str, ...] = ("text",)) -> tuple[list[
     lines = split_lines(text)
     if not lines:
         raise DataError(f"{name}: no input lines")
-    jsonl = name.endswith(".jsonl") or lines[0].lstrip().startswith("{")
+    if kind == "json" and len(lines) > 1:
+        raise DataError(
+            f"{name}: a JSON document over {len(lines)} lines, not one input per line; give JSON Lines (one "
+            "object per line), or the file itself as --input (its records are read)"
+        )
+    if kind == "parquet":
+        raise DataError(f"{name}: a Parquet file, not one input per line; give it as --input (its records are read)")
+    jsonl = kind in ("json", "jsonl")
     texts = []
     for number, line in enumerate(lines, 1):
         where = f"{name}:{number}"
@@ -89,28 +104,3 @@ def _stdin_bytes() -> bytes | str:
     """Standard input as bytes when it has them (a text stream would already have cut lines at ``\\r``)."""
     buffer = getattr(sys.stdin, "buffer", None)
     return buffer.read() if buffer is not None else sys.stdin.read()
-
-
-def _file_bytes(source: str) -> bytes:
-    path = Path(source)
-    if not path.exists():
-        raise FileNotFoundError(f"file not found: {path}")
-    if not path.is_file():
-        raise DataError(f"{path} is not a file")
-    try:
-        return gzip.open(path, "rb").read() if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError) as err:
-        raise DataError(f"{path}: cannot be read ({err})") from None
-
-
-def _decode(raw: bytes | str, name: str) -> str:
-    """UTF-8 text without a byte-order mark; undecodable bytes are an error naming the line."""
-    if isinstance(raw, bytes):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            line = raw[: err.start].count(b"\n") + 1
-            bad = raw[err.start : err.start + 1]
-            raise DataError(f"{name}:{line}: bytes that are not UTF-8 ({bad!r}); save the input as UTF-8") from None
-        return text.removeprefix("\ufeff")
-    return raw.removeprefix("\ufeff")

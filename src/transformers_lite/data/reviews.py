@@ -15,6 +15,9 @@ Turning texts into ids is the tokenizer's job.
 
 from __future__ import annotations
 
+import json
+import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, DataError
+from ..tokenizers.text import drop_ignorable
+from .inputs import json_kind
 from .tables import LABEL_COLUMNS, TEXT_COLUMNS, pick_column, read_table
 
 STARS = "stars"
@@ -71,7 +76,15 @@ def load_reviews(
     if text == label:
         raise ConfigError(f"{path}: the texts and the labels cannot both be column {text!r}")
     names = table.class_names.get(label)
-    return Reviews(table.texts(text), table.values(label), table.where, text, label, names, table.source)
+    values = table.values(label)
+    for value, where in zip(values, table.where):
+        if isinstance(value, (list, dict)):  # one label per record: str(["books", "toys"]) is no class
+            raise DataError(
+                f"{where}: the {label!r} label is {json_kind(value)} ({json.dumps(value, default=str)[:60]}); a "
+                "classifier takes one label per record: keep one value per record, or choose another column "
+                "with --label-column (--label-map then names and merges its values)"
+            )
+    return Reviews(table.texts(text), values, table.where, text, label, names, table.source)
 
 
 def _star(value: Any, where: str) -> int:  # noqa: ANN401
@@ -101,14 +114,20 @@ def task_labels(stars: list[int], n_labels: int) -> tuple[np.ndarray, np.ndarray
 
 
 def value_name(value: Any, names: list[str] | None = None) -> str:  # noqa: ANN401
-    """A label value as a class name: strings stripped, integral numbers without ``.0``, a ClassLabel's name."""
+    """A label value as a class name: strings stripped, in Unicode's composed form (NFC) and without
+    invisible characters (so "pos\\u200b" and "pos" are one class, as they look), integral numbers without
+    ``.0``, a ClassLabel's name."""
     if isinstance(value, bool):
         return str(value).lower()
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if names is not None and isinstance(value, int) and 0 <= value < len(names):
         return names[value]
-    return str(value).strip()
+    return _clean(str(value))
+
+
+def _clean(text: str) -> str:
+    return unicodedata.normalize("NFC", drop_ignorable(text)).strip()
 
 
 def parse_label_map(text: str) -> dict[str, str]:
@@ -117,7 +136,7 @@ def parse_label_map(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in text.split(","):
         value, _, name = item.partition("=") if "=" in item else (item, "=", item)
-        value, name = value.strip(), name.strip()
+        value, name = _clean(value), _clean(name)
         if not value:
             raise ConfigError(
                 f"label_map {text!r}: an empty value in {item!r}; write VALUE=NAME or NAME, comma-separated"
@@ -173,6 +192,8 @@ def choose_classes(reviews: Reviews, labels: int | None, label_map: str | None) 
         return n, ()
     names = class_names_of(reviews, label_map)
     column = f"{reviews.source}: column {reviews.label_column!r}"
+    if label_map:
+        _check_label_map(reviews, label_map, column)
     if len(names) < 2:
         raise DataError(f"{column} holds one class only ({', '.join(names)}); a classifier needs two or more")
     if labels is None or labels == len(names):
@@ -182,6 +203,24 @@ def choose_classes(reviews: Reviews, labels: int | None, label_map: str | None) 
     raise ConfigError(
         f"--labels {labels}, but {column} holds {len(names)} classes ({', '.join(names[:12])}); leave --labels out "
         "to use them, or merge classes with --label-map"
+    )
+
+
+def _check_label_map(reviews: Reviews, label_map: str, column: str) -> None:
+    """An error naming what ``label_map`` keeps of the records, when it keeps fewer than two classes."""
+    mapping = parse_label_map(label_map)
+    found = Counter(value_name(v, reviews.value_names) for v in reviews.values)
+    kept = Counter({mapping[v]: 0 for v in mapping if mapping[v]})
+    for value, n in found.items():
+        if mapping.get(value):
+            kept[mapping[value]] += n
+    if sum(1 for n in kept.values() if n) >= 2:
+        return
+    values = ", ".join(f"{v!r} ({n})" for v, n in found.most_common(12))
+    what = ", ".join(f"{name!r} ({n} records)" for name, n in kept.items()) or "no class"
+    raise DataError(
+        f"--label-map {label_map!r} keeps {what} of {len(reviews)} records in {column}, whose values are {values}; "
+        "a classifier needs two classes with records: map the values to two names or more (VALUE=NAME)"
     )
 
 

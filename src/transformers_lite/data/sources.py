@@ -7,7 +7,6 @@ review corpus (MARC) was withdrawn by Amazon and has no public source: provide t
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import os
 import shutil
@@ -16,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 from ..errors import DataError
+from .formats import check_file, decode, read_bytes
 
 DATASETS: dict[str, dict[str, tuple[str, str | None]]] = {
     # file -> (url, sha256)
@@ -59,10 +59,7 @@ def data_roots() -> list[Path]:
 def resolve(dataset: str, filename: str, explicit: str | Path | None = None) -> Path:
     """Find ``filename`` of ``dataset``: explicit path, else ``$TLITE_DATA_DIR/dataset``, else the cache."""
     if explicit is not None:
-        path = Path(explicit)
-        if not path.is_file():
-            raise FileNotFoundError(f"file not found: {path}")
-        return path
+        return check_file(explicit)
     tried = []
     for root in data_roots():
         path = root / dataset / filename
@@ -109,25 +106,10 @@ def download(dataset: str, root: Path | None = None, timeout: float = 60.0) -> l
 
 
 def read_text_file(path: str | Path) -> str:
-    """Read UTF-8 text (``.gz`` transparently) as Python's text mode would: a byte-order mark is
-    dropped and Windows (``\\r\\n``) or old Mac (``\\r``) line endings become ``\\n``. Problems are one-line
-    errors naming the file (and line)."""
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(f"file not found: {path}")
-    if not path.is_file():
-        raise DataError(f"{path} is not a file")
-    try:
-        raw = gzip.open(path, "rb").read() if path.suffix == ".gz" else path.read_bytes()
-    except (OSError, EOFError) as err:
-        raise DataError(f"{path}: cannot be read ({err})") from None
+    """Read UTF-8 text (compressed or not: ``formats.read_bytes`` decides from the bytes) as Python's text
+    mode would: a byte-order mark is dropped and Windows (``\\r\\n``) or old Mac (``\\r``) line endings
+    become ``\\n``. Problems are one-line errors naming the file (and line)."""
+    raw = read_bytes(path)
     if not raw.strip():
         raise DataError(f"{path}: the file is empty")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        line = raw[: err.start].count(b"\n") + 1
-        raise DataError(
-            f"{path}:{line}: bytes that are not UTF-8 ({raw[err.start : err.start + 1]!r}); save the file as UTF-8"
-        ) from None
-    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+    return decode(raw, path).replace("\r\n", "\n").replace("\r", "\n")

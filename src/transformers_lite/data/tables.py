@@ -16,17 +16,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, warn
 from ..optional import need
+from .formats import check_file, hint, read_text, sniff
 from .inputs import json_kind, parse_json
-from .sources import read_text_file
 
+_SEPARATOR = {"csv": "comma", "tsv": "tab"}
 TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet")
 TEXT_COLUMNS = ("text", "review_body", "review", "sentence", "comment", "content", "body", "document", "message")
 LABEL_COLUMNS = ("label", "labels", "stars", "sentiment", "class", "category", "target", "rating", "topic")
@@ -41,6 +43,7 @@ class Table:
     rows: list[dict[str, Any]]
     where: list[str]
     class_names: dict[str, list[str]]  # a datasets ClassLabel column's names, by column
+    kind: str = ""  # "csv" or "tsv" for a delimited text, whose line 1 was read as the header
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -70,37 +73,59 @@ class Table:
 
 
 def is_table(path: str | Path) -> bool:
-    """Whether ``path`` is read as a table of records (by its suffix, or a ``datasets`` folder)."""
+    """Whether ``path`` names a table of records (by its suffix, compressed or not, or a ``datasets``
+    folder); what it holds is decided by its content when it is read (``formats``)."""
     p = Path(path)
-    return p.suffix.lower() in TABLE_SUFFIXES or p.is_dir()
+    return hint(p) in TABLE_SUFFIXES or p.is_dir()
 
 
-def read_table(path: str | Path) -> Table:
-    """Every record of ``path``: see the module docstring for the formats. A file with no record is an error."""
+def read_table(path: str | Path, content: tuple[str, str] | None = None) -> Table:
+    """Every record of ``path``: see the module docstring for the formats, decided from the file's content
+    (``formats.read_text``; ``content`` is its ``(text, format)`` when already read). A file with no
+    record is an error."""
     p = Path(path)
     if p.is_dir():
         table = _read_dataset(p)
-    elif not p.exists():
-        raise FileNotFoundError(f"file not found: {p}")
-    elif p.suffix.lower() == ".parquet":
+    else:
+        text, kind = content or read_text(check_file(p))
+        table = _read_text_table(p, text, kind)
+    if not table.rows:
+        raise DataError(f"{p}: no records found")
+    return table
+
+
+def _read_text_table(p: Path, text: str, kind: str) -> Table:
+    if kind == "parquet":
         pq = need("pyarrow.parquet", "data", "reading Parquet files")
         try:
             records = pq.read_table(p).to_pylist()
         except Exception as err:  # noqa: BLE001 - pyarrow raises its own types for damaged files
             raise DataError(f"{p}: not a readable Parquet file ({err})") from None
-        table = _from_records(str(p), records, [f"{p}:row {i}" for i in range(1, len(records) + 1)])
-    else:
-        text = read_text_file(p)  # UTF-8, byte-order mark and Windows line endings removed
-        suffix = p.suffix.lower()
-        if suffix in (".csv", ".tsv"):
-            table = _read_delimited(p, text, "\t" if suffix == ".tsv" else ",")
-        elif suffix == ".json" and text.lstrip().startswith("["):
-            table = _read_json_list(p, text)
-        else:
-            table = _read_jsonl(p, text)
-    if not table.rows:
-        raise DataError(f"{p}: no records found")
-    return table
+        return _from_records(str(p), records, [f"{p}:row {i}" for i in range(1, len(records) + 1)])
+    if not text.strip():
+        raise DataError(f"{p}: the file is empty")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as Python's text mode reads it
+    if kind in ("csv", "tsv"):
+        first = text.lstrip("\n").split("\n", 1)[0]
+        if kind == "csv" and "," not in first and ";" in first:  # a spreadsheet's CSV in a comma-decimal locale
+            warn(f"{p}: line 1 is separated by semicolons, not commas; it was read with ';' between fields")
+            return _read_delimited(p, text, ";")
+        return _read_delimited(p, text, "\t" if kind == "tsv" else ",")
+    if kind == "json":
+        return _read_json(p, text)
+    if kind == "jsonl":
+        return _read_jsonl(p, text)
+    delimited = sniff(text)  # named as text, but a table is asked for: line 1's tab or comma decides
+    if delimited in ("csv", "tsv"):
+        warn(
+            f"{p} is named {hint(p)}; it was read as a table, {delimited.upper()} "
+            f"(line 1 holds a {_SEPARATOR[delimited]})"
+        )
+        return _read_delimited(p, text, "\t" if delimited == "tsv" else ",")
+    raise DataError(
+        f"{p}: plain text, not a table of records (no JSON, and no tab or comma in line 1); give CSV, TSV, "
+        "JSON Lines, a JSON array of objects, Parquet or a datasets folder"
+    )
 
 
 def pick_column(table: Table, given: str | None, known: tuple[str | None, ...], what: str, option: str) -> str:
@@ -136,8 +161,7 @@ def is_sentence(name: str) -> bool:
 def has_header_line(path: str | Path) -> bool:
     """A delimited text table (CSV or TSV, compressed or not), whose first line names its columns: only
     there can a record have been taken for the header."""
-    name = str(path).lower().removesuffix(".gz")
-    return name.endswith((".csv", ".tsv"))
+    return hint(path) in (".csv", ".tsv")
 
 
 def _is_number(text: str) -> bool:
@@ -168,17 +192,37 @@ def _read_jsonl(path: Path, text: str) -> Table:
     return _from_records(str(path), records, where)
 
 
-def _read_json_list(path: Path, text: str) -> Table:
+def _read_json(path: Path, text: str) -> Table:
+    """A JSON array of records; or an object: one record, or (when exactly one of its fields is a list of
+    objects, as ``{"data": [...]}``) the records of that list, said in a warning."""
     records = parse_json(text, str(path))
+    if isinstance(records, dict):
+        lists = [k for k, v in records.items() if isinstance(v, list) and v and all(isinstance(r, dict) for r in v)]
+        if len(lists) > 1:
+            raise DataError(
+                f"{path}: a JSON object holding {len(lists)} lists of records ({', '.join(map(repr, lists))}); "
+                "give each as a file of its own (a JSON array, or JSON Lines)"
+            )
+        if lists:
+            others = [k for k in records if k != lists[0]]
+            left = f"; its other fields ({', '.join(map(repr, others[:8]))}) are not records" if others else ""
+            records = records[lists[0]]
+            warn(f"{path}: a JSON object; its {len(records)} records were read from its {lists[0]!r} list{left}")
+        else:
+            records = [records]
     if not isinstance(records, list):
-        raise DataError(f"{path}: a JSON file holds a list of objects (or use JSON Lines, one object per line)")
+        raise DataError(
+            f"{path}: a JSON file holds {json_kind(records)}; give a list of objects (or JSON Lines, one per line)"
+        )
     return _from_records(str(path), records, [f"{path}: record {i}" for i in range(1, len(records) + 1)])
 
 
 def _read_delimited(path: Path, text: str, delimiter: str) -> Table:
-    """Records of a CSV/TSV file with a header (a quoted field may span lines)."""
+    """Records of a CSV/TSV file with a header (a quoted field may span lines, and be of any length)."""
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     rows, where = [], []
+    limit = csv.field_size_limit()
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # a field is as long as the file lets it be
     try:
         names = next(reader, None)
         if not names:
@@ -201,7 +245,9 @@ def _read_delimited(path: Path, text: str, delimiter: str) -> Table:
         raise DataError(
             f"{path}:{reader.line_num}: malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({err})"
         ) from None
-    return Table(str(path), names, rows, where, {})
+    finally:
+        csv.field_size_limit(limit)
+    return Table(str(path), names, rows, where, {}, "tsv" if delimiter == "\t" else "csv")
 
 
 def _read_dataset(path: Path) -> Table:

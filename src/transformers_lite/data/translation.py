@@ -21,8 +21,9 @@ from torch import Tensor
 
 from ..errors import ConfigError, DataError, warn
 from ..tokenizers import pad_batch
-from .sources import read_text_file
-from .tables import has_header_line, is_sentence, is_table, read_table
+from .formats import decode, hint, read_bytes, read_text
+from .inputs import json_kind
+from .tables import is_sentence, is_table, read_table
 
 SOURCE_COLUMNS, TARGET_COLUMNS = ("src", "source"), ("tgt", "target")
 
@@ -44,12 +45,13 @@ def load_pairs(
     if tgt_path is not None:
         src, tgt = load_parallel(src_path, tgt_path)
         return Pairs(src, tgt, (_language(src_path, "source"), _language(tgt_path, "target")))
-    if not is_table(src_path):
+    content = None if Path(src_path).is_dir() else read_text(src_path)
+    if content is not None and (content[1] == "text" or (content[1] in ("csv", "tsv") and not is_table(src_path))):
         raise ConfigError(
             f"{src_path} holds one side of the pairs: give the target sentences too (--train-tgt/--val-tgt), or "
             "one table of pairs (.tsv, .csv, .jsonl, .json, .parquet, or a datasets folder)"
         )
-    table = read_table(src_path)
+    table = read_table(src_path, content)
     rows = table.rows
     if "translation" in table.columns and all(isinstance(r.get("translation"), dict) for r in rows):
         keys = list(rows[0]["translation"])
@@ -65,7 +67,7 @@ def load_pairs(
         b = columns[1] or next((c for c in table.columns if c.lower() in TARGET_COLUMNS), None)
         if (a, b) == (None, None) and len(text_columns) == 2:
             a, b = text_columns  # two text columns: the source first, as a TSV of pairs is written
-        headless = has_header_line(src_path) and any(is_sentence(c) for c in text_columns)
+        headless = bool(table.kind) and any(is_sentence(c) for c in text_columns)
         if (a, b) == tuple(text_columns) and columns == (None, None) and headless:
             warn(
                 f"{src_path}: line 1 reads like a pair, not a header naming the columns; it was taken as the "
@@ -82,7 +84,8 @@ def load_pairs(
         for row, where in zip(rows, table.where):
             value = row.get(column)
             if not isinstance(value, str):
-                raise DataError(f"{where}: no {column!r} sentence (found {type(value).__name__})")
+                found = "has no such field" if column not in row else f"holds {json_kind(value)}, not a sentence"
+                raise DataError(f"{where}: the {column!r} sentence {found} (fields: {', '.join(map(repr, row))})")
             side.append(value.strip())
         sides.append(side)
     return Pairs(sides[0], sides[1], (a, b))
@@ -90,19 +93,43 @@ def load_pairs(
 
 def _language(path: str | Path, default: str) -> str:
     """The language a line file names by its suffix (``train.de.gz`` -> ``de``), else ``default``."""
-    parts = Path(path).name.removesuffix(".gz").split(".")
-    return parts[-1] if len(parts) > 1 and parts[-1].isalpha() and len(parts[-1]) <= 3 else default
+    suffix = hint(path)[1:]
+    return suffix if suffix.isalpha() and len(suffix) <= 3 else default
 
 
 def load_parallel(src_path: str | Path, tgt_path: str | Path) -> tuple[list[str], list[str]]:
-    """Aligned line files (plain or ``.gz``); a clear error when their line counts differ."""
-    src = read_text_file(src_path).rstrip("\n").split("\n")
-    tgt = read_text_file(tgt_path).rstrip("\n").split("\n")
+    """Aligned line files (plain or compressed); a clear error when their line counts differ."""
+    src, tgt = sentence_lines(src_path), sentence_lines(tgt_path)
     if len(src) != len(tgt):
         raise ValueError(
             f"parallel files differ in length: {src_path} has {len(src)} lines, {tgt_path} has {len(tgt)} lines"
         )
     return [s.strip() for s in src], [t.strip() for t in tgt]
+
+
+def sentence_lines(path: str | Path) -> list[str]:
+    """The lines of a file of sentences, one per line: only ``\\n`` (or ``\\r\\n``) ends a line, so the two
+    files stay aligned; a lone carriage return inside a line is read as a space, and said (its line named).
+    A file whose lines all end with a lone ``\\r`` (old Mac) is an error saying so."""
+    raw = read_bytes(path)
+    if not raw.strip():
+        raise DataError(f"{path}: the file is empty")
+    whole = decode(raw, path).replace("\r\n", "\n")
+    text = whole.rstrip("\n")
+    if "\r" in whole.rstrip("\r") and "\n" not in whole:
+        raise DataError(
+            f"{path}: lines end with a carriage return only (old Mac line endings); convert them to \\n first "
+            "(e.g. tr '\\r' '\\n')"
+        )
+    lines = text.split("\n")
+    inside = [number for number, line in enumerate(lines, 1) if "\r" in line.rstrip("\r")]
+    if inside:
+        shown = ", ".join(map(str, inside[:5])) + (", ..." if len(inside) > 5 else "")
+        warn(
+            f"{path}: {len(inside)} line(s) hold a carriage return (\\r, U+000D) inside the line (line {shown}); "
+            "each was read as a space, not as the end of a line"
+        )
+    return [line.replace("\r", " ") for line in lines]
 
 
 def filter_by_length(

@@ -9,14 +9,18 @@ dimension), which is skipped. The file is read as a stream and only the wanted w
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor
 
 from ..errors import DataError
+from .formats import check_file, compression_of
 
 
 def read_word_vectors(path: str | Path, words: Iterable[str]) -> tuple[dict[str, Tensor], int]:
@@ -26,12 +30,17 @@ def read_word_vectors(path: str | Path, words: Iterable[str]) -> tuple[dict[str,
     ``DataError`` naming it. A word listed twice keeps its first vector, as GloVe's own readers do.
     """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(f"word vectors file not found: {path}")
+    path = check_file(path)  # a link to nothing, a link loop, a folder: named as such
     wanted = set(words)
     found: dict[str, Tensor] = {}
     dim = 0
-    opener = gzip.open if path.suffix == ".gz" else open
+    with open(path, "rb") as fh:  # compressed or not, by the magic bytes (``formats``), read as a stream
+        kind = compression_of(fh.read(8))
+    if kind == "zip":
+        raise DataError(f"{path}: a zip archive; give the vectors file itself, or gzip/bzip2/xz-compressed")
+    opener: Any = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open}.get(kind or "", open)
     with opener(path, "rt", encoding="utf-8", errors="strict") as lines:
         try:
             for number, line in enumerate(lines, 1):

@@ -11,21 +11,24 @@ from dataclasses import dataclass
 
 from ..errors import DataError
 from ..tokenizers import Tokenizer
+from ..tokenizers.unknown import Unknown, unknown_in, unknown_notice
 
 
 @dataclass(frozen=True)
 class Prompt:
     text: str
     ids: list[int]
-    unknown: list[str]  # characters read as the unknown symbol, each once, in order
+    found: Unknown  # what reads as the unknown symbol (``tokenizers.unknown``)
+
+    @property
+    def unknown(self) -> list[str]:
+        """The characters (or words) read as the unknown symbol, each once, in order."""
+        return self.found.pieces
 
     @property
     def notice(self) -> str | None:
         """The sentence that tells a user about ``unknown``, or ``None``."""
-        if not self.unknown:
-            return None
-        shown = " ".join(repr(c) for c in self.unknown)
-        return f"the prompt has characters the model never saw in training ({shown}); each reads as the unknown symbol"
+        return unknown_notice("the prompt", self.found)
 
 
 def read_prompt(tokenizer: Tokenizer, prompt: str) -> Prompt:
@@ -35,8 +38,4 @@ def read_prompt(tokenizer: Tokenizer, prompt: str) -> Prompt:
     ids = tokenizer.encode(prompt)
     if not prompt or not ids:
         raise DataError("the prompt is empty; give at least one character to continue")
-    unknown: list[str] = []
-    if tokenizer.kind == "char" and tokenizer.unk_id in ids:
-        unk = tokenizer.token(tokenizer.unk_id)
-        unknown = list(dict.fromkeys(c for c, i in zip(prompt, ids) if i == tokenizer.unk_id and c != unk))
-    return Prompt(prompt, ids, unknown)
+    return Prompt(prompt, ids, unknown_in(tokenizer, prompt, ids))

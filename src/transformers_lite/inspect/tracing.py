@@ -17,6 +17,7 @@ from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..layers import padding_mask_from_ids
 from ..layers.trace import Edit, Trace
+from ..tokenizers.unknown import unknown_notes
 from .forward import MAX_TOKENS, ForwardTrace, collect
 from .inspection import InspectedRun
 
@@ -49,13 +50,13 @@ def traced(run: InspectedRun, text: str, target: str | None, trace: Trace) -> tu
 
 def trace_generator(run: InspectedRun, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:
     """A generator reads the prompt's last tokens (up to its context) and predicts each next one."""
-    every = read_prompt(run.tokenizer, text).ids
+    prompt = read_prompt(run.tokenizer, text)
+    every = prompt.ids
     ids = torch.tensor(every[-min(run.config.max_length, MAX_TOKENS) :])  # (T,)
     logits = run.model(ids[None], trace=trace)  # (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids.tolist()]
-    return ForwardTrace(
-        run.config.family, tokens, **collect(run.model, trace, logits), notes=_cut(len(ids), len(every), "last")
-    ), logits
+    notes = _cut(len(ids), len(every), "last") + ([prompt.notice] if prompt.notice else [])
+    return ForwardTrace(run.config.family, tokens, **collect(run.model, trace, logits), notes=notes), logits
 
 
 def _cut(read: int, given: int, which: str) -> list[str]:
@@ -84,13 +85,7 @@ def _trace_encoder(run: InspectedRun, text: str, trace: Trace, classes: list[str
     logits = run.model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids[0].tolist()]
     notes = _cut(int(valid.sum()), len(run.tokenizer.encode(text)), "first")
-    unk = run.tokenizer.unk_id
-    unknown = int(((ids[0] == unk) & valid[0]).sum()) if unk is not None else 0
-    if unknown and unk is not None:
-        notes.append(
-            f"{unknown} word{'s' if unknown > 1 else ''} of the text {'are' if unknown > 1 else 'is'} not in the "
-            f"model's vocabulary and read{'' if unknown > 1 else 's'} as {run.tokenizer.shown(unk)}"
-        )
+    notes += unknown_notes("the text", run.tokenizer, text)
     return ForwardTrace(cfg.family, tokens, **collect(run.model, trace, logits), classes=classes, notes=notes), logits
 
 
@@ -99,6 +94,9 @@ def trace_translator(run: InspectedRun, text: str, target: str | None, trace: Tr
     teacher-forced: the decoder reads BOS and the target, and predicts each next target token."""
     cfg, src_tok, tgt_tok = run.config, run.src_tokenizer, run.tokenizer
     src = torch.tensor(encode_source(src_tok, text, cfg.max_length))  # (S,)
+    notes = unknown_notes("the source", src_tok, text) + (
+        [] if target is None else unknown_notes("the target", tgt_tok, target)
+    )
     if target is None:
         out = decode_batch(run.model, src[None], tgt_tok.need("bos"), tgt_tok.need("eos"), DecodeSettings())[0]
         out = [i for i in out if i not in (tgt_tok.bos_id, cfg.pad_id)]  # as its text reads: a target given as text
@@ -112,7 +110,7 @@ def trace_translator(run: InspectedRun, text: str, target: str | None, trace: Tr
         [tgt_tok.shown(i) for i in tgt.tolist()],
         **collect(run.model, trace, logits),
         source_tokens=[src_tok.shown(i) for i in src.tolist()],
-        notes=_cut(len(src) - 1, len(src_tok.encode(text)), "first"),
+        notes=_cut(len(src) - 1, len(src_tok.encode(text)), "first") + notes,
     )
     if target is None and not out:
         found.notes.append(

@@ -34,6 +34,11 @@ def _read(run_dir: Path) -> dict[str, str]:
     path = run_dir / MANIFEST
     if not path.is_file():
         return {}
+    if not path.read_bytes().strip():
+        raise RunError(
+            f"{path} is empty (0 bytes of JSON; it should record the sha256 of the run's files), so an edited "
+            "config, tokenizer or weights file cannot be told from the original"
+        )
     data = read_json(path, "manifest")
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.get("sha256", {}).values()):
         raise RunError(f"{path}: damaged manifest (expected {{'sha256': {{file: hex digest}}}})")
@@ -73,6 +78,11 @@ def verify(
         return
     run_dir = Path(run_dir)
     known = _read(run_dir)
+    if not known and (run_dir / MANIFEST).is_file():
+        raise RunError(
+            f"{run_dir / MANIFEST} records no file (no sha256 in it); the run recorded its config, tokenizer and "
+            f"weights files there, and without them an edited file cannot be told from the original: {what_to_do}"
+        )
     if not known and _keeps_one(run_dir):
         raise RunError(
             f"{run_dir / MANIFEST} is missing; the run wrote one (its hyperparameters.json says so), and without "

@@ -51,6 +51,17 @@ def _problem(error: dict[str, Any]) -> str:
     return error["msg"]
 
 
+def _fields(request: Request) -> str:
+    """`` with the fields ...`` of the body the request's route reads, or ``""`` when it cannot be told."""
+    body = getattr(request.scope.get("route"), "body_field", None)
+    model = getattr(getattr(body, "field_info", None), "annotation", None) or getattr(body, "type_", None)
+    fields = getattr(model, "model_fields", None)
+    if not isinstance(fields, dict) or not fields:
+        return ""
+    required = [name for name, info in fields.items() if info.is_required()]
+    return f" with the fields {', '.join(fields)}" + (f" ({', '.join(required)} required)" if required else "")
+
+
 def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = ()) -> FastAPI:
     """The inspector over ``registry``'s runs, answering requests whose ``Host`` names ``host`` (the
     address it listens on; loopback names too when that is loopback or every interface) or one of
@@ -64,8 +75,10 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         # location, message and kind only: never the input back (the caller has it; it may not encode)
         detail = [{"loc": list(e["loc"]), "msg": _problem(e), "type": e["type"]} for e in exc.errors()]
-        field = ".".join(str(x) for x in detail[0]["loc"] if x != "body") if detail else "body"
+        field = (".".join(str(x) for x in detail[0]["loc"] if x != "body") if detail else "") or "body"
         message = detail[0]["msg"] if detail else "invalid request"
+        if field == "body" and detail and detail[0]["type"] == "missing":  # no body at all: say what it holds
+            message = f"the request has no JSON body; send a JSON object{_fields(request)}"
         return _error(422, f"{field}: {message}", field=field, detail=detail)
 
     @app.exception_handler(StarletteHTTPException)  # FastAPI's own too (a body that is not UTF-8, a bad route)

@@ -40,6 +40,7 @@ from ..models.ensemble import classifier_members
 from ..pipeline import Run
 from ..runs.history import HistoryFileError, read_metrics
 from ..summary import summary_rows
+from ..tokenizers.unknown import unknown_notes
 from ..training.rundir import is_training
 
 
@@ -268,9 +269,7 @@ def classify_view(run: Run, text: str) -> dict[str, Any]:
         received = [(w[:, :n, :n].sum(1) / n).tolist() for w in weights]  # L x H x T: mean attention received
         members.append([[[round(x, 5) for x in head] for head in block] for block in received])
     words = [run.tokenizer.shown(i) for i in ids[0, :n].tolist()]
-    unk = run.tokenizer.unk_id
-    if unk is not None and unk in ids[0, :n].tolist():
-        notices.append("words the vocabulary does not hold read as the unknown word (shown as such)")
+    notices += unknown_notes("the review", run.tokenizer, text)  # the words read as the unknown word, counted
     return {
         "prediction": names[int(probs.argmax())],
         "probabilities": {k: round(float(p), 5) for k, p in zip(names, probs)},
@@ -292,6 +291,7 @@ def translate_view(run: Run, text: str, beam: int) -> dict[str, Any]:
     if len(src_tok.encode(text)) > limit - 1:
         notices.append(f"the model reads the first {limit - 1} tokens of the text")
     src = torch.tensor(encode_source(src_tok, text, limit))  # (S,)
+    notices += unknown_notes("the text", src_tok, text)
     if len(src) <= 1:
         raise ValueError("text: nothing the tokenizer can read")
     settings = DecodeSettings(beam=beam)

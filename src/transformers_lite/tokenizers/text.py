@@ -1,10 +1,17 @@
 """Text normalisation, splitting text into words, and vocabulary selection.
 
 ``simplify`` lowercases, decomposes letters (Unicode NFD) and drops the combining marks, so
-"Crème" becomes "creme"; it also drops the apostrophes ' ` ’ (so "don't" -> "dont") and the
-zero-width joiner, and turns newlines into spaces. ``words`` (post 000's split) keeps the matches of
-``\\w\\w+\\b`` (two or more word characters), so single letters and punctuation disappear.
-``words_and_punctuation`` (the translator's word-level split) keeps every word and punctuation mark.
+"Crème" becomes "creme"; it also drops the apostrophes ' ` ’ (so "don't" -> "dont") and every
+default-ignorable character (``ignorable``: the soft hyphen U+00AD, zero-width space U+200B, ZWNJ and
+ZWJ, the word joiner U+2060, the byte-order mark U+FEFF, ...), which a reader never sees, so
+"excel\u00adlent" is "excellent"; and it turns newlines into spaces. ``words`` (post 000's split) keeps
+the matches of ``\\w\\w+\\b`` (two or more word characters), so single letters and punctuation
+disappear. ``words_and_punctuation`` (the translator's word-level split) keeps every word and
+punctuation mark, default-ignorable characters dropped too.
+
+Both splits are what a word tokenizer's ``encode`` runs, at training and at use alike (classify,
+translate, trace, evaluate), so text is normalised one way. Character and BPE tokenizers keep every
+character: one the model never saw is read as its unknown symbol and named in a notice.
 """
 
 from __future__ import annotations
@@ -24,9 +31,33 @@ _WORD_OR_MARK = re.compile(r"\w+|[^\w\s]")
 _ASCII_TABLE = str.maketrans({"'": None, "`": None, "\n": " "})
 
 
+# Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): invisible when rendered
+_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)  # fmt: skip
+
+
+@functools.cache
+def ignorable(char: str) -> bool:
+    """Whether ``char`` is a default-ignorable code point (a soft hyphen, a zero-width space, ...)."""
+    code = ord(char)
+    return any(low <= code <= high for low, high in _IGNORABLE)
+
+
 @functools.cache
 def _dropped(char: str) -> bool:
-    return char in "'`\u2019\u200d" or unicodedata.category(char)[0] == "M"
+    return char in "'`\u2019" or unicodedata.category(char)[0] == "M" or ignorable(char)
+
+
+def drop_ignorable(text: str) -> str:
+    """``text`` without its default-ignorable characters (see ``ignorable``)."""
+    if text.isascii():
+        return text
+    drop = [c for c in set(text) if ignorable(c)]
+    return re.sub(char_class(drop), "", text) if drop else text
 
 
 def char_class(chars: Iterable[str]) -> str:
@@ -35,7 +66,7 @@ def char_class(chars: Iterable[str]) -> str:
 
 
 def simplify(text: str) -> str:
-    """Lowercase, NFD, drop combining marks / apostrophes / zero-width joiner, newlines to spaces."""
+    """Lowercase, NFD, drop combining marks / apostrophes / default-ignorable characters, newlines to spaces."""
     text = text.lower()
     if text.isascii():  # fast path: NFD and mark removal change nothing in ASCII
         return text.translate(_ASCII_TABLE)
@@ -57,6 +88,7 @@ def words(
 
 def words_and_punctuation(text: str, lowercase: bool = True) -> list[str]:
     """Words and punctuation marks as separate tokens: ``"Zwei Hunde."`` -> ``["zwei", "hunde", "."]``."""
+    text = drop_ignorable(text)
     return _WORD_OR_MARK.findall(text.lower() if lowercase else text)
 
 

@@ -1,0 +1,202 @@
+"""What a file holds, decided from its bytes: the one place an input file's format is chosen.
+
+Every reader of a user's file (tables of records, text corpora, parallel sentence files, inputs for
+batch inference) opens it here, so a file reads the same whatever its name says:
+
+1. **compression** by the magic bytes (gzip ``1f 8b``, bzip2 ``BZh``, xz ``fd 37 7a 58 5a 00``, a zip
+   archive of one file ``PK 03 04``), whatever the suffix or its case (``reviews.csv.gz``,
+   ``input.TXT.GZ``, a gzip file named ``.txt``), as often as they say (a ``.gz`` of a ``.gz``); a tar
+   archive, an office document (a zip of parts) and UTF-16 text are errors naming what they are;
+2. **structure** of the text: a JSON document (an array, or an object) when the whole text parses as
+   one, JSON Lines when its first line is a JSON object, else CSV, TSV or plain text.
+
+The name's suffix (compression suffixes of any case removed: ``reviews.csv.gz`` -> ``.csv``) is a hint
+only where the content allows several readings: a CSV file and a text of sentences with commas look
+alike, so ``.csv``/``.tsv``/``.txt`` decide there. A ``.txt`` file is JSON Lines only when every line is a
+JSON object. Whenever the content overrules the name (a gzip file named ``.txt``, JSON Lines named
+``.txt``, a ``.gz`` name on plain bytes) a warning says how the file was read.
+
+A path that is no readable file is a ``FileNotFoundError`` or ``DataError`` naming it and the actual
+condition: not found, a symbolic link to nothing, a symbolic link loop, a folder.
+"""
+
+from __future__ import annotations
+
+import bz2
+import errno
+import gzip
+import io
+import json
+import lzma
+import os
+import zipfile
+from pathlib import Path
+
+from ..errors import DataError, warn
+
+MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"PK\x03\x04", "zip"))
+COMPRESSED_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zip": "zip"}
+SUFFIX_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json", ".txt": "text", ".text": "text"}
+PARQUET_MAGIC = b"PAR1"
+
+
+def check_file(path: str | Path) -> Path:
+    """``path`` as a ``Path`` when it is a file to read (a link to one included); else an error naming the
+    actual condition: not found, a link to nothing, a link loop, a folder or something else."""
+    path = Path(path)
+    try:
+        os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise DataError(
+                f"{path}: a symbolic link loop (following its links leads back to a link already followed); "
+                "point the link at a file"
+            ) from None
+        if os.path.islink(path):
+            raise FileNotFoundError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist") from None
+        if err.errno == errno.ENOENT:
+            raise FileNotFoundError(f"file not found: {path}") from None
+        raise DataError(f"{path}: cannot be read ({err.strerror})") from None
+    if path.is_dir():
+        raise DataError(f"{path} is not a file: it is a folder")
+    return path
+
+
+def hint(path: str | Path) -> str:
+    """The suffix that names the format, compression suffixes of any case removed, lowercased."""
+    name = Path(path).name.lower()
+    while Path(name).suffix in COMPRESSED_SUFFIXES:
+        name = name[: -len(Path(name).suffix)]
+    return Path(name).suffix
+
+
+def compression_of(raw: bytes) -> str | None:
+    """The compression the magic bytes say, or ``None``."""
+    return next((kind for magic, kind in MAGIC if raw.startswith(magic)), None)
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The file's bytes, decompressed when its magic bytes say it is compressed (see the module docstring)."""
+    path = check_file(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise DataError(f"{path}: cannot be read ({err.strerror})") from None
+    kind = compression_of(raw)
+    named = COMPRESSED_SUFFIXES.get(Path(path.name.lower()).suffix)
+    out = decompress(raw, path)  # an archive or damaged data is named before anything is said about the name
+    if kind is None and named is not None and raw:
+        warn(f"{path} is named {path.suffix} but is not {named}-compressed; it was read as it is")
+    elif kind is not None and named != kind:
+        warn(f"{path} is {kind}-compressed (its name does not say so); it was read decompressed")
+    return out
+
+
+def decompress(raw: bytes, name: str | Path) -> bytes:
+    """``raw`` decompressed as often as its magic bytes say (a ``.gz`` of a ``.gz`` too); an archive of
+    several files or a tar archive is an error naming ``name``, as is damaged or cut compressed data."""
+    for _ in range(4):
+        kind = compression_of(raw)
+        if kind is None:
+            break
+        try:
+            if kind == "gzip":
+                raw = gzip.decompress(raw)
+            elif kind == "bzip2":
+                raw = bz2.decompress(raw)
+            elif kind == "xz":
+                raw = lzma.decompress(raw)
+            else:
+                raw = _unzip(name, raw)
+        except (OSError, EOFError, ValueError, lzma.LZMAError, zipfile.BadZipFile) as err:
+            raise DataError(f"{name}: cannot be read ({kind} data is damaged or cut short: {err})") from None
+    if raw[257:262] == b"ustar":
+        raise DataError(f"{name}: a tar archive, not one file; extract the file to read from it")
+    return raw
+
+
+def _unzip(path: str | Path, raw: bytes) -> bytes:
+    with zipfile.ZipFile(io.BytesIO(raw)) as archive:
+        names = [n for n in archive.namelist() if not n.endswith("/")]
+        if "[Content_Types].xml" in names:  # .xlsx, .docx, .odt...: an office document is a zip of parts
+            raise DataError(f"{path}: an office document (a spreadsheet?), not a text table; save it as CSV")
+        if len(names) != 1:
+            raise DataError(f"{path}: a zip archive of {len(names)} files ({', '.join(names[:5])}); give one file")
+        return archive.read(names[0])
+
+
+def decode(raw: bytes, name: str | Path) -> str:
+    """UTF-8 text without a byte-order mark; undecodable bytes are an error naming the line."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DataError(f"{name}: UTF-16 text (it starts with its byte-order mark); save the file as UTF-8")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        bad = raw[err.start : err.start + 1]
+        raise DataError(f"{name}:{line}: bytes that are not UTF-8 ({bad!r}); save the file as UTF-8") from None
+    return text.removeprefix("\ufeff")
+
+
+def sniff(text: str, suffix: str = "") -> str:
+    """The format of a decoded text: ``json``, ``jsonl``, ``csv``, ``tsv`` or ``text`` (``suffix`` is the
+    name's hint, see ``hint``)."""
+    body = text.strip()
+    lines = [line.strip() for line in body.split("\n") if line.strip()]
+    named = SUFFIX_FORMATS.get(suffix)
+    if body[:1] in ("[", "{") and _parses(body) and not (named == "jsonl" and len(lines) == 1):
+        if named != "text" or _holds_records(json.loads(body)):  # a .txt line "[1, 2]" is a text
+            return "json"
+    if lines and lines[0].startswith(("{", "[")) and _parses(lines[0]):
+        if lines[0].startswith("{") or named == "jsonl":
+            if named != "text" or all(line.startswith("{") and _parses(line) for line in lines):
+                return "jsonl"
+    if named in ("json", "jsonl") and body[:1] in ("[", "{"):
+        return named  # broken JSON: its reader names the line and the problem
+    if named in ("csv", "tsv", "text"):
+        return named
+    first = lines[0] if lines else ""
+    return "tsv" if "\t" in first else "csv" if "," in first else "text"
+
+
+def _holds_records(value: object) -> bool:
+    return isinstance(value, dict) or (isinstance(value, list) and all(isinstance(v, dict) for v in value))
+
+
+def _parses(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _named_format(path: Path, raw: bytes, text: str) -> str:
+    suffix = hint(path)
+    found = "parquet" if raw.startswith(PARQUET_MAGIC) else sniff(text, suffix)
+    named = "parquet" if suffix == ".parquet" else SUFFIX_FORMATS.get(suffix)
+    if named is not None and found != named and {found, named} != {"json", "jsonl"} and raw.strip():
+        warn(f"{path} holds {_SAID[found]}, though its name says {suffix}; it was read as {_SAID[found]}")
+    return found
+
+
+_SAID = {
+    "json": "a JSON document",
+    "jsonl": "JSON Lines",
+    "csv": "CSV",
+    "tsv": "TSV",
+    "text": "plain text",
+    "parquet": "Parquet",
+}
+
+
+def read_text(path: str | Path) -> tuple[str, str]:
+    """``(text, format)`` of a file: decompressed, decoded (see ``decode``), its format (see ``sniff``)."""
+    p = Path(path)
+    raw = read_bytes(p)
+    if raw.startswith(PARQUET_MAGIC):
+        return "", _named_format(p, raw, "")
+    if hint(p) == ".parquet" and not raw.isascii():
+        raise DataError(f"{p}: not a readable Parquet file (it does not start with Parquet's PAR1 mark)")
+    text = decode(raw, p)
+    return text, _named_format(p, raw, text)
