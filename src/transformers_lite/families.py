@@ -249,4 +249,6 @@ def load(run_dir: str | Path, device: str = "cpu", trust_edited: bool = False) -
     if not isinstance(trust_edited, bool):  # "no" would be true
         raise ConfigError(f"trust_edited must be True or False, got {trust_edited!r}")
     files = load_files(run_dir, resolve_device(device), trust_edited=trust_edited)
-    return Run(files.model, files.config, files.tokenizers, files.run_dir, family=FAMILIES[files.config.family])
+    return Run(
+        files.model, files.config, files.tokenizers, files.run_dir, trust_edited, family=FAMILIES[files.config.family]
+    )

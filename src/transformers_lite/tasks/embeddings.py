@@ -45,7 +45,9 @@ class WordSettings:
         "random",
         choices=EMBEDDING_INITS,
     )
-    embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
+    embedding_window: int = setting(
+        "co-occurrence window (tokens) for embedding_init=ppmi", 10, applies=("embedding_init", ("ppmi",))
+    )
 
     def __post_init__(self) -> None:
         validate.flags(self)

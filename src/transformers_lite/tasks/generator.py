@@ -52,7 +52,7 @@ class GeneratorSettings:
         "char",
         choices=TOKENIZERS,
     )
-    vocab_size: int = setting("the BPE's vocabulary size (tokenizer=bpe)", 1024)
+    vocab_size: int = setting("the BPE's vocabulary size (tokenizer=bpe)", 1024, applies=("tokenizer", ("bpe",)))
 
     def __post_init__(self) -> None:
         validate.flags(self)
