@@ -24,6 +24,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
+from ..numbers import printable
 from ..pipeline import Run
 from ..validate import SEED_MAX
 from . import views
@@ -216,7 +217,7 @@ def run_info(request: Request, name: str) -> dict[str, Any]:
 
 
 def _sse(event: str, data: dict[str, Any]) -> str:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+    return f"event: {event}\ndata: {json.dumps(printable(data), allow_nan=False)}\n\n"
 
 
 def _stream(
