@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from transformers_lite.evaluation.metrics import perplexity
 from transformers_lite.families import FAMILIES
-from transformers_lite.numbers import NOT_A_NUMBER, TOO_LARGE, printable, shown
+from transformers_lite.numbers import NOT_A_NUMBER, TOO_LARGE, json_text, printable, shown
 
 LOSSES = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(0, 1e6), st.floats(700, 720))
 
@@ -25,7 +25,8 @@ def test_every_loss_gives_a_perplexity_that_prints(loss, spec):
     elif loss > 710:
         assert ppl == math.inf and shown(ppl, spec) == TOO_LARGE
     data = {"loss": loss, "perplexity": ppl, "rows": [ppl, (loss, 1)], "n": 3, "ok": True}
-    back = json.loads(json.dumps(printable(data), allow_nan=False))  # valid JSON, always
+    back = json.loads(json_text(data))  # valid JSON, always (what every printed or written JSON goes through)
+    assert back == json.loads(json.dumps(printable(data), allow_nan=False))
     for key in ("loss", "perplexity"):
         assert back[key] == data[key] if math.isfinite(data[key]) else isinstance(back[key], str)
     assert back["n"] == 3 and back["ok"] is True

@@ -11,6 +11,7 @@ A finite number is printed exactly as before.
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -42,3 +43,8 @@ def printable(data: Any) -> Any:  # noqa: ANN401 - any JSON value
     if isinstance(data, (list, tuple)):
         return [printable(v) for v in data]
     return data
+
+
+def json_text(data: Any, **options: Any) -> str:  # noqa: ANN401 - any JSON value
+    """``json.dumps`` of ``printable(data)``: what every JSON the commands print or write goes through."""
+    return json.dumps(printable(data), allow_nan=False, **options)

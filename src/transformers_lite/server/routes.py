@@ -14,7 +14,6 @@ request the run cannot serve (``ValueError`` from the library). The last part of
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -24,7 +23,7 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from ..numbers import printable
+from ..numbers import json_text
 from ..pipeline import Run
 from ..validate import SEED_MAX
 from . import views
@@ -217,7 +216,7 @@ def run_info(request: Request, name: str) -> dict[str, Any]:
 
 
 def _sse(event: str, data: dict[str, Any]) -> str:
-    return f"event: {event}\ndata: {json.dumps(printable(data), allow_nan=False)}\n\n"
+    return f"event: {event}\ndata: {json_text(data)}\n\n"
 
 
 def _stream(
