@@ -3,6 +3,7 @@
 by the classes training applies (``training.settings.from_record``), and a setting given where it does
 not apply is refused instead of recorded and ignored."""
 
+import dataclasses
 import json
 import math
 import shutil
@@ -16,7 +17,6 @@ from transformers_lite import ConfigError
 from transformers_lite.recipes.resume import recorded_recipe
 from transformers_lite.runs.manifest import MANIFEST, sha256
 from transformers_lite.tasks.generator import GeneratorSettings
-from transformers_lite.tasks.seq2seq import Seq2SeqSettings
 from transformers_lite.training.settings import TrainConfig, inapplicable
 
 from .test_manifest import _train
@@ -141,6 +141,9 @@ def test_recorded_settings_are_checked_as_training_checks_them(run_dir, tmp_path
             run.hyperparameters  # noqa: B018
         assert "hyperparameters.json" in str(err.value)
         assert "could not convert" not in str(err.value)
+        if section == "train":  # resuming reads them through the same check
+            with pytest.raises(ValueError, match=rf"hyperparameters.json: .*{name}"):
+                recorded_recipe(copy)
 
 
 def test_one_step_reads_the_recorded_learning_rate_or_names_it(run_dir, tmp_path):
@@ -156,31 +159,34 @@ def test_one_step_reads_the_recorded_learning_rate_or_names_it(run_dir, tmp_path
         tl.load(run_dir).take_step("To be, or not", lr="abc")
 
 
-@settings(max_examples=30, deadline=None)
-@given(
-    case=st.sampled_from(
-        [
-            (GeneratorSettings, "tokenizer", ("char", "bpe")),
-            (Seq2SeqSettings, "tokenizer", ("joint-bpe", "bpe", "word")),
-        ]
-    ),
-    choice=st.integers(0, 2),
-    size=st.integers(258, 50_000),
-)
-def test_a_setting_that_would_be_ignored_is_refused(case, choice, size):
-    cls, name, choices = case
-    chosen = choices[choice % len(choices)]
-    data = cls(**{name: chosen, "vocab_size": size})
-    why = inapplicable(data, ["vocab_size"])
-    applies = chosen in cls.__dataclass_fields__["vocab_size"].metadata["applies"][1]
-    assert (why is None) == applies
-    family = "generator" if cls is GeneratorSettings else "seq2seq"
-    preset = tl.get_preset(tl.FAMILIES[family].default_preset).override(**{name: chosen})
-    if applies:
-        assert preset.override(vocab_size=size).data.vocab_size == size
+# every setting that applies only with another setting's values (its ``applies``), in every family
+APPLIES = [
+    (fam.name, fam.task.Settings, f.name, f.metadata["applies"])
+    for fam in tl.FAMILIES.values()
+    for f in dataclasses.fields(fam.task.Settings)
+    if "applies" in f.metadata
+]
+
+
+def _others(cls, depends, values):
+    """Values of ``depends`` to try: the ones with which the setting applies, its other choices, a file."""
+    choices = cls.__dataclass_fields__[depends].metadata.get("choices")
+    return [*values, *(choices or ["some-file.txt"])]  # a choice, or (a file setting) a file
+
+
+@settings(max_examples=40, deadline=None)
+@given(case=st.sampled_from(APPLIES), pick=st.integers(0, 10))
+def test_a_setting_that_would_be_ignored_is_refused(case, pick):
+    family, cls, name, (depends, values) = case
+    options = _others(cls, depends, values)
+    chosen = options[pick % len(options)]
+    preset = tl.get_preset(tl.FAMILIES[family].default_preset).override(**{depends: chosen})
+    given_value = getattr(preset.data, name)  # its own value, given: still a setting the user gave
+    if chosen in values:
+        assert inapplicable(preset.data, [name]) is None
+        assert getattr(preset.override(**{name: given_value}).data, name) == given_value
     else:
-        with pytest.raises(
-            ConfigError,
-            match=rf"vocab_size \(--vocab-size\) is used only when tokenizer \(--tokenizer\) is .*and it is '{chosen}'",
-        ):
-            preset.override(vocab_size=size)
+        option, dep = f"--{name.replace('_', '-')}", f"--{depends.replace('_', '-')}"
+        with pytest.raises(ConfigError, match=rf"{name} \({option}\) is used only when {depends} \({dep}\) is") as err:
+            preset.override(**{name: given_value})
+        assert repr(chosen) in str(err.value)

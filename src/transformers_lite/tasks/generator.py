@@ -43,6 +43,7 @@ class GeneratorSettings:
         "(tlite data download complete-works)",
         "tinyshakespeare",
         choices=tuple(CORPORA),
+        applies=("text", (None,)),
     )
     batch_size: int = setting("windows per batch", 32)
     val_fraction: float = setting("the last fraction of the text, kept for validation", 0.1)
