@@ -13,6 +13,7 @@ Anything accepted but changed on the way (inputs cut to fit, records dropped) is
 
 from __future__ import annotations
 
+import errno
 import warnings
 
 
@@ -38,3 +39,21 @@ class TliteWarning(UserWarning):
 
 def warn(message: str) -> None:
     warnings.warn(message, TliteWarning, stacklevel=2)
+
+
+def os_error_text(err: OSError) -> str:
+    """An ``OSError`` as one line naming its file(s) and what the system said: ``FILE: No space left on
+    device``. One the project raised with its own words (the atomic writer's ``cannot write FILE: ...``)
+    is kept as it is; the CLI prints this line and the inspector answers it (``server.app``)."""
+    names = [_one_line(str(n)) for n in (err.filename, err.filename2) if n is not None]
+    reason = err.strerror or (errno.errorcode.get(err.errno, "") if isinstance(err.errno, int) else "")
+    if names and reason:
+        return f"{' -> '.join(names)}: {reason}"
+    if err.strerror:  # the project's own words (``cannot write FILE: ...``), without the [Errno N] prefix
+        return _one_line(err.strerror)
+    return _one_line(str(err)) or f"{type(err).__name__} (the system gave no reason)"
+
+
+def _one_line(text: str) -> str:
+    """``text`` with every character that is not printable (a line break in a file's name) escaped."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)

@@ -28,6 +28,7 @@ from .inspect.generator_plots import write_generator_run_plots
 from .inspect.inspection import InspectedRun, Loss
 from .inspect.seq2seq_plots import write_translator_plots
 from .layers.trace import Trace
+from .numbers import shown
 from .optional import installed
 from .pipeline import Run
 from .runs import LoadedRun
@@ -87,7 +88,7 @@ class GeneratorFamily(Family):
 
     def scores_line(self, r: dict[str, Any]) -> str:
         return (
-            f"loss {r['loss']:.4f} | perplexity {r['perplexity']:.3f} | {r['n_tokens']:,} tokens\n"
+            f"loss {shown(r['loss'], '.4f')} | perplexity {shown(r['perplexity'], '.3f')} | {r['n_tokens']:,} tokens\n"
             f"without a model (uniform over {r['uniform_perplexity']:.0f} tokens): loss "
             f"{r['uniform_loss']:.4f} | perplexity {r['uniform_perplexity']:.0f}"
         )
@@ -166,8 +167,8 @@ class PretrainingFamily(Family):
     def scores_line(self, r: dict[str, Any]) -> str:
         what = "masked" if "masked_accuracy" in r else "next"
         return (
-            f"loss {r['loss']:.4f} | {what}-word accuracy {r[f'{what}_accuracy']:.4f} | "
-            f"perplexity {r['perplexity']:.2f} | {r['n_sequences']:,} sequences"
+            f"loss {shown(r['loss'], '.4f')} | {what}-word accuracy {r[f'{what}_accuracy']:.4f} | "
+            f"perplexity {shown(r['perplexity'], '.2f')} | {r['n_sequences']:,} sequences"
         )
 
     def trace(self, run: InspectedRun, text: str, target: str | None, trace: Trace) -> Traced:
@@ -249,4 +250,6 @@ def load(run_dir: str | Path, device: str = "cpu", trust_edited: bool = False) -
     if not isinstance(trust_edited, bool):  # "no" would be true
         raise ConfigError(f"trust_edited must be True or False, got {trust_edited!r}")
     files = load_files(run_dir, resolve_device(device), trust_edited=trust_edited)
-    return Run(files.model, files.config, files.tokenizers, files.run_dir, family=FAMILIES[files.config.family])
+    return Run(
+        files.model, files.config, files.tokenizers, files.run_dir, trust_edited, family=FAMILIES[files.config.family]
+    )

@@ -31,11 +31,18 @@ from .inspect.inspection import InspectedRun
 from .inspect.one_step import one_step
 from .inspect.tracing import switch_off, trace_forward
 from .tokenizers.unknown import unknown_in, unknown_notice
+from .training.settings import from_record
 
 
 @dataclass
 class Run(InspectedRun):
     family: Family = field(kw_only=True)  # its entry of ``families.FAMILIES``: what its runs do, and how
+
+    def check_recorded(self, hyper: dict[str, Any]) -> None:
+        """The recorded train and data settings, checked by the classes training applies (``from_record``)."""
+        super().check_recorded(hyper)
+        train, data = hyper.get("train"), hyper.get("data")
+        from_record(train, data, self.family.task.Settings, "recorded settings", strict=False)
 
     def _can(self, action: str) -> None:
         if action not in self.family.actions:

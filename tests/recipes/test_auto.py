@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transformers_lite.errors import ConfigError
@@ -75,3 +75,71 @@ def test_timing_a_size_leaves_the_random_state_as_it_was():
     before = torch.random.get_rng_state()
     assert auto.steps_per_second(get_preset("post-gpt")) > 0
     assert torch.equal(torch.random.get_rng_state(), before)
+
+
+def _rate(recipe):
+    """A made-up machine: a size's steps per second fall with its place, its batch and its accumulation."""
+    return 4e5 / (recipe.data.batch_size * recipe.train.accumulate * 4 ** NAMES.index(recipe.preset))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batch=st.integers(1, 1024),
+    accumulate=st.integers(1, 4),
+    max_steps=st.none() | st.integers(1, 10_000),
+    minutes=st.floats(0.1, 60),
+    n_blocks=st.none() | st.integers(1, 8),
+)
+def test_auto_measures_the_configuration_it_trains_within_the_users_limits(
+    batch, accumulate, max_steps, minutes, n_blocks
+):
+    measured, lines = {}, []
+    options = {"batch_size": batch, "accumulate": accumulate, **({"max_steps": max_steps} if max_steps else {})}
+    overrides = [f"n_blocks={n_blocks}"] if n_blocks else []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(auto, "steps_per_second", lambda r: measured.setdefault(r.preset, r) and _rate(r))
+        recipe = auto_recipe(minutes, overrides, options, log=lines.append)
+    trained = recipe.override(overrides, max_minutes=minutes, **options)  # as `tlite train` applies them again
+    seen = measured[recipe.preset]
+    assert (seen.model, seen.data, seen.train) == (trained.model, trained.data, trained.train)  # what it trains
+    steps = int(minutes * 60 * _rate(trained))
+    steps = steps if max_steps is None else min(steps, max_steps)  # what the user's limits let it take
+    (line,) = lines
+    assert f"= {steps:,} steps" in line and f"batch size {batch}" in line
+    assert ("--max-steps" in line) == (max_steps is not None)
+    assert max_steps is None or f"at most --max-steps {max_steps:,}" in line
+    i = NAMES.index(recipe.preset)
+    assert steps >= SIZES[i].min_steps  # it gets the steps its size needs, and the next size would not
+    if i + 1 < len(SIZES):
+        larger = measured[NAMES[i + 1]]
+        assert auto.planned_steps(minutes, _rate(larger), max_steps) < SIZES[i + 1].min_steps
+
+
+def test_the_measurement_runs_the_users_batch_accumulation_and_model(monkeypatch):
+    from transformers_lite.recipes import get_preset
+
+    shapes, real = [], auto.build_model
+
+    def spy(cfg):
+        model = real(cfg)
+        model.register_forward_pre_hook(lambda _, args: shapes.append((cfg.n_blocks, *args[0].shape)))
+        return model
+
+    monkeypatch.setattr(auto, "build_model", spy)
+    tiny = ["n_blocks=1", "dim=16", "n_heads=2", "dim_hidden=32", "max_length=8"]
+    auto.steps_per_second(get_preset("post-gpt").override(tiny, batch_size=3, accumulate=2, max_steps=5))
+    assert shapes == [(1, 3, 8)] * 2 * (auto.WARMUP_STEPS + auto.MEASURED_STEPS)
+
+
+@pytest.mark.slow  # measures two sizes for real (about 5 s)
+def test_a_step_limit_is_honoured_and_printed(tmp_path):
+    text = tmp_path / "t.txt"
+    text.write_text("To be, or not to be, that is the question.\n" * 200)
+    printed = tlite(
+        "train", "generator", "--text", text, "--preset", "auto", "--max-minutes", "20", "--max-steps", "30",
+        "--batch-size", "4", "--print-config", env=ONE_THREAD,
+    )  # fmt: skip
+    assert printed.returncode == 0, printed.stderr
+    recipe = json.loads(printed.stdout)
+    assert recipe["preset"] == "post-gpt" and recipe["train"]["max_steps"] == 30  # 30 steps: the smallest size
+    assert "at most --max-steps 30 = 30 steps" in printed.stderr and "batch size 4" in printed.stderr

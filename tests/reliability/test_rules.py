@@ -30,7 +30,7 @@ def test_classify_output_through_a_link_onto_a_device_and_onto_a_folder(cli, pla
     (tmp_path / "folder").mkdir()
     result = cli("classify", places["cls"], "great box", "--output", tmp_path / "folder")
     assert result.code == 1 and result.lines == [
-        f"tlite: error: [Errno 21] cannot write {tmp_path / 'folder'}: it is a directory; give a file name"
+        f"tlite: error: cannot write {tmp_path / 'folder'}: it is a directory; give a file name"
     ]
 
 

@@ -40,7 +40,7 @@ def run_dir(tmp_path_factory):
 
 def test_a_run_records_the_sha256_of_its_config_tokenizer_and_weights(run_dir):
     recorded = json.loads((run_dir / MANIFEST).read_text())["sha256"]
-    assert sorted(recorded) == sorted(FILES)
+    assert sorted(recorded) == sorted((*FILES, "hyperparameters.json"))
     assert all(recorded[name] == sha256(run_dir / name) for name in FILES)
 
 
@@ -123,7 +123,7 @@ def test_a_tiny_cli_run_writes_a_manifest(tmp_path):
     out = tmp_path / "gen"
     done = tlite("train", "generator", "--text", text, *TINY_GPT, "--max-steps", "2", "--out", out, env=ONE_THREAD)
     assert done.returncode == 0, done.stderr
-    assert set(json.loads((out / MANIFEST).read_text())["sha256"]) == set(FILES)
+    assert set(json.loads((out / MANIFEST).read_text())["sha256"]) == {*FILES, "hyperparameters.json"}
 
 
 @pytest.mark.parametrize(

@@ -10,9 +10,9 @@ Print the predicted class and the probability of every class.
 from __future__ import annotations
 
 import argparse
-import json
 
 from ..evaluation.prediction import class_names
+from ..numbers import json_text
 from ..progress import interactive
 from .common import add_run_and_texts, command, inputs, load_run, write_lines
 
@@ -29,11 +29,11 @@ def run(args: argparse.Namespace) -> int:
     texts, as_jsonl = inputs(args, (column, "text", "review_body") if column else ("text", "review_body"))
     results = loaded.classify(texts, progress=len(texts) > 1024 and interactive())
     if as_jsonl:
-        write_lines([json.dumps(r) for r in results], args.output)
+        write_lines([json_text(r) for r in results], args.output)
     elif args.json:
         write_lines(
             [
-                json.dumps(
+                json_text(
                     {
                         "task": "classifier",
                         "labels": loaded.config.n_labels,

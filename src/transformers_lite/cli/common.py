@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -16,6 +15,7 @@ from ..data.inputs import read_inputs
 from ..data.tables import TEXT_COLUMNS, is_sentence, is_table, pick_column, read_table
 from ..errors import ConfigError, warn
 from ..families import load
+from ..numbers import json_text
 from ..pipeline import Run
 
 RUN_ACTIONS = ("generate", "classify", "translate")  # the commands a run of some family answers
@@ -135,7 +135,8 @@ def write_lines(lines: list[str], output: str | None) -> None:
 
 
 def print_json(data: object) -> None:
-    print(json.dumps(data))
+    """One JSON object on standard output; a number too large for a float is written in words (``numbers``)."""
+    print(json_text(data))
 
 
 def load_run(args: argparse.Namespace, action: str | None = None) -> Run:

@@ -12,7 +12,6 @@ Work with the corpora: statistics, Gutenberg preparation, downloads.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ..atomic import atomic_write_text
@@ -22,6 +21,7 @@ from ..data.reviews import load_reviews
 from ..data.shakespeare import text_stats
 from ..data.sources import DATASETS, NO_PUBLIC_SOURCE, download, read_text_file
 from ..inspect.post_figures import write_character_frequencies, write_review_lengths
+from ..numbers import json_text
 from .common import command, show_help
 
 
@@ -61,7 +61,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 def _show(stats: dict, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(stats))
+        print(json_text(stats))
         return
     for key, value in stats.items():
         shown = ", ".join(f"{w} {n:,}" for w, n in value) if isinstance(value, list) else f"{value:,}"

@@ -14,7 +14,6 @@ Write PNG plots into the run directory (or --out).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from ..atomic import atomic_write_text
@@ -26,6 +25,7 @@ from ..inspect.post_figures import write_run_comparison, write_sinusoid
 from ..inspect.readout import validation_attention_distance
 from ..inspect.report import trace_report
 from ..inspect.trace_plots import write_trace
+from ..numbers import json_text
 from ..pipeline import Run
 from .common import add_device, command, load_run
 
@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"{name:>44}  |grad| {float(grad.norm()):.3e}{hand}")
         out = args.out or runs[0] / "plots"
         out.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(out / "backward.json", json.dumps(result.to_json()))
+        atomic_write_text(out / "backward.json", json_text(result.to_json()))
         written = [out / "backward.json"]
     elif args.kind == "curves":
         written = [write_training_curves(r, args.out or r / "plots") for r in runs]

@@ -7,7 +7,7 @@ import importlib
 import sys
 import warnings
 
-from ..errors import TliteWarning
+from ..errors import TliteWarning, os_error_text
 from ..version import __version__
 from .output import OutputError, guarded_stdout, quiet_broken_pipe
 
@@ -87,7 +87,9 @@ def _command(argv: list[str] | None) -> int:
     except (ValueError, OSError) as err:  # bad input, missing or unwritable files: one line, no traceback
         if args.debug:
             raise
-        print(f"tlite: error: {err}", file=sys.stderr)
+        # an OS error: one line naming the file, whatever its name holds (``errors.os_error_text``)
+        text = os_error_text(err) if isinstance(err, OSError) else str(err)
+        print(f"tlite: error: {text}", file=sys.stderr)
         return 1
     except (RuntimeError, MemoryError) as err:
         if _out_of_memory(err) and not args.debug:  # a size the machine cannot hold: the user's to lower

@@ -17,6 +17,7 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..atomic import read_json
 from ..config import load_config
@@ -99,7 +100,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.set_defaults(func=show_help(p))
 
 
-def _base(args: argparse.Namespace) -> Recipe:
+def _base(args: argparse.Namespace, options: dict[str, Any]) -> Recipe:
     """The recipe --preset or --config names (default: the family's preset), with the old --recipe."""
     fam = FAMILIES[args.family]
     config_file = args.config
@@ -112,7 +113,8 @@ def _base(args: argparse.Namespace) -> Recipe:
         recipe = read_recipe_file(Path(config_file), fam.name)
     elif args.preset == "auto":
         expect("--preset auto", "generator", fam.name)
-        recipe = auto_recipe(args.max_minutes, log=lambda line: print(line, file=sys.stderr))
+        # measured with the user's own settings: the configuration it will train
+        recipe = auto_recipe(args.max_minutes, args.set or [], options, log=lambda line: print(line, file=sys.stderr))
     else:
         preset = args.preset or (ORIGINAL[fam.name] if args.recipe == "seed" else fam.default_preset)
         recipe = get_preset(preset)
@@ -143,7 +145,7 @@ def build_recipe(args: argparse.Namespace) -> Recipe:
             raise ConfigError("--resume continues a run in its own directory; drop --config/--out")
         named = get_preset(args.preset).model if args.preset and args.preset != "auto" else None
         return resume_recipe(args.resume, args.family, model=named, model_overrides=args.set, **options)
-    return _base(args).override(args.set, **options)
+    return _base(args, options).override(args.set, **options)
 
 
 def print_config(recipe: Recipe) -> str:

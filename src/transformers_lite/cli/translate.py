@@ -9,8 +9,8 @@ Greedy (default) or beam-search translation.
 from __future__ import annotations
 
 import argparse
-import json
 
+from ..numbers import json_text
 from ..progress import interactive
 from .common import add_run_and_texts, command, inputs, load_run, write_lines
 
@@ -42,10 +42,10 @@ def run(args: argparse.Namespace) -> int:
     )
     pairs = [{"source": s, "translation": t} for s, t in zip(texts, outputs)]
     if as_jsonl:
-        write_lines([json.dumps(p, ensure_ascii=False) for p in pairs], args.output)
+        write_lines([json_text(p, ensure_ascii=False) for p in pairs], args.output)
     elif args.json:
         write_lines(
-            [json.dumps({"task": "seq2seq", "beam": args.beam, "translations": pairs}, ensure_ascii=False)], args.output
+            [json_text({"task": "seq2seq", "beam": args.beam, "translations": pairs}, ensure_ascii=False)], args.output
         )
     else:
         write_lines(list(outputs) if isinstance(outputs, list) else [outputs], args.output)

@@ -7,13 +7,15 @@ review corpus (MARC) was withdrawn by Amazon and has no public source: provide t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
-import tempfile
+import urllib.error
 import urllib.request
 from pathlib import Path
 
+from ..atomic import atomic_write
 from ..errors import DataError
 from .formats import check_file, decode, read_bytes
 
@@ -90,19 +92,21 @@ def download(dataset: str, root: Path | None = None, timeout: float = 60.0) -> l
     for name, (url, digest) in DATASETS[dataset].items():
         path = target / name
         if not path.is_file():
-            fd, tmp = tempfile.mkstemp(dir=target, prefix=f".{name}.", suffix=".part")
-            try:
-                with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
-                    shutil.copyfileobj(resp, out)
-                got = sha256(tmp)
-                if digest is not None and got != digest:
-                    raise ValueError(f"{url}: sha256 {got} does not match the expected {digest}")
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.unlink(tmp)
+            atomic_write(path, functools.partial(_fetch, url, digest=digest, timeout=timeout))
         paths.append(path)
     return paths
+
+
+def _fetch(url: str, tmp: str, digest: str | None, timeout: float) -> None:
+    """Download ``url`` into ``tmp`` (``atomic_write``'s temporary file) and check its sha256."""
+    try:
+        with open(tmp, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
+            shutil.copyfileobj(resp, out)
+    except urllib.error.URLError as err:  # the network's failure, not the file's: said as such
+        raise DataError(f"cannot download {url}: {err.reason}; check the connection and try again") from None
+    got = sha256(tmp)
+    if digest is not None and got != digest:
+        raise ValueError(f"{url}: sha256 {got} does not match the expected {digest}")
 
 
 def read_text_file(path: str | Path) -> str:

@@ -6,6 +6,7 @@ Confusion matrix rows are the true labels and columns the predictions (K x K).
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import torch
@@ -49,7 +50,14 @@ def macro_f1(matrix: np.ndarray) -> float:
     return float(per_class_f1(matrix).mean())
 
 
+LARGEST_LOG = math.log(sys.float_info.max)  # about 709.78: e^loss beyond it is no float
+
+
 def perplexity(mean_cross_entropy: float) -> float:
+    """``e^loss``; ``inf`` where that is beyond the largest float (a loss over ~709.78 nats, as of a model
+    whose outputs are huge), which the printers say in words (``numbers``). NaN stays NaN."""
+    if mean_cross_entropy > LARGEST_LOG:
+        return math.inf
     return math.exp(mean_cross_entropy)
 
 

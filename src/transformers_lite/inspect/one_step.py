@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from .. import validate
 from ..runs.history import HistoryFileError, read_metrics
 from ..training.optim import make_optimizer
 from .backward import trace_backward
@@ -49,11 +50,10 @@ def one_step(
     translation) is scored after the step too."""
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer={optimizer!r}: choose one of {', '.join(OPTIMIZERS)}")
-    train = run.hyperparameters.get("train", {})
+    train = run.hyperparameters.get("train") or {}  # recorded values are checked as training checks them
+    validate.number("lr", lr, 0, low_open=True, optional=True)  # the check TrainConfig applies to its lr
     peak = float(train.get("lr", 1e-3))
     rate = peak if lr is None else float(lr)
-    if not rate > 0:
-        raise ValueError(f"lr={lr}: a learning rate must be a positive number")
     before = trace_backward(run, text, target=target, position=position)
     kept = target if target is not None else run.family.kept_target(run, before.forward)
     if target is None and kept is not None:  # score the same target text before and after the step

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..atomic import atomic_write
 from ..optional import need
 
 
@@ -131,8 +132,9 @@ def histogram(values, path: str | Path, title: str, xlabel: str, bins: int = 20)
 
 def _save(fig, path: str | Path) -> Path:  # noqa: ANN001
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    _pyplot().close(fig)
+    try:  # the one write path: a temporary file renamed onto ``path`` (``atomic``)
+        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png"))
+    finally:
+        _pyplot().close(fig)
     return path

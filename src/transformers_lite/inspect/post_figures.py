@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic import atomic_write
 from ..data.explore import character_frequencies, review_lengths
 from ..layers import sinusoid_table
 from . import plots, scores
@@ -95,9 +96,10 @@ def write_position_comparison(model: Any, out: Path) -> Path:
     fig.colorbar(im, ax=axes, fraction=0.03)
     fig.suptitle("cosine similarity between positions")
     path = Path(out) / "position_similarity_comparison.png"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    try:  # the one write path (``atomic``)
+        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png"))
+    finally:
+        plt.close(fig)
     return path
 
 

@@ -3,7 +3,6 @@ heatmaps, one head's Q, K, V, scores, softmax weights and output beside the bloc
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import torch
 
 from ..atomic import atomic_write_text
+from ..numbers import json_text
 from ..optional import installed
 from .forward import ForwardTrace
 from .plots import _label, _pyplot, _save
@@ -22,7 +22,7 @@ def write_trace(
     """``trace.json`` (the ``report`` of ``trace``: ``report.trace_report``) and, with matplotlib,
     ``trace_<block>.png`` per block for ``head``; returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out / "trace.json", json.dumps(report))
+    atomic_write_text(out / "trace.json", json_text(report))
     written = [out / "trace.json"]
     if plots and installed("matplotlib"):
         written += [_block_figure(trace, scope, head, out) for scope in trace.blocks()]

@@ -27,7 +27,7 @@ from ..models import build_model
 from ..optional import need
 from ..runs import load, read_tensors, save_weights
 from ..runs.files import FORMAT, load_model_tensors
-from ..runs.manifest import record
+from ..runs.manifest import MANIFEST, record
 from ..tokenizers import ByteLevelBPETokenizer
 from .folders import check_output_folder
 
@@ -174,17 +174,19 @@ def import_gpt2(hf_dir: str | Path, out: str | Path, force: bool = False) -> Pat
     save_weights(model, out / "model.safetensors")
     config.to_json(out / "config.json")
     tokenizer.save(out / "tokenizer.json")
-    record(out, ["config.json", "tokenizer.json", "model.safetensors"])  # loading checks them (runs/manifest.py)
     atomic_write_json(
         out / "hyperparameters.json",
         {
             "format": FORMAT,
             "task": "generator",
+            "manifest": MANIFEST,
             "imported_from": str(hf_dir.resolve()),
             "model": config.to_dict(),
             "data": {},
         },
     )
+    # loading checks them (runs/manifest.py)
+    record(out, ["hyperparameters.json", "config.json", "tokenizer.json", "model.safetensors"])
     return out
 
 

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import torch
 import torch.nn.functional as F
 
 from ..config import GeneratorConfig
+from ..devices import resolve_device
 from ..errors import ConfigError
 from ..models import build_model
 from ..training.optim import make_optimizer
@@ -44,38 +45,79 @@ SIZES = (Size("post-gpt", 0), Size("baby-gpt", 2_000), Size("small-gpt", 3_000))
 
 
 def steps_per_second(recipe: Recipe) -> float:
-    """Training steps per second of ``recipe``'s model and batch on this machine: forward, loss, backward
-    and an AdamW step on random ids, timed after two warm-up steps. The random state is restored
-    afterwards, so the run's random streams are untouched."""
+    """Optimizer steps per second of ``recipe`` as it will train on this machine: its model, batch size,
+    accumulation, bfloat16 setting and device; forward, loss, backward and an AdamW step on random ids over
+    ``vocabulary(recipe)``, timed after two warm-up steps. The random state is restored afterwards, so
+    the run's random streams are untouched."""
     cfg, batch = cast(GeneratorConfig, recipe.model), recipe.data.batch_size
+    device = torch.device(resolve_device(recipe.train.device))
     with torch.random.fork_rng(devices=[]):
-        model = build_model(cfg).train()
-        ids = torch.randint(0, cfg.vocab_size, (batch, cfg.max_length + 1))  # (B, T + 1): inputs and next ids
+        model = build_model(cfg.replace(vocab_size=vocabulary(recipe))).to(device).train()
+        ids = torch.randint(0, vocabulary(recipe), (batch, cfg.max_length + 1), device=device)  # (B, T + 1)
     optimizer = make_optimizer(model, recipe.train.lr, recipe.train.weight_decay)
+    bf16 = torch.autocast(device.type, dtype=torch.bfloat16, enabled=recipe.train.bf16)
 
     def step() -> None:
-        logits = model(ids[:, :-1])  # (B, T, V)
-        F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)).backward()
+        for _ in range(recipe.train.accumulate):  # one optimizer step is this many micro-batches
+            with bf16:
+                logits = model(ids[:, :-1])  # (B, T, V)
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), ids[:, 1:].reshape(-1))
+            loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
     for _ in range(WARMUP_STEPS):
         step()
+    _sync(device)
     start = time.perf_counter()
     for _ in range(MEASURED_STEPS):
         step()
+    _sync(device)
     return MEASURED_STEPS / (time.perf_counter() - start)
 
 
-def choose(minutes: float, rates: dict[str, float]) -> tuple[str, str]:
-    """The largest size whose ``minutes`` at its measured rate (steps per second) buy its ``min_steps``,
-    and a sentence saying why."""
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def vocabulary(recipe: Recipe) -> int:
+    """The vocabulary the measurement assumes: a BPE's ``vocab_size``, or the preset's characters (the data
+    sets the real one when training starts, after the choice)."""
+    return recipe.data.vocab_size if recipe.data.tokenizer == "bpe" else cast(GeneratorConfig, recipe.model).vocab_size
+
+
+def describe(recipe: Recipe) -> str:
+    """What the measurement of ``recipe`` ran with, in words (printed, and kept in the run's notes)."""
+    train, model = recipe.train, cast(GeneratorConfig, recipe.model)
+    words = [
+        f"batch size {recipe.data.batch_size}"
+        + (f" x {train.accumulate} micro-batches" if train.accumulate > 1 else ""),
+        f"{model.max_length} tokens a window",
+        f"random ids over a vocabulary of {vocabulary(recipe)}",
+        f"{'bfloat16' if train.bf16 else 'float32'} on {resolve_device(train.device)}",
+    ]
+    if train.epochs:
+        words.append("an --epochs limit not counted (the data is read after the choice)")
+    return ", ".join(words)
+
+
+def planned_steps(minutes: float, rate: float, max_steps: int | None) -> int:
+    """The steps a run at ``rate`` steps per second takes: what the minutes buy, capped by ``max_steps``."""
+    steps = int(minutes * 60 * rate)
+    return steps if max_steps is None else min(steps, max_steps)
+
+
+def choose(minutes: float, rates: dict[str, float], max_steps: int | None = None) -> tuple[str, str]:
+    """The largest size whose ``minutes`` at its measured rate (steps per second), capped by ``max_steps``,
+    buy its ``min_steps``, and a sentence saying why."""
     chosen, why = SIZES[0].preset, ""
+    cap = "" if max_steps is None else f", at most --max-steps {max_steps:,}"
     for size in SIZES:
-        steps = int(minutes * 60 * rates[size.preset])
+        steps = planned_steps(minutes, rates[size.preset], max_steps)
         if steps >= size.min_steps:
             chosen = size.preset
-            why = f"{size.preset}: {minutes:g} min x {rates[size.preset]:.1f} steps/s = {steps:,} steps"
+            why = f"{size.preset}: {minutes:g} min x {rates[size.preset]:.1f} steps/s{cap} = {steps:,} steps"
             why += f" >= the {size.min_steps:,} it needs" if size.min_steps else ""
         else:
             why += f"; {size.preset} would get {steps:,} of the {size.min_steps:,} steps it needs"
@@ -83,18 +125,31 @@ def choose(minutes: float, rates: dict[str, float]) -> tuple[str, str]:
     return chosen, why
 
 
-def auto_recipe(minutes: float | None, log: Callable[[str], object] = print) -> Recipe:
-    """The generator recipe ``--preset auto`` trains for ``minutes`` on this machine (see the module)."""
+def auto_recipe(
+    minutes: float | None,
+    model_overrides: Sequence[str] = (),
+    settings: dict[str, Any] | None = None,
+    log: Callable[[str], object] = print,
+) -> Recipe:
+    """The generator recipe ``--preset auto`` trains for ``minutes`` on this machine (see the module): each
+    candidate preset with the user's ``model_overrides`` (``--set``) and ``settings`` (``--batch-size``,
+    ``--max-steps``, ...) applied, measured and chosen as it will train."""
     if not minutes or minutes <= 0:
         raise ConfigError("--preset auto chooses a model for a time budget: give --max-minutes N")
+    settings = {**(settings or {}), "max_minutes": minutes}
+    candidates: dict[str, Recipe] = {}
     rates: dict[str, float] = {}
     for size in SIZES:
-        rates[size.preset] = steps_per_second(get_preset(size.preset))
-        if int(minutes * 60 * rates[size.preset]) < size.min_steps:
+        candidates[size.preset] = get_preset(size.preset).override(list(model_overrides), **settings)
+        rates[size.preset] = steps_per_second(candidates[size.preset])
+        if planned_steps(minutes, rates[size.preset], candidates[size.preset].train.max_steps) < size.min_steps:
             break  # a larger size would get even fewer steps
-    chosen, why = choose(minutes, rates)
+    recipe = candidates[SIZES[0].preset]
+    max_steps = recipe.train.max_steps
+    chosen, why = choose(minutes, rates, max_steps)
+    recipe = candidates[chosen]
     measured = ", ".join(f"{name} {rate:.1f}" for name, rate in rates.items())
-    log(f"--preset auto: {why} (steps/s measured here: {measured})")
-    recipe = get_preset(chosen)
-    notes = f"--preset auto chose {why} (steps/s measured: {measured}); {recipe.notes}"
+    assumed = describe(recipe)
+    log(f"--preset auto: {why} (steps/s measured here with {assumed}: {measured})")
+    notes = f"--preset auto chose {why} (steps/s measured with {assumed}: {measured}); {recipe.notes}"
     return dataclasses.replace(recipe, notes=notes)

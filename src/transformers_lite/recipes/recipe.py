@@ -34,14 +34,14 @@ from ..models import build_model
 from ..runs import latest_checkpoint, load_tokenizers
 from ..runs.complete import require
 from ..runs.files import FORMAT
-from ..runs.manifest import MANIFEST, RESUMING, record, verify
+from ..runs.manifest import HYPERPARAMETERS, MANIFEST, RESUMING, record, verify
 from ..summary import count_parameters
 from ..training.callbacks import Callback, Checkpointer
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import SINGLE, DistContext, broadcast
 from ..training.loggers import make_logger
 from ..training.rundir import RunLock, discard_if_empty, discard_unstarted, new_run_dir
-from ..training.settings import LIMITS, TrainConfig
+from ..training.settings import LIMITS, TrainConfig, from_record, inapplicable
 from ..training.state import TrainState
 from ..training.trainer import NonFiniteLoss, Trainer
 from ..version import __version__
@@ -101,7 +101,7 @@ class Recipe:
                 f"cannot change {'it' if len(decided) == 1 else 'them'}; --print-config shows the values the data gives"
             )
         try:
-            return dataclasses.replace(
+            changed = dataclasses.replace(
                 self,
                 model=apply_overrides(self.model, model if isinstance(model, dict) else list(model)),
                 train=dataclasses.replace(self.train, **train),
@@ -109,6 +109,9 @@ class Recipe:
             )
         except TypeError as err:  # a value of the wrong type that the checks did not name
             raise ConfigError(f"invalid {self.family} setting: {err}") from None
+        if unused := inapplicable(changed.data, data):  # given, but the recipe would never use it
+            raise ConfigError(unused)
+        return changed
 
     # ----------------------------------------------------------------- as a record
     def to_dict(self) -> dict[str, Any]:
@@ -132,17 +135,9 @@ class Recipe:
         try:
             settings_cls = family(name).task.Settings
             model = config_from_dict(data["model"])
-            sections = {"train": data["train"], "data": data["data"]}
-            for section, known in (("train", TRAIN_FIELDS), ("data", {f.name for f in fields(settings_cls)})):
-                if not isinstance(sections[section], dict):
-                    raise ConfigError(f"{origin}: the {section} section must be a JSON object")
-                extra = sorted(set(sections[section]) - known)
-                if extra and strict:
-                    raise ConfigError(
-                        f"{origin}: unknown {section} setting(s) {', '.join(extra)}; valid: {', '.join(sorted(known))}"
-                    )
-                sections[section] = {k: v for k, v in sections[section].items() if k in known}
-            train, settings = TrainConfig(**sections["train"]), settings_cls(**sections["data"])
+            if data["train"] is None or data["data"] is None:
+                raise ConfigError(f"{origin}: the train and data sections must be JSON objects")
+            train, settings = from_record(data["train"], data["data"], settings_cls, origin, strict=strict)
         except KeyError as err:
             raise ConfigError(f"{origin}: missing section {err}") from None
         except TypeError as err:
@@ -204,7 +199,13 @@ class Recipe:
                 if resume_dir and not resuming:
                     log(f"{run_dir} has no checkpoint yet: training its recorded settings from step 0")
                 if resuming:
-                    verify(run_dir, None, what_to_do=RESUMING)  # the files the weights were trained with
+                    read = [
+                        HYPERPARAMETERS,
+                        "config.json",
+                        *(f"{n}.json" for n in self.model.tokenizers),
+                    ]
+                    verify(run_dir, read, what_to_do=RESUMING)  # the files it reads: listed, unchanged
+                    verify(run_dir, None, what_to_do=RESUMING)  # and every other file it recorded
                 task, config = self.prepare(load_tokenizers(run_dir, self.family) if resuming else None)
                 if resume_dir:
                     check_data_unchanged(run_dir, task.describe())
@@ -298,4 +299,4 @@ def write_run_files(run_dir: Path, recipe: Recipe, task: Any, model: torch.nn.Mo
     recipe.model.to_json(run_dir / "config.json")
     for stem, tokenizer in task.tokenizers().items():
         tokenizer.save(run_dir / f"{stem}.json")
-    record(run_dir, ["config.json", *(f"{stem}.json" for stem in task.tokenizers())])
+    record(run_dir, [HYPERPARAMETERS, "config.json", *(f"{stem}.json" for stem in task.tokenizers())])

@@ -11,7 +11,7 @@ from typing import Any
 from ..atomic import read_json
 from ..config import Config, apply_overrides
 from ..data.sources import sha256
-from ..errors import RunError
+from ..errors import ConfigError, RunError
 from ..families import expect
 from ..runs.complete import require
 from ..runs.files import FORMAT
@@ -49,8 +49,14 @@ def recorded_recipe(run_dir: str | Path) -> Recipe:
             f"{run_dir} was written by transformers-lite 0.1; it still loads for evaluate/generate/"
             "classify/translate, but cannot be resumed: start a new run"
         )
+    if not isinstance(hyper, dict) or not isinstance(hyper.get("train"), dict):
+        raise RunError(f"{path}: damaged hyperparameters file (no train section); restore it from a copy of the run")
     train = {**hyper["train"], "stop_at": None}  # a paused run continues to its end unless paused again
-    return Recipe.from_dict({**hyper, "train": train}, path, strict=False)
+    try:  # checked as training checks them (``training.settings.from_record``), the file named
+        return Recipe.from_dict({**hyper, "train": train}, path, strict=False)
+    except ConfigError as err:
+        text = str(err) if str(err).startswith(str(path)) else f"{path}: {err}"
+        raise RunError(f"{text}; restore the file from a copy of the run") from None
 
 
 def resume_recipe(

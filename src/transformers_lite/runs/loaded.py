@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from .. import validate
 from ..atomic import read_json
 from ..config import CONFIGS, Config, config_from_dict
 from ..errors import RunError
@@ -23,7 +24,7 @@ from ..tokenizers import Tokenizer, load_tokenizer
 from .complete import require
 from .files import load_weights, read_tensors, weights_file
 from .legacy import upgrade_config, upgrade_state_dict, upgrade_tokenizer
-from .manifest import verify
+from .manifest import HYPERPARAMETERS, verify
 
 
 @dataclass
@@ -37,15 +38,36 @@ class LoadedRun:
     config: Any
     tokenizers: dict[str, Tokenizer] = field(default_factory=dict)
     run_dir: Path = Path(".")
+    trust_edited: bool = False  # files edited since training are used anyway (``--trust-edited``)
 
     @functools.cached_property
     def hyperparameters(self) -> dict[str, Any]:
         """The recorded settings; a run folder without its ``hyperparameters.json`` is a ``RunError`` naming
-        it (not a run that recorded nothing). A run built in memory (no folder) has none."""
+        it (not a run that recorded nothing). A run built in memory (no folder) has none. The file is
+        checked against the manifest and its values by ``check_recorded``, as training checks them."""
         if not (self.run_dir / "config.json").is_file():
             return {}
         require(self.run_dir, "settings")
-        return read_json(self.run_dir / "hyperparameters.json", "hyperparameters file")
+        path = self.run_dir / HYPERPARAMETERS
+        hyper = read_json(path, "hyperparameters file")
+        verify(self.run_dir, [HYPERPARAMETERS], self.trust_edited)
+        if not isinstance(hyper, dict):
+            raise RunError(f"{path}: damaged hyperparameters file (not a JSON object)")
+        try:
+            self.check_recorded(hyper)
+        except ValueError as err:
+            raise RunError(f"{path}: {err}; restore the file from a copy of the run") from None
+        return hyper
+
+    def check_recorded(self, hyper: dict[str, Any]) -> None:
+        """A ``ValueError`` naming a recorded value training would refuse (``pipeline.Run`` checks them
+        with the family's settings classes, ``training.settings.from_record``)."""
+        if "seed" in hyper:  # a copy of train.seed that evaluate's validation split reads
+            validate.seed("seed", hyper["seed"])
+            train = hyper.get("train")
+            if isinstance(train, dict) and "seed" in train and train["seed"] != hyper["seed"]:
+                raise ValueError(f"seed {hyper['seed']!r} differs from the train section's seed {train['seed']!r}")
+        validate.integer("total_steps", hyper.get("total_steps"), 0, optional=True)
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -114,4 +136,4 @@ def load(run_dir: str | Path, device: str | torch.device = "cpu", trust_edited: 
     if weights.parent == run_dir:
         verify(run_dir, [weights.name], trust_edited)
     model.to(device).eval()
-    return LoadedRun(model, config, tokenizers, run_dir)
+    return LoadedRun(model, config, tokenizers, run_dir, trust_edited)

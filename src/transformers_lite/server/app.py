@@ -22,6 +22,8 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ..errors import os_error_text
+from ..numbers import printable
 from ..version import __version__
 from . import routes, views
 from .hosts import HostCheck, allowed_host_names
@@ -41,8 +43,16 @@ def _encodable(value: Any) -> Any:  # noqa: ANN401 - any JSON value
     return value
 
 
+class FiniteJSONResponse(JSONResponse):
+    """JSON in which a number too large for a float is written in words (``numbers.printable``): plain
+    ``JSONResponse`` refuses ``inf`` and the answer was a 500."""
+
+    def render(self, content: Any) -> bytes:  # noqa: ANN401 - any JSON value
+        return super().render(printable(content))
+
+
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:  # noqa: ANN401
-    return JSONResponse(status_code=status, content=_encodable({"error": message, **extra}))
+    return FiniteJSONResponse(status_code=status, content=_encodable({"error": message, **extra}))
 
 
 def _problem(error: dict[str, Any]) -> str:
@@ -66,7 +76,7 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
     """The inspector over ``registry``'s runs, answering requests whose ``Host`` names ``host`` (the
     address it listens on; loopback names too when that is loopback or every interface) or one of
     ``allowed_hosts``."""
-    app = FastAPI(title="transformers-lite inspector", version=__version__)
+    app = FastAPI(title="transformers-lite inspector", version=__version__, default_response_class=FiniteJSONResponse)
     app.add_middleware(HostCheck, allowed=allowed_host_names(host, allowed_hosts))
     app.state.registry = registry  # what the routes read (``routes``)
     app.state.gate = threading.BoundedSemaphore(views.LIMITS.concurrent_generations)  # generations at once
@@ -85,6 +95,11 @@ def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: It
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         detail = views.public_text(exc.detail, registry.root) if isinstance(exc.detail, str) else exc.detail
         return _error(exc.status_code, detail)
+
+    @app.exception_handler(OSError)  # a file the request needed could not be read or written: named
+    async def os_error(request: Request, exc: OSError) -> JSONResponse:
+        status = 404 if isinstance(exc, FileNotFoundError) else 403 if isinstance(exc, PermissionError) else 409
+        return _error(status, views.public_text(os_error_text(exc), registry.root))
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:  # a bug: still JSON

@@ -14,7 +14,6 @@ request the run cannot serve (``ValueError`` from the library). The last part of
 
 from __future__ import annotations
 
-import json
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ from pydantic import BaseModel, Field
 
 from .. import exercises
 from ..exercises.bounded import MAX_CODE, check_code
+from ..numbers import json_text
 from ..pipeline import Run
 from ..validate import SEED_MAX
 from . import views
@@ -246,7 +246,7 @@ def run_info(request: Request, name: str) -> dict[str, Any]:
 
 
 def _sse(event: str, data: dict[str, Any]) -> str:
-    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+    return f"event: {event}\ndata: {json_text(data)}\n\n"
 
 
 def _stream(

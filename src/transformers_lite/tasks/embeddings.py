@@ -39,13 +39,19 @@ class WordSettings:
     vocab: str | None = setting(
         "vocabulary file, one word per line", None, none="built from the training texts", path=True
     )
-    min_df: int = setting("minimum document frequency of a word in a vocabulary built from the training texts", 2)
+    min_df: int = setting(
+        "minimum document frequency of a word in a vocabulary built from the training texts",
+        2,
+        applies=("vocab", (None,)),
+    )
     embedding_init: str = setting(
         "how the embedding table starts: random N(0, 1) (post 000) or PPMI co-occurrence vectors of the training texts",
         "random",
         choices=EMBEDDING_INITS,
     )
-    embedding_window: int = setting("co-occurrence window (tokens) for embedding_init=ppmi", 10)
+    embedding_window: int = setting(
+        "co-occurrence window (tokens) for embedding_init=ppmi", 10, applies=("embedding_init", ("ppmi",))
+    )
 
     def __post_init__(self) -> None:
         validate.flags(self)

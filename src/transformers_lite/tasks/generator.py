@@ -43,6 +43,7 @@ class GeneratorSettings:
         "(tlite data download complete-works)",
         "tinyshakespeare",
         choices=tuple(CORPORA),
+        applies=("text", (None,)),
     )
     batch_size: int = setting("windows per batch", 32)
     val_fraction: float = setting("the last fraction of the text, kept for validation", 0.1)
@@ -52,7 +53,7 @@ class GeneratorSettings:
         "char",
         choices=TOKENIZERS,
     )
-    vocab_size: int = setting("the BPE's vocabulary size (tokenizer=bpe)", 1024)
+    vocab_size: int = setting("the BPE's vocabulary size (tokenizer=bpe)", 1024, applies=("tokenizer", ("bpe",)))
 
     def __post_init__(self) -> None:
         validate.flags(self)

@@ -68,7 +68,7 @@ class Seq2SeqSettings:
         "joint-bpe",
         choices=TOKENIZERS,
     )
-    vocab_size: int = setting("BPE vocabulary size", 8000)
+    vocab_size: int = setting("BPE vocabulary size", 8000, applies=("tokenizer", ("joint-bpe", "bpe")))
     max_tokens: int = setting("padded tokens per length-bucketed batch", 4096)
     label_smoothing: float = setting("label smoothing of the cross-entropy", 0.1)
     vectors: str | None = setting(

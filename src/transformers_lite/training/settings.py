@@ -11,6 +11,7 @@ over the steps, with a time budget over the elapsed time (see ``optim.Schedule``
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -23,7 +24,8 @@ LIMITS = ("epochs", "max_steps", "max_minutes")
 
 def setting(text: str, default: Any = None, **kw: Any) -> Any:  # noqa: ANN401
     """A dataclass field with its command-line help: ``choices``, ``none`` (what ``None`` means),
-    ``path`` (a file name) may follow as keywords."""
+    ``path`` (a file name), ``applies`` (``(field, values)``: the setting is used only when that field
+    holds one of the values; ``inapplicable`` names a given one that is not) may follow as keywords."""
     return field(default=default, metadata={"help": text, **kw})
 
 
@@ -108,3 +110,46 @@ class TrainConfig:
 
     def replace(self, **changes: Any) -> TrainConfig:  # noqa: ANN401
         return dataclasses.replace(self, **changes)
+
+
+def from_record(train: Any, data: Any, settings_cls: type, origin: object, *, strict: bool = True) -> tuple[Any, Any]:  # noqa: ANN401
+    """``(TrainConfig, settings_cls)`` from recorded sections (a ``--config`` file, a run's
+    ``hyperparameters.json``), validated by the classes that training applies, so a recorded ``lr`` of
+    ``"abc"`` or ``Infinity`` is refused by name where it is read, not where it is used. Unknown fields
+    are errors when ``strict`` (a run's data section also records sha256 and sizes: ``strict=False``); a
+    section that is ``None`` (an imported run trained nothing) is not checked and gives ``None``."""
+    out: list[Any] = []
+    for section, cls, values in (("train", TrainConfig, train), ("data", settings_cls, data)):
+        if values is None:
+            out.append(None)
+            continue
+        if not isinstance(values, dict):
+            raise ConfigError(f"{origin}: the {section} section must be a JSON object")
+        known = {f.name for f in fields(cls)}
+        extra = sorted(set(values) - known)
+        if extra and strict:
+            raise ConfigError(
+                f"{origin}: unknown {section} setting(s) {', '.join(extra)}; valid: {', '.join(sorted(known))}"
+            )
+        try:
+            out.append(cls(**{k: v for k, v in values.items() if k in known}))
+        except TypeError as err:
+            raise ConfigError(f"{origin}: {err}") from None
+    return out[0], out[1]
+
+
+def inapplicable(settings: Any, given: Iterable[str]) -> str | None:  # noqa: ANN401
+    """A sentence naming the ``given`` fields of ``settings`` that it would record and never use (their
+    ``applies`` condition is false: ``vocab_size`` with the character tokenizer), or ``None``."""
+    by_name = {f.name: f for f in fields(settings)}
+    unused = []
+    for name in given:
+        condition = by_name[name].metadata.get("applies") if name in by_name else None
+        if condition and getattr(settings, condition[0]) not in condition[1]:
+            field_name, values = condition
+            shown, now = " or ".join(repr(v) for v in values), getattr(settings, field_name)
+            option, depends = f"--{name.replace('_', '-')}", f"--{field_name.replace('_', '-')}"
+            unused.append(f"{name} ({option}) is used only when {field_name} ({depends}) is {shown}, and it is {now!r}")
+    if not unused:
+        return None
+    return f"{'; '.join(unused)}: the setting would be recorded and ignored, so drop it or change what it depends on"
