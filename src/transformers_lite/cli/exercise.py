@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 from .. import exercises as ex
+from ..atomic import atomic_write_text
 from ..families import load
 from .common import command
 
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
         if out.exists():
             print(f"{out} exists: left as it is (check it with: tlite exercise check {e.name} {out})")
         else:
-            out.write_text(e.stub(), encoding="utf-8")
+            atomic_write_text(out, e.stub())
             print(f"wrote {out}: write {e.function}, then: tlite exercise check {e.name} {out}")
         return 0
     if args.action == "hint":

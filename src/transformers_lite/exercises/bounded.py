@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..atomic import atomic_write_text
 from .checker import Verdict
 
 TIMEOUT_S = 30.0
@@ -25,7 +26,7 @@ def check_code(name: str, code: str, run_dir: str | Path | None = None, timeout:
         return Verdict(False, f"the code is {len(code):,} characters; at most {MAX_CODE:,} are checked")
     with tempfile.TemporaryDirectory(prefix="tlite-exercise-") as folder:
         path = Path(folder) / "answer.py"
-        path.write_text(code, encoding="utf-8")
+        atomic_write_text(path, code)
         run = ["--run", str(run_dir)] if run_dir else []
         command = [sys.executable, "-m", "transformers_lite", "exercise", "check", name, str(path), *run, "--json"]
         try:
