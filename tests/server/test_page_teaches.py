@@ -266,14 +266,8 @@ def test_a_run_picked_before_its_first_checkpoint_waits_and_opens_when_it_has_on
         assert browser.find_element(By.ID, "status").text == ""
         # a run that appears in the folder joins the picker without a reload
         shutil.copytree(runs / "seq2seq", tmp_path / "new-translator")
-        wait(
-            browser,
-            lambda d: (
-                "new-translator"
-                in [o.get_attribute("value") for o in d.find_elements(By.CSS_SELECTOR, "#run-picker option")]
-            ),
-            20,
-        )
+        options = "return [...document.querySelectorAll('#run-picker option')].map((o) => o.value)"  # one read
+        wait(browser, lambda d: "new-translator" in d.execute_script(options), 20)
         errors = console_errors(browser)  # only the refused loads of the late run, which the page retried
         assert all("/api/runs/late" in e["message"] for e in errors), errors
     finally:
@@ -306,4 +300,9 @@ def test_try_it_yourself_from_a_step_of_the_backward_view(base_url, browser, tmp
     )
     browser.find_element(By.ID, "exercise-check").click()
     wait(browser, lambda d: d.find_element(By.ID, "exercise-verdict").text.startswith("✓"), 60)
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element(By.ID, "exercise-pick")).select_by_value("block-forward")  # any other exercise
+    assert "def block_forward(x, w_qkv," in browser.find_element(By.ID, "exercise-code").get_attribute("value")
+    assert browser.find_element(By.ID, "exercise-open").text == "Try it yourself: A whole block, forward"
     assert not console_errors(browser)

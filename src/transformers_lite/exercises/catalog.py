@@ -80,6 +80,27 @@ def _residual(src: Any) -> Inputs:  # noqa: ANN401 - a sub-layer's input x and w
     return {"x": x, "f": f, "dy": src.random_like(x)}
 
 
+def _block(src: Any) -> Inputs:  # noqa: ANN401 - the first block's input and every weight it holds
+    def reads(kind: str):  # noqa: ANN202 - a Dense reading the output of a step of ``kind``
+        return lambda r: bool(r.read_steps) and src.trace.records[r.read_steps[0]].step.kind.startswith(kind)
+
+    x, w_qkv, b_qkv = src.inputs_of("projection", lambda r: r.step.part == 0)[:3]
+    heads = src.output_of("projection", lambda r: r.step.part == 0).shape[0]  # (H, T, D)
+    _, w_o, b_o = src.inputs_of("projection", reads("merge_heads"))[:3]
+    _, w1, b1 = src.inputs_of("activation")[:3]
+    _, w2, b2 = src.inputs_of("projection", reads("activation"))[:3]
+    norms = []
+    for _, record in src.records("norm")[:2]:  # the block's two norms: γ, and β (0 for RMSNorm)
+        gamma = record.inputs[1].detach().double()
+        beta = record.inputs[2] if len(record.inputs) > 2 and record.inputs[2] is not None else None
+        norms += [gamma, torch.zeros_like(gamma) if beta is None else beta.detach().double()]
+    t = x.shape[-2]
+    qkv_bias = torch.zeros(w_qkv.shape[0], dtype=torch.float64) if b_qkv is None else b_qkv
+    weights = {"w_qkv": w_qkv, "b_qkv": qkv_bias, "w_o": w_o, "b_o": b_o, "w1": w1, "b1": b1, "w2": w2, "b2": b2}
+    gammas = dict(zip(("gamma1", "beta1", "gamma2", "beta2"), norms))
+    return {"x": x, **weights, **gammas, "heads": heads, "mask": torch.ones(t, t, dtype=torch.bool).tril(), "eps": 1e-5}
+
+
 def _tied(src: Any) -> Inputs:  # noqa: ANN401 - the stream the output layer reads, and the token table
     table = src.inputs_of("embedding")[1]
     x = src.output_of("norm") if not src.records("tied_output") else src.inputs_of("tied_output")[0]
@@ -214,3 +235,32 @@ def adam_without_bias_correction(w, g, m, v, step, lr, beta1, beta2, eps, weight
 
 def unbiased_layer_norm(x, gamma, beta, eps):  # noqa: ANN001, ANN201
     return gamma * (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + eps) + beta
+
+
+def block_forward(x, w_qkv, b_qkv, w_o, b_o, gamma1, beta1, w1, b1, w2, b2, gamma2, beta2, heads, mask, eps):  # noqa: ANN001, ANN201, PLR0913
+    """The posts' post-norm block: h = LN₁(x + MHA(x)), y = LN₂(h + FFN(h)), FFN = ReLU Dense then Dense."""
+    t, c = x.shape
+    qkv = ops.linear_forward(x, w_qkv, b_qkv)[0]  # (T, C) @ (C, 3C) -> (T, 3C): [Q K V]
+    q, k, v = (part.reshape(t, heads, c // heads).transpose(0, 1) for part in qkv.split(c, -1))  # (H, T, D) each
+    a = ops.attention_forward(q, k, v, mask)[0]  # (H, T, D)
+    merged = a.transpose(0, 1).reshape(t, c)  # (T, H·D)
+    h = ops.layer_norm_forward(x + ops.linear_forward(merged, w_o, b_o)[0], gamma1, beta1, eps)[0]
+    hidden = ops.relu_forward(ops.linear_forward(h, w1, b1)[0])[0]  # (T, F)
+    return ops.layer_norm_forward(h + ops.linear_forward(hidden, w2, b2)[0], gamma2, beta2, eps)[0]
+
+
+def block_with_torch(x, w_qkv, b_qkv, w_o, b_o, gamma1, beta1, w1, b1, w2, b2, gamma2, beta2, heads, mask, eps):  # noqa: ANN001, ANN201, PLR0913
+    """The same block in PyTorch's own operations (what a block-forward answer is compared with)."""
+    t, c = x.shape
+    q, k, v = (p.reshape(t, heads, c // heads).transpose(0, 1) for p in F.linear(x, w_qkv, b_qkv).split(c, -1))
+    a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(0, 1).reshape(t, c)
+    h = F.layer_norm(x + F.linear(a, w_o, b_o), (c,), gamma1, beta1, eps)
+    return F.layer_norm(h + F.linear(torch.relu(F.linear(h, w1, b1)), w2, b2), (c,), gamma2, beta2, eps)
+
+
+def pre_norm_block(x, w_qkv, b_qkv, w_o, b_o, gamma1, beta1, w1, b1, w2, b2, gamma2, beta2, heads, mask, eps):  # noqa: ANN001, ANN201, PLR0913
+    t, c = x.shape
+    n = F.layer_norm(x, (c,), gamma1, beta1, eps)
+    q, k, v = (p.reshape(t, heads, c // heads).transpose(0, 1) for p in F.linear(n, w_qkv, b_qkv).split(c, -1))
+    h = x + F.linear(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(0, 1).reshape(t, c), w_o, b_o)
+    return h + F.linear(torch.relu(F.linear(F.layer_norm(h, (c,), gamma2, beta2, eps), w1, b1)), w2, b2)

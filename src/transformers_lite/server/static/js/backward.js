@@ -8,7 +8,7 @@ import { drawDiagram, visibleOutline } from "./diagram.js";
 import { absMax, bars, heatmap, legend, number, signedScale } from "./scales.js";
 import { goTo, matrixOf, trace } from "./forward.js";
 
-const backward = { data: null, step: 0, body: null, exercises: null, open: null };
+const backward = { data: null, step: 0, body: null, exercises: null, open: null, chosen: false };
 
 // the exercise that has a learner write the backward of a step of this kind (tlite exercise list)
 const EXERCISE_OF = {
@@ -120,16 +120,22 @@ function renderAttribution(data) {
 // "try it yourself": the exercise of this step's kind, a text area holding the function to write, and
 // a check on this run's tensors (POST .../exercise: in a child process, with a time limit)
 async function renderExercise(step) {
-  const name = step.name === "logits" ? "cross-entropy-backward" : EXERCISE_OF[step.kind];
-  const box = $("exercise");
-  box.hidden = !name;
-  if (!name) return;
   backward.exercises ||= (await api("/api/exercises")).exercises;
+  const pick = $("exercise-pick");
+  if (!pick.options.length) {  // every exercise can be chosen; the step's own is offered first
+    pick.replaceChildren(...backward.exercises.map((e, k) => el("option", { value: e.name }, `${k + 1}. ${e.title}`)));
+  }
+  const own = step.name === "logits" ? "cross-entropy-backward" : EXERCISE_OF[step.kind];
+  if (own && !backward.chosen) pick.value = own;  // follow the step until the learner picks one
+  $("exercise").hidden = false;
+  showExercise(pick.value);
+}
+
+function showExercise(name) {
   const e = backward.exercises.find((x) => x.name === name);
   $("exercise-open").textContent = `Try it yourself: ${e.title}`;
   if (backward.open !== name) {
     backward.open = name;
-    $("exercise-body").hidden = true;
     $("exercise-code").value = e.stub;
     $("exercise-verdict").textContent = "";
     $("exercise-hints").replaceChildren();
@@ -179,3 +185,4 @@ $("backward-next").addEventListener("click", () => { backward.step = Math.min(ba
 $("exercise-open").addEventListener("click", () => { $("exercise-body").hidden = !$("exercise-body").hidden; });
 $("exercise-check").addEventListener("click", guard(checkExercise));
 $("exercise-hint").addEventListener("click", nextHint);
+$("exercise-pick").addEventListener("change", () => { backward.chosen = true; showExercise($("exercise-pick").value); });
