@@ -28,6 +28,9 @@ RTOL = 1e-6
 
 @dataclass(frozen=True)
 class Verdict:
+    """A check's result: whether it passed, the line a learner reads (where and by how much a wrong
+    answer differs), and the likely cause when one is recognised."""
+
     passed: bool
     message: str
     cause: str | None = None  # the likely cause, when one is recognised
