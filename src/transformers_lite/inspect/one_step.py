@@ -64,14 +64,14 @@ def one_step(
     else:
         betas = (train.get("beta1", 0.9), train.get("beta2", 0.99))
         step_with = make_optimizer(model, rate, train.get("weight_decay", 0.01), betas)
-    start = {name: p.detach().clone() for name, p in model.named_parameters()}
+    start = dict(run.model.named_parameters())  # the run's own weights: the copy is what moves
     for name, p in model.named_parameters():
         p.grad = before.params.get(name, torch.zeros_like(p)).clone()
     step_with.step()
     copied = copy.copy(run)  # the same run with the stepped copy of its model
     copied.model = model
     after = trace_backward(copied, text, target=kept, position=position)
-    moved_by = {name: float((p.detach() - start[name]).norm()) for name, p in model.named_parameters()}
+    moved_by = {name: float((p.detach() - start[name].detach()).norm()) for name, p in model.named_parameters()}
     return {
         "lr": rate,
         "peak_lr": peak,
