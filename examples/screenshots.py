@@ -127,6 +127,9 @@ def main(argv: list[str]) -> None:
         chip += ".find((c) => c.textContent.includes(arguments[0]))"  # the last block's: the first from the loss
         driver.execute_script(chip + ".click()", "attention.weights")
         shot(name, "backward-loss")
+        driver.find_element(By.ID, "exercise-open").click()  # try it yourself: the step's exercise
+        wait(lambda d: d.find_element(By.ID, "exercise-code").is_displayed())
+        shot(f"{name}_exercise", "exercise")
         driver.find_element(By.ID, "take-step").click()
         wait(lambda d: d.find_element(By.ID, "step-result").is_displayed())
         shot(f"{name}_step", "step-summary")
