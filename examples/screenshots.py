@@ -130,9 +130,24 @@ def main(argv: list[str]) -> None:
         driver.find_element(By.ID, "exercise-open").click()  # try it yourself: the step's exercise
         wait(lambda d: d.find_element(By.ID, "exercise-code").is_displayed())
         shot(f"{name}_exercise", "exercise")
+        if name == "backward_generator":  # a wrong answer (the 1/N left out) and its map of wrong cells
+            Select(driver.find_element(By.ID, "exercise-pick")).select_by_value("cross-entropy-backward")
+            wrong = (
+                "import torch\n\ndef cross_entropy_backward(z, y):\n    p = torch.softmax(z, -1)\n"
+                "    p[torch.arange(len(y)), y] -= 1\n    return p\n"
+            )
+            driver.execute_script("document.getElementById('exercise-code').value = arguments[0]", wrong)
+            driver.find_element(By.ID, "exercise-check").click()
+            wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#exercise-cells figure"))
+            shot(f"{name}_exercise_wrong", "exercise-verdict")
         driver.find_element(By.ID, "take-step").click()
         wait(lambda d: d.find_element(By.ID, "step-result").is_displayed())
         shot(f"{name}_step", "step-summary")
+        if name == "backward_generator":  # a Muon step: the gradient's singular values beside the update's
+            Select(driver.find_element(By.ID, "step-optimizer")).select_by_value("muon")
+            driver.find_element(By.ID, "take-step").click()
+            wait(lambda d: d.find_element(By.ID, "step-spectra").is_displayed())
+            shot(f"{name}_muon", "step-spectra")
 
     def timeline(first: str | None, last: str) -> None:
         """The training timeline of a run with snapshots, at its last one and (``first``) its first one

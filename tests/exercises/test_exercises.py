@@ -2,6 +2,7 @@
 model and on a trained run; a wrong answer is named at its first differing element, and the four common
 mistakes (a flipped sign, a dropped transpose, a missing 1/N, a softmax over the wrong axis) by cause."""
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -77,6 +78,13 @@ def test_any_single_wrong_element_is_the_one_named(e, which, at):
     verdict = check(e, lambda *_: tuple(wrong) if len(wrong) > 1 else wrong[0], given_)
     assert not verdict.passed
     assert verdict.message.startswith(f"{e.returns[k]}{index} is "), (e.name, verdict.message)
+    # the map of the wrong result outlines exactly that cell, in the matrix that holds it
+    cells = verdict.cells
+    if cells is not None:
+        lead, (r, c) = index[:-2], ([0, *index] if len(index) == 1 else index)[-2:]
+        assert cells["name"] == e.returns[k] and cells["slice"] == lead
+        assert sum(map(sum, cells["wrong"])) == 1 and cells["wrong"][r][c] == 1
+        assert cells["difference"][r][c] == pytest.approx(1.0 + float(right[k].abs().max()), rel=1e-5)
 
 
 def test_the_command_line_path_list_show_check_hint_solution(cli, tmp_path, monkeypatch, runs):  # noqa: F811

@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 import pytest
+import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -339,8 +340,25 @@ def test_one_step_names_its_rates_and_sgd_moves_each_weight_by_lr_times_its_grad
     recorded = tl.load(runs_folder / "generator").hyperparameters["train"]["lr"]
     assert adam["lr"] == adam["peak_lr"] == recorded and adam["optimizer"].startswith("AdamW")
     assert adam["end_lr"] is not None and 0 < adam["end_lr"] <= recorded
+    assert adam["spectra"] == []
     bad = client.post("/api/runs/generator/step", json=body | {"optimizer": "lion"})
     assert bad.status_code == 422
+
+
+def test_a_muon_step_shows_each_matrix_gradient_spectrum_beside_its_flat_update(client, runs_folder):
+    import transformers_lite as tl
+    from transformers_lite.training.optim import muon_matrix
+
+    muon = client.post("/api/runs/generator/step", json={"text": "Before we", "optimizer": "muon"}).json()
+    assert muon["optimizer"].startswith("Muon") and muon["loss_after"] < muon["loss_before"]
+    model = tl.load(runs_folder / "generator").model
+    assert {s["name"] for s in muon["spectra"]} == {n for n, p in model.named_parameters() if muon_matrix(n, p)}
+    for s in muon["spectra"]:
+        grad, update = torch.tensor(s["gradient"]), torch.tensor(s["update"])
+        assert len(grad) == len(update) == min(s["shape"])
+        # the gradient's values fall off by orders of magnitude; the update's stay within a band around 1
+        big = grad > 1e-3 * grad[0]
+        assert update[big].min() > 0.45 and update.max() < 1.25
 
 
 def test_a_classifier_answers_with_every_members_attention(client, runs_folder):

@@ -295,11 +295,19 @@ def test_try_it_yourself_from_a_step_of_the_backward_view(base_url, browser, tmp
     wait(browser, lambda d: d.find_element(By.ID, "exercise-verdict").text, 60)
     verdict = browser.find_element(By.ID, "exercise-verdict").text
     assert verdict.startswith("✗ dz[0, ") and "a missing or extra 1/" in verdict
+    caption = browser.find_element(By.CSS_SELECTOR, "#exercise-cells figcaption").text
+    figure = browser.find_element(By.CSS_SELECTOR, "#exercise-cells figure")
+    rows, cols = (int(figure.get_attribute(a)) for a in ("data-rows", "data-cols"))
+    outlined = int(re.search(r"the (\d+) of (\d+) cells", caption).group(1))
+    # dz is off by the factor N everywhere: (nearly) every cell is outlined, of the whole (T, V) result
+    assert caption.startswith("dz: your result minus the expected") and f"of {rows * cols} cells" in caption
+    assert outlined > 0.9 * rows * cols
     browser.execute_script(
         "document.getElementById('exercise-code').value = arguments[0]", answer.replace("return p", "return p / len(y)")
     )
     browser.find_element(By.ID, "exercise-check").click()
     wait(browser, lambda d: d.find_element(By.ID, "exercise-verdict").text.startswith("✓"), 60)
+    assert not browser.find_elements(By.CSS_SELECTOR, "#exercise-cells figure")  # a right answer has no map
     from selenium.webdriver.support.ui import Select
 
     Select(browser.find_element(By.ID, "exercise-pick")).select_by_value("block-forward")  # any other exercise

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as err:  # the learner's file does not run or defines no such function
         verdict = ex.Verdict(False, str(err))
     if args.json:
-        print(json.dumps({"passed": verdict.passed, "message": verdict.message, "cause": verdict.cause}))
+        print(json.dumps(verdict.to_dict()))
         return 0 if verdict.passed else 1
     print(("PASS " if verdict.passed else "FAIL ") + verdict.message)
     if not verdict.passed:

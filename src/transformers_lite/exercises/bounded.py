@@ -35,7 +35,7 @@ def check_code(name: str, code: str, run_dir: str | Path | None = None, timeout:
             return Verdict(False, f"the check did not finish within {timeout:g} s (does the function loop forever?)")
     try:
         answer = json.loads(done.stdout.strip().splitlines()[-1])
-        return Verdict(bool(answer["passed"]), str(answer["message"]), answer.get("cause"))
+        return Verdict.from_dict(answer)
     except (IndexError, ValueError, KeyError, TypeError):
         tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
         return Verdict(False, f"the check ended without a verdict: {tail[0][:300]}")

@@ -6,7 +6,10 @@ within a relative tolerance of 1e-6 of the largest expected value. Otherwise the
 first element that differs (its index along the result's axes), the two values and the relative error,
 and, where it recognises one, the likely cause: a result of the transposed shape, a flipped sign, a
 constant factor (a missing or extra 1/N), or one of the exercise's known mistakes (a softmax over the
-wrong axis, ...). Nothing the learner's function does to its arguments reaches the check: it gets copies.
+wrong axis, ...). Its ``cells`` are a map of the wrong result: the learner's value minus the expected one
+over the matrix that holds the first difference (a 3-D result's slice along its first axis; a vector as
+one row), and which cells are outside the tolerance, so a page can outline them. Nothing the learner's
+function does to its arguments reaches the check: it gets copies.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import importlib.util
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from torch import Tensor
 from .exercise import Exercise
 
 RTOL = 1e-6
+MAX_CELLS = 65_536  # the largest error map a verdict carries (a 64-token x 1,024-unit matrix)
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,17 @@ class Verdict:
     passed: bool
     message: str
     cause: str | None = None  # the likely cause, when one is recognised
+    # the wrong result's map: {"name", "slice", "shape", "difference" (rows of mine - expected), "wrong"
+    # (rows of 0/1: outside the tolerance)}, when the result had the right shape but wrong values
+    cells: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The verdict as JSON-ready values (``--json``, the server's answer)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        return cls(bool(data["passed"]), str(data["message"]), data.get("cause"), data.get("cells"))
 
 
 def load_function(path: str | Path, name: str) -> Callable[..., Any]:
@@ -112,7 +127,27 @@ def _compare(exercise: Exercise, k: int, mine: Any, right: Tensor, given: dict[s
         f"{name}{list(index)} is {a:.8g}; it should be {b:.8g} (relative error {relative:.2e}; "
         f"{name} has shape {tuple(right.shape)})"
     )
-    return Verdict(False, message + (f"; likely cause: {cause}" if cause else ""), cause)
+    return Verdict(
+        False, message + (f"; likely cause: {cause}" if cause else ""), cause, _cells(name, mine, right, index)
+    )
+
+
+def _cells(name: str, mine: Tensor, right: Tensor, index: tuple[int, ...]) -> dict[str, Any] | None:
+    """The map of a wrong result (see the module docstring), or ``None`` when it would be too large."""
+    lead = index[:-2]  # a 3-D or 4-D result: the matrix holding the first difference
+    a, b = (mine[lead], right[lead]) if lead else (mine, right)
+    if a.dim() < 2:
+        a, b = a.reshape(1, -1), b.reshape(1, -1)  # (1, N): a vector as one row
+    if a.numel() > MAX_CELLS:
+        return None
+    wrong = ~torch.isclose(a, b, rtol=RTOL, atol=RTOL * _scale(right))
+    return {
+        "name": name,
+        "slice": list(lead),
+        "shape": list(a.shape),
+        "difference": [[float(f"{v:.6g}") for v in row] for row in (a - b).tolist()],
+        "wrong": wrong.int().tolist(),
+    }
 
 
 def _scale(t: Tensor) -> float:

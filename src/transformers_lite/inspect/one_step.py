@@ -1,11 +1,13 @@
 """One optimizer step on one example, on a copy of the model: how the loss and the prediction move.
 
 The step is one training could take on this example alone, from a fresh optimizer: AdamW with the
-run's recorded betas and weight decay, or plain SGD (``w ← w − lr·∂L/∂w``) beside it; at the run's peak
-learning rate unless another is given. Adam's first step moves every weight by about the learning rate
-against its gradient's sign, however small that gradient (its two running means are the gradient and
-its square, so their ratio is ±1), where SGD moves each weight in proportion to its gradient. The copy
-is thrown away: the run's weights and files are never touched.
+run's recorded betas and weight decay, Muon on the blocks' matrices (AdamW on the rest), or plain SGD
+(``w ← w − lr·∂L/∂w``) beside them; at the run's peak learning rate unless another is given. Adam's
+first step moves every weight by about the learning rate against its gradient's sign, however small that
+gradient (its two running means are the gradient and its square, so their ratio is ±1), where SGD moves
+each weight in proportion to its gradient. The copy is thrown away: the run's weights and files are never touched. Muon's first step moves each matrix by
+the orthogonalised gradient: ``spectra`` holds, per matrix, the singular values of its gradient and of
+that update, so the page can show the update's being flat where the gradient's fall off steeply.
 """
 
 from __future__ import annotations
@@ -17,17 +19,20 @@ import torch
 
 from .. import validate
 from ..runs.history import HistoryFileError, read_metrics
-from ..training.optim import make_optimizer
+from ..training.muon import newton_schulz
+from ..training.optim import make_optimizer, muon_matrix
 from .backward import trace_backward
 from .inspection import InspectedRun
 
 SHOWN = 8  # the probabilities that moved most
 
 
-OPTIMIZERS = ("adamw", "sgd")
+OPTIMIZERS = ("adamw", "muon", "sgd")
 EXPLAINED = {
     "adamw": "AdamW, one step from a fresh state: each weight moves by about the learning rate against the sign "
     "of its gradient, however small the gradient (Adam's first step divides the gradient by its own size)",
+    "muon": "Muon, one step from a fresh state: each matrix of a block moves by its gradient orthogonalised "
+    "(every singular value set to about 1, so no direction dominates), the other parameters by AdamW",
     "sgd": "plain SGD: each weight moves by the learning rate times its gradient (w ← w − lr·∂L/∂w)",
 }
 
@@ -61,9 +66,10 @@ def one_step(
     model = copy.deepcopy(run.model)
     if optimizer == "sgd":
         step_with: torch.optim.Optimizer = torch.optim.SGD(model.parameters(), lr=rate)
-    else:
+    else:  # Muon's rate keeps its recorded ratio to the peak (its default when the run used AdamW)
         betas = (train.get("beta1", 0.9), train.get("beta2", 0.99))
-        step_with = make_optimizer(model, rate, train.get("weight_decay", 0.01), betas)
+        muon_lr = float(train.get("muon_lr", 0.02)) * rate / peak
+        step_with = make_optimizer(model, rate, train.get("weight_decay", 0.01), betas, kind=optimizer, muon_lr=muon_lr)
     start = dict(run.model.named_parameters())  # the run's own weights: the copy is what moves
     for name, p in model.named_parameters():
         p.grad = before.params.get(name, torch.zeros_like(p)).clone()
@@ -82,7 +88,27 @@ def one_step(
         "moved": _moved(run, before.forward, after.forward, position, before.rows),
         "at": _at(before.forward, position, before.rows),
         "updates": [{"name": n, "norm": round(v, 8)} for n, v in sorted(moved_by.items(), key=lambda kv: -kv[1])],
+        "spectra": _spectra(model, before.params) if optimizer == "muon" else [],
     }
+
+
+def _spectra(model: torch.nn.Module, grads: dict[str, torch.Tensor]) -> list[dict[str, Any]]:
+    """Per matrix Muon steps: the singular values of its gradient and of its first update (from a fresh
+    momentum, the update is the orthogonalised gradient), largest first; largest gradient first."""
+    out = []
+    for name, p in model.named_parameters():
+        g = grads.get(name)
+        if g is None or not muon_matrix(name, p) or not bool(g.abs().sum()):
+            continue
+        out.append(
+            {
+                "name": name,
+                "shape": list(p.shape),
+                "gradient": [round(v, 6) for v in torch.linalg.svdvals(g.float()).tolist()],
+                "update": [round(v, 6) for v in torch.linalg.svdvals(newton_schulz(g)).tolist()],
+            }
+        )
+    return sorted(out, key=lambda s: -s["gradient"][0])
 
 
 def _end_lr(run: InspectedRun) -> float | None:

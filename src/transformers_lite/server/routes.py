@@ -76,7 +76,9 @@ class BackwardRequest(BaseModel):
 
 
 class StepRequest(BackwardRequest):
-    optimizer: Literal["adamw", "sgd"] = Field("adamw", description="AdamW from a fresh state, or plain SGD")
+    optimizer: Literal["adamw", "muon", "sgd"] = Field(
+        "adamw", description="AdamW or Muon from a fresh state, or plain SGD"
+    )
     lr: float | None = Field(None, gt=0, le=10, description="the learning rate (default: the run's peak)")
 
 
@@ -227,8 +229,7 @@ def exercise_check(request: Request, name: str, body: ExerciseRequest) -> dict[s
     run = _run(request, name)
     if body.name not in exercises.path.BY_NAME:
         raise HTTPException(400, f"no exercise {body.name!r}; the exercises: {', '.join(exercises.path.BY_NAME)}")
-    verdict = check_code(body.name, body.code, run.run_dir)
-    return {"passed": verdict.passed, "message": verdict.message, "cause": verdict.cause}
+    return check_code(body.name, body.code, run.run_dir).to_dict()
 
 
 @router.post("/runs/{name:path}/step")

@@ -5,7 +5,7 @@
 // a copy of the model (POST .../step): AdamW or plain SGD, at the run's peak learning rate or another.
 import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
 import { drawDiagram, visibleOutline } from "./diagram.js";
-import { absMax, bars, heatmap, legend, number, signedScale } from "./scales.js";
+import { absMax, bars, heatmap, legend, lineChart, number, signedScale } from "./scales.js";
 import { goTo, matrixOf, trace } from "./forward.js";
 
 const backward = { data: null, step: 0, body: null, exercises: null, open: null, chosen: false };
@@ -138,6 +138,7 @@ function showExercise(name) {
     backward.open = name;
     $("exercise-code").value = e.stub;
     $("exercise-verdict").textContent = "";
+    $("exercise-cells").replaceChildren();
     $("exercise-hints").replaceChildren();
   }
   $("exercise-statement").replaceChildren(
@@ -154,6 +155,19 @@ async function checkExercise() {
   const line = $("exercise-verdict");
   line.textContent = (verdict.passed ? "\u2713 " : "\u2717 ") + verdict.message;
   line.className = verdict.passed ? "verdict passed" : "verdict failed";
+  renderCells(verdict.cells);
+}
+
+// a wrong answer's map: the learner's value minus the expected one, the cells outside the tolerance outlined
+function renderCells(cells) {
+  if (!cells) { $("exercise-cells").replaceChildren(); return; }
+  const wrong = cells.wrong.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
+  const total = cells.shape[0] * cells.shape[1];
+  const where = cells.slice.length ? `${cells.name}[${cells.slice.join(", ")}]` : cells.name;
+  const s = signedScale(absMax(cells.difference), "your value − the expected");
+  $("exercise-cells").replaceChildren(heatmap(cells.difference, {
+    s, outlined: cells.wrong, title: `${where}: your result minus the expected; outlined: the ${wrong} of ${total} cells outside the tolerance`,
+  }));
 }
 
 function nextHint() {
@@ -175,7 +189,23 @@ async function takeStep() {
   $("step-moved").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.moved.map((m) =>
     el("tr", {}, el("td", {}, visible(m.label)), el("td", { className: "num" }, m.before.toFixed(4)), el("td", { className: "num" }, m.after.toFixed(4))))));
   bars($("step-updates"), data.updates.slice(0, 12).map((u) => [u.name, u.norm]), null, (label) => label);
+  renderSpectra(data.spectra);
   $("step-result").hidden = false;
+}
+
+// Muon: a matrix's gradient singular values beside its update's, each over its largest (largest first)
+function renderSpectra(spectra) {
+  $("step-spectra").hidden = !spectra.length;
+  if (!spectra.length) return;
+  const pick = $("step-matrix");
+  pick.replaceChildren(...spectra.map((s, i) => el("option", { value: i }, `${s.name} (${s.shape.join(" \u00d7 ")})`)));
+  const draw = () => {
+    const s = spectra[Number(pick.value)];
+    const series = (name, values) => [name, { step: values.map((_, i) => i + 1), value: values.map((v) => v / (values[0] || 1)) }];
+    $("step-spectrum").replaceChildren(lineChart([series("gradient", s.gradient), series("Muon's update", s.update)], "singular value, largest first"));
+  };
+  pick.onchange = draw;
+  draw();
 }
 
 $("backward").addEventListener("click", guard(runBackward));

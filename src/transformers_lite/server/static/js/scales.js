@@ -107,9 +107,10 @@ function labelsOf(names, count, cell, vertical) {
 
 // A matrix as a labelled map: rows and columns named (tokens, or numbered channels), its colour from
 // scale `s`, the exact value of the cell under the pointer written under the map, its row and column
-// lit (onHover(i, j) tells the view, to light what they stand for elsewhere); `followed` outlines a row.
+// lit (onHover(i, j) tells the view, to light what they stand for elsewhere); `followed` outlines a row,
+// `outlined` (rows of 0/1, the matrix's shape) the cells it marks.
 export function heatmap(matrix, { rows = null, cols = null, s, title, small = false, followed = -1, onHover = null,
-  rowTitle = "row", colTitle = "column", fit = 480 }) {
+  rowTitle = "row", colTitle = "column", fit = 480, outlined = null }) {
   const n = matrix.length, m = n ? matrix[0].length : 0;
   const cell = small ? Math.max(2, Math.min(6, Math.floor(120 / Math.max(n, m, 1))))
     : Math.max(2, Math.min(18, Math.floor(fit / Math.max(n, m, 1))));
@@ -131,6 +132,10 @@ export function heatmap(matrix, { rows = null, cols = null, s, title, small = fa
     const o = overlay.getContext("2d");
     o.clearRect(0, 0, overlay.width, overlay.height);
     if (followed >= 0 && followed < n) { o.strokeStyle = "#111"; o.lineWidth = 2; o.strokeRect(1, followed * cell + 1, m * cell - 2, cell - 2); }
+    if (outlined) {
+      o.strokeStyle = "#111"; o.lineWidth = 1;
+      outlined.forEach((row, a) => row.forEach((on, b) => { if (on) o.strokeRect(b * cell + 0.5, a * cell + 0.5, cell - 1, cell - 1); }));
+    }
     if (i) { o.strokeStyle = "#111"; o.lineWidth = 1; o.strokeRect(0.5, i[0] * cell + 0.5, m * cell - 1, cell - 1); o.strokeRect(i[1] * cell + 0.5, 0.5, cell - 1, n * cell - 1); }
   };
   mark(null);
