@@ -37,3 +37,12 @@ def test_time_budget_progress_decays_over_the_budget_after_warmup():
     assert both.progress(20, elapsed=70.0, warmup_end_s=0.0) == pytest.approx(0.7)  # whichever is further along
     assert both.progress(90, elapsed=10.0, warmup_end_s=0.0) == pytest.approx(0.9)
     assert math.isclose(Schedule("constant", lr=0.5, warmup_steps=0)(7, 0.9), 0.5)
+
+
+def test_wsd_holds_the_peak_then_decays_linearly_over_the_cooldown():
+    s = Schedule("wsd", lr=1.0, warmup_steps=10, total_steps=110, min_lr_ratio=0.0, cooldown=0.4)
+    assert s(4) == pytest.approx(0.5)  # warmup
+    assert s(10, 0.0) == 1.0 and s(70, 0.6) == 1.0  # stable until the last 40 %
+    assert s(90, 0.8) == pytest.approx(0.5) and s(110, 1.0) == pytest.approx(0.0)
+    timed = Schedule("wsd", lr=2.0, warmup_steps=0, total_steps=None, min_lr_ratio=0.1, budget_s=60.0, cooldown=0.5)
+    assert timed(999, timed.progress(999, elapsed=45.0, warmup_end_s=0.0)) == pytest.approx(0.2 + 1.8 * 0.5)

@@ -61,11 +61,16 @@ def same(a, b):
     return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
 
 
-def test_straight_equals_pause_and_resume_bitwise(tmp_path, text_file):
-    train(tmp_path / "a", text_file)
-    train(tmp_path / "b", text_file, stop_at=6)
+@pytest.mark.parametrize(
+    "kw",
+    [{}, {"optimizer": "muon", "ema": 0.9, "schedule": "wsd"}],
+    ids=["adamw", "muon-ema-wsd"],
+)
+def test_straight_equals_pause_and_resume_bitwise(tmp_path, text_file, kw):
+    train(tmp_path / "a", text_file, **kw)
+    train(tmp_path / "b", text_file, stop_at=6, **kw)
     assert latest_checkpoint(tmp_path / "b").name == "step-00000006"
-    train(tmp_path / "b", text_file, resume=True)
+    train(tmp_path / "b", text_file, resume=True, **kw)
     assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))
     ha = json.loads((tmp_path / "a" / "history.json").read_text())
     hb = json.loads((tmp_path / "b" / "history.json").read_text())

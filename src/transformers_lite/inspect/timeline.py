@@ -66,7 +66,8 @@ class Timeline(Callback):
             self._write(taken)
         self.pending = []
         scores = {k: v for k, v in record.items() if isinstance(v, float) and k != "lr"}
-        self._write(self.snapshot(trainer.model, state.step, scores))
+        with trainer.final_weights():  # the weights the scores are of (the moving average with --ema)
+            self._write(self.snapshot(trainer.model, state.step, scores))
         self.last = (state.step, state.elapsed)
         self._thin()
 

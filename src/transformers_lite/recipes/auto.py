@@ -54,7 +54,8 @@ def steps_per_second(recipe: Recipe) -> float:
     with torch.random.fork_rng(devices=[]):
         model = build_model(cfg.replace(vocab_size=vocabulary(recipe))).to(device).train()
         ids = torch.randint(0, vocabulary(recipe), (batch, cfg.max_length + 1), device=device)  # (B, T + 1)
-    optimizer = make_optimizer(model, recipe.train.lr, recipe.train.weight_decay)
+    train = recipe.train
+    optimizer = make_optimizer(model, train.lr, train.weight_decay, kind=train.optimizer, muon_lr=train.muon_lr)
     bf16 = torch.autocast(device.type, dtype=torch.bfloat16, enabled=recipe.train.bf16)
 
     def step() -> None:

@@ -45,6 +45,9 @@ class Trainer(Protocol):
     config: Any  # its TrainConfig
     log: Any  # ``log(line)`` prints a line
 
+    def final_weights(self) -> Any:  # noqa: ANN401 - a context manager: the weights a run is saved with
+        ...
+
 
 class Callback:
     def on_train_start(self, trainer: Trainer, state: TrainState) -> None:
@@ -150,7 +153,8 @@ class Checkpointer(Callback):
         if broadcast(not self.has_checkpoint(state), trainer.dist):
             self.checkpoint(trainer, state)
         if trainer.dist.is_main:
-            save_weights(trainer.model, self.run_dir / "model.safetensors")
+            with trainer.final_weights():  # the moving average with --ema; the checkpoint keeps both
+                save_weights(trainer.model, self.run_dir / "model.safetensors")
             record(self.run_dir, ["model.safetensors"])
 
     def has_checkpoint(self, state: TrainState) -> bool:

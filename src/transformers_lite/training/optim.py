@@ -1,4 +1,5 @@
-"""AdamW with weight-decay groups, and the learning-rate schedule as a pure function.
+"""The optimizer (AdamW, or Muon on the blocks' matrices) with weight-decay groups, and the
+learning-rate schedule as a pure function.
 
 Decay applies to matrices (linear and embedding weights); biases and LayerNorm parameters are not
 decayed, as in GPT-2/nanoGPT. The schedule is a function of the step and the elapsed time, so
@@ -15,7 +16,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from .settings import SCHEDULES
+from .muon import Muon
+from .settings import OPTIMIZERS, SCHEDULES
+
+
+def muon_matrix(name: str, p: torch.Tensor) -> bool:
+    """Whether Muon steps this parameter: a matrix inside a block (attention and feed-forward weights).
+    Embedding tables, the output head, norms and biases stay with AdamW, as in the speedrun."""
+    return p.dim() == 2 and ".blocks." in f".{name}"
 
 
 def make_optimizer(
@@ -26,27 +34,49 @@ def make_optimizer(
     eps: float = 1e-8,
     fused: bool | None = None,
     plan: Mapping[str, tuple[float, int]] | None = None,
-) -> torch.optim.AdamW:
-    """AdamW over groups: matrices with ``weight_decay``, vectors (biases, norms) without.
+    kind: str = "adamw",
+    muon_lr: float = 0.02,
+) -> torch.optim.Optimizer:
+    """AdamW over groups: matrices with ``weight_decay``, vectors (biases, norms) without. With
+    ``kind="muon"`` the blocks' matrices (``muon_matrix``) are stepped by Muon at ``muon_lr`` (its group's
+    ``lr_scale`` is ``muon_lr / lr``, so the schedule shapes both rates alike) and the rest by AdamW.
 
     ``plan`` maps a parameter name to ``(lr_scale, frozen_until)``: its learning rate is the schedule's
     times ``lr_scale``, and zero before step ``frozen_until`` (fine-tuning: layer-wise decay and a frozen
     encoder while a new head warms up). Parameters it does not name get ``(1.0, 0)``.
     """
+    if kind not in OPTIMIZERS:
+        raise ValueError(f"optimizer={kind!r}: choose one of {', '.join(OPTIMIZERS)}")
     seen: set[int] = set()
-    buckets: dict[tuple[bool, float, int], list[nn.Parameter]] = {(True, 1.0, 0): [], (False, 1.0, 0): []}
+    muon = kind == "muon"
+    buckets: dict[tuple[bool, float, int, bool], list[nn.Parameter]] = {
+        (True, 1.0, 0, False): [],
+        (False, 1.0, 0, False): [],
+    }
     for name, p in model.named_parameters():
         if not p.requires_grad or id(p) in seen:
             continue
         seen.add(id(p))
         scale, frozen = (plan or {}).get(name, (1.0, 0))
-        buckets.setdefault((p.dim() >= 2, float(scale), int(frozen)), []).append(p)
+        orthogonal = muon and muon_matrix(name, p)
+        if orthogonal:
+            scale = scale * muon_lr / lr
+        buckets.setdefault((p.dim() >= 2, float(scale), int(frozen), orthogonal), []).append(p)
     groups: list[dict[str, Any]] = [
-        {"params": params, "weight_decay": weight_decay if decay else 0.0, "lr_scale": scale, "frozen_until": frozen}
-        for (decay, scale, frozen), params in sorted(
-            buckets.items(), key=lambda kv: (not kv[0][0], -kv[0][1], kv[0][2])
+        {
+            "params": params,
+            "weight_decay": weight_decay if decay else 0.0,
+            "lr_scale": scale,
+            "frozen_until": frozen,
+            **({"muon": orthogonal} if muon else {}),
+        }
+        for (decay, scale, frozen, orthogonal), params in sorted(
+            buckets.items(), key=lambda kv: (kv[0][3], not kv[0][0], -kv[0][1], kv[0][2])
         )
+        if params or not orthogonal
     ]
+    if muon:
+        return Muon(groups, lr=lr, betas=betas, eps=eps)
     params = [p for g in groups for p in g["params"]]
     if fused is None:  # fused kernels exist for CPU and CUDA float tensors in recent torch
         fused = all(p.dtype in (torch.float32, torch.bfloat16, torch.float16) for p in params)
@@ -60,8 +90,9 @@ def make_optimizer(
 class Schedule:
     """Learning rate as a pure function of the step and of the progress through the run's limits.
 
-    Linear warmup over ``warmup_steps``; then ``constant``, ``inverse_sqrt`` (Noam), or ``cosine`` from
-    the peak down to ``min_lr_ratio`` x peak. The cosine's progress is the fraction of the decay
+    Linear warmup over ``warmup_steps``; then ``constant``, ``inverse_sqrt`` (Noam), ``cosine`` from
+    the peak down to ``min_lr_ratio`` x peak, or ``wsd`` (warmup, stable, decay): the peak until the last
+    ``cooldown`` of the run, then a straight line down to the floor. The decay's progress is the fraction of the decay
     phase done, measured in steps when the run has a step limit (``total_steps``) and in wall-clock
     time when it has a time budget (``budget_s``); with both, whichever is further along. So a
     4-minute run decays over its 4 minutes however many steps the machine manages, and its last
@@ -74,6 +105,7 @@ class Schedule:
     total_steps: int | None = 10_000
     min_lr_ratio: float = 0.1
     budget_s: float | None = None
+    cooldown: float = 0.4
 
     def __post_init__(self) -> None:
         if self.kind not in SCHEDULES:
@@ -105,6 +137,9 @@ class Schedule:
             return self.lr * math.sqrt(max(warm, 1) / max(step + 1, 1))
         p = self.progress(step) if progress is None else progress
         floor = self.lr * self.min_lr_ratio
+        if self.kind == "wsd":  # flat, then linear over the last `cooldown` of the run
+            left = 1.0 - p
+            return self.lr if left >= self.cooldown else floor + (self.lr - floor) * left / max(self.cooldown, 1e-12)
         return floor + 0.5 * (self.lr - floor) * (1.0 + math.cos(math.pi * p))
 
 

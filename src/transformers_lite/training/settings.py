@@ -18,7 +18,8 @@ from typing import Any
 from .. import validate
 from ..errors import ConfigError
 
-SCHEDULES = ("cosine", "inverse_sqrt", "constant")
+SCHEDULES = ("cosine", "inverse_sqrt", "constant", "wsd")
+OPTIMIZERS = ("adamw", "muon")
 LIMITS = ("epochs", "max_steps", "max_minutes")
 
 
@@ -31,13 +32,31 @@ def setting(text: str, default: Any = None, **kw: Any) -> Any:  # noqa: ANN401
 
 @dataclass(frozen=True)
 class TrainConfig:
-    lr: float = setting("peak learning rate", 1e-3)
+    lr: float = setting(
+        "peak learning rate (AdamW's; with --optimizer muon, of the parameters Muon does not step)", 1e-3
+    )
+    optimizer: str = setting(
+        "adamw, or muon: orthogonalised momentum on the blocks' matrices (at --muon-lr), AdamW on the rest",
+        "adamw",
+        choices=OPTIMIZERS,
+    )
+    muon_lr: float = setting("Muon's peak learning rate", 0.02, applies=("optimizer", ("muon",)))
     weight_decay: float = setting("AdamW weight decay on matrices (biases and norms are never decayed)", 0.01)
     beta1: float = setting("AdamW beta1", 0.9)
     beta2: float = setting("AdamW beta2", 0.99)
     schedule: str = setting("learning-rate schedule after warmup", "cosine", choices=SCHEDULES)
     warmup_steps: int = setting("linear warmup steps", 100)
-    min_lr_ratio: float = setting("cosine floor as a fraction of the peak learning rate", 0.1)
+    min_lr_ratio: float = setting("the schedule's floor as a fraction of the peak learning rate", 0.1)
+    cooldown: float = setting(
+        "wsd (warmup, stable, decay): the fraction of the run spent decaying linearly to the floor",
+        0.4,
+        applies=("schedule", ("wsd",)),
+    )
+    ema: float = setting(
+        "evaluate and save an exponential moving average of the weights with this decay per step (0 = the "
+        "weights themselves)",
+        0.0,
+    )
     grad_clip: float = setting("clip the gradient norm to this value (0 = no clipping)", 1.0)
     accumulate: int = setting("micro-batches per optimizer step", 1)
     epochs: float | None = setting("stop after this many epochs", None, none="no epoch limit")
@@ -82,7 +101,11 @@ class TrainConfig:
     def __post_init__(self) -> None:
         validate.flags(self)
         validate.choice("schedule", self.schedule, SCHEDULES)
+        validate.choice("optimizer", self.optimizer, OPTIMIZERS)
         validate.number("lr", self.lr, 0, low_open=True)
+        validate.number("muon_lr", self.muon_lr, 0, low_open=True)
+        validate.number("cooldown", self.cooldown, 0, 1)
+        validate.number("ema", self.ema, 0, 1, high_open=True)
         validate.number("weight_decay", self.weight_decay, 0)
         validate.number("grad_clip", self.grad_clip, 0)
         validate.number("beta1", self.beta1, 0, 1, high_open=True)

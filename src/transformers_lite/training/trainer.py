@@ -32,6 +32,7 @@ from ..devices import compiled, resolve_device
 from ..errors import warn
 from .callbacks import Callback, EarlyStopping, ProgressBar
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, same_weights_everywhere
+from .ema import averaged, update_average
 from .optim import Schedule, make_optimizer, set_lr
 from .settings import TrainConfig
 from .state import TrainState
@@ -88,7 +89,15 @@ class Trainer:
         self.device = torch.device(resolve_device(config.device))
         self.model.to(self.device)
         plan = task.lr_plan(model)  # fine-tuning: per-layer rates
-        self.optimizer = make_optimizer(model, config.lr, config.weight_decay, (config.beta1, config.beta2), plan=plan)
+        self.optimizer = make_optimizer(
+            model,
+            config.lr,
+            config.weight_decay,
+            (config.beta1, config.beta2),
+            plan=plan,
+            kind=config.optimizer,
+            muon_lr=config.muon_lr,
+        )
         # one optimizer step consumes accumulate x ranks micro-batches
         self.steps_per_epoch = max(1, task.steps_per_epoch() // (config.accumulate * dist_ctx.world))
         limits = [config.max_steps] if config.max_steps is not None else []
@@ -97,7 +106,13 @@ class Trainer:
         self.total_steps = min(limits) if limits else None
         budget = None if config.max_minutes is None else config.max_minutes * 60
         self.schedule = Schedule(
-            config.schedule, config.lr, config.warmup_steps, self.total_steps, config.min_lr_ratio, budget
+            config.schedule,
+            config.lr,
+            config.warmup_steps,
+            self.total_steps,
+            config.min_lr_ratio,
+            budget,
+            config.cooldown,
         )
         self.callbacks = [ProgressBar(), *([EarlyStopping(config.patience)] if config.patience else []), *callbacks]
         self.ddp = None
@@ -204,6 +219,8 @@ class Trainer:
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         state.step += 1
+        if cfg.ema:
+            update_average(self.optimizer, cfg.ema, state.step)
         state.elapsed = self.clock() - self._start_clock
         if state.warmup_end_s is None and state.step >= cfg.warmup_steps:
             state.warmup_end_s = state.elapsed
@@ -289,7 +306,7 @@ class Trainer:
         metrics: dict[str, Any] = {}
         if self.dist.is_main:
             self.model.eval()
-            with torch.no_grad(), self._autocast():
+            with torch.no_grad(), self._autocast(), self.final_weights():
                 model = self.model if self.dist.active else self.forward_model
                 metrics = self.task.evaluate(model)
                 if self.config.eval_train:
@@ -318,6 +335,10 @@ class Trainer:
         return record
 
     # ----------------------------------------------------------------- helpers
+    def final_weights(self) -> contextlib.AbstractContextManager:
+        """The weights a run is judged and saved by: the moving average with ``--ema``, else the weights."""
+        return averaged(self.optimizer, enabled=bool(self.config.ema))
+
     def _call(self, event: str, *args: Any) -> None:  # noqa: ANN401
         for callback in self.callbacks:
             getattr(callback, event)(self, *args)
