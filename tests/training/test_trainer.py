@@ -243,6 +243,23 @@ def test_a_time_budget_spans_the_schedule_and_ends_at_the_floor(tmp_path, text_f
     assert schedule(31, schedule.progress(31, elapsed=30.0, warmup_end_s=3.0)) == pytest.approx(3e-4)
 
 
+def test_a_warmup_longer_than_the_budget_buys_is_fitted_to_the_first_steps_speed(tmp_path, text_file):
+    # one second per step and 30 s: the budget buys ~30 steps, so 20 warmup steps become 3 (a tenth)
+    with pytest.warns(UserWarning, match=r"warmup_steps=20 would spend 67% of the about 30 steps this run's time"):
+        state, lrs = budgeted(tmp_path / "fit", text_file, warmup_steps=20)
+    assert state.warmup_steps == 3 and lrs[5] == pytest.approx(3e-3)  # at the peak from step 6 on
+    assert lrs[:5] == pytest.approx([i * 3e-3 / 20 for i in range(1, 6)])  # the first 5 under the set warmup
+    # paused before its fifth step and resumed, a run fits its warmup the same way and keeps it
+    budgeted(tmp_path / "b", text_file, warmup_steps=20, stop_at=8)
+    state_b, lrs_b = budgeted(tmp_path / "b", text_file, warmup_steps=20, resume=True)
+    assert state_b.warmup_steps == 3 and lrs_b == pytest.approx(lrs[8:])
+
+
+def test_a_run_that_ends_still_warming_up_says_so(tmp_path, text_file):
+    with pytest.warns(UserWarning, match=r"training ended at step 3, still warming up \(warmup: 10 steps\)"):
+        train(tmp_path / "w", text_file, max_steps=None, max_minutes=0.05, warmup_steps=10, clock=FakeClock())
+
+
 def test_resuming_mid_budget_is_bitwise_exact(tmp_path, text_file):
     budgeted(tmp_path / "a", text_file)
     budgeted(tmp_path / "b", text_file, stop_at=14)

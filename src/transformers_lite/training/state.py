@@ -16,6 +16,7 @@ class TrainState:
     best: float | None = None  # lowest val_loss so far
     bad_evals: int = 0  # evaluations since the best one
     warmup_end_s: float | None = None  # elapsed seconds when warmup ended (the time-budget schedule starts there)
+    warmup_steps: int | None = None  # the warmup fitted to a time budget from the first steps' speed (None: as set)
     log: list[dict[str, Any]] = field(default_factory=list)  # a training-loss row every log_every steps
     running: dict[str, float] = field(
         default_factory=lambda: {"eval_sum": 0.0, "eval_n": 0, "log_sum": 0.0, "log_n": 0}
@@ -39,5 +40,5 @@ class TrainState:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainState:
-        keys = {"step", "elapsed", "history", "best", "bad_evals", "warmup_end_s", "log", "running"}
+        keys = {"step", "elapsed", "history", "best", "bad_evals", "warmup_end_s", "warmup_steps", "log", "running"}
         return cls(**{k: v for k, v in data.items() if k in keys})

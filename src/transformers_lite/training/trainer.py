@@ -39,6 +39,7 @@ from .state import TrainState
 from .task import Task
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+TIMED_STEPS = 5  # a time-budget run's warmup is fitted to the speed of its first steps (after the first)
 
 
 class NonFiniteLoss(ValueError):
@@ -55,18 +56,24 @@ def _to(batch: Any, device: torch.device) -> Any:  # noqa: ANN401
     return batch
 
 
-def fitted_warmup(warmup_steps: int, total_steps: int | None) -> int:
+def fitted_warmup(warmup_steps: int, total_steps: int | None, expected: bool = False) -> int:
     """The warmup a run of ``total_steps`` gets: as asked, unless it would spend more than a quarter of
     the run warming up (a recipe's 300 warmup steps in a ``--max-steps 300`` run never reach the peak
-    rate); then a tenth of the run, with a warning saying so."""
+    rate); then a tenth of the run, with a warning saying so. ``expected``: ``total_steps`` is what a
+    time budget buys at the speed measured so far."""
     if total_steps is None or warmup_steps <= total_steps // 4:
         return warmup_steps
     fitted = max(1, total_steps // 10)
     if fitted >= warmup_steps:
         return warmup_steps
+    steps = (
+        f"the about {total_steps} steps this run's time budget buys at its speed"
+        if expected
+        else f"this run's {total_steps} steps"
+    )
     warn(
-        f"warmup_steps={warmup_steps} would spend {min(warmup_steps / total_steps, 1):.0%} of this run's "
-        f"{total_steps} steps warming up; warming up for {fitted} steps instead (a tenth of the run)"
+        f"warmup_steps={warmup_steps} would spend {min(warmup_steps / total_steps, 1):.0%} of {steps} "
+        f"warming up; warming up for {fitted} steps instead (a tenth of the run)"
     )
     return fitted
 
@@ -128,6 +135,7 @@ class Trainer:
         self._first_step = 0  # the step this session started from (fit sets it)
         self._stop_vote = False  # under DDP: some rank asked to stop (all ranks stop together)
         self._start_clock = 0.0
+        self._first_step_s = 0.0  # elapsed seconds at the end of step 1
 
     def fit_warmup_to_run(self) -> TrainConfig:
         """Before a new run's first step: shorten a warmup that would spend more than a quarter of the
@@ -144,6 +152,8 @@ class Trainer:
         """Train until a limit is reached; return the final state (step, history, stop reason). ``state``
         continues a resumed run (its weights, optimizer and random streams restored by the caller)."""
         state = self.start(state)
+        if state.warmup_steps is not None:  # fitted to the budget before a pause: the same schedule
+            self.schedule = dataclasses.replace(self.schedule, warmup_steps=state.warmup_steps)
         self._first_step = state.step
         with self._signal_handlers():
             self._call("on_train_start", state)
@@ -161,6 +171,13 @@ class Trainer:
                         self.evaluate(state)
                     break
                 self.after_step(state, loss)
+                self._fit_warmup_to_budget(state)
+        if state.warmup_end_s is None and not state.stop_reason.startswith(("paused", "interrupted")):
+            warn(
+                f"training ended at step {state.step}, still warming up (warmup: {self.schedule.warmup_steps} "
+                f"steps): the learning rate never reached its peak {self.config.lr:g}; give more time or steps, or "
+                "fewer --warmup-steps"
+            )
         if self.dist.active:
             same = same_weights_everywhere(self.model, self.dist)
             self.log(f"weights identical on all {self.dist.world} ranks: {same}")
@@ -222,9 +239,11 @@ class Trainer:
         if cfg.ema:
             update_average(self.optimizer, cfg.ema, state.step)
         state.elapsed = self.clock() - self._start_clock
-        if state.warmup_end_s is None and state.step >= cfg.warmup_steps:
+        if state.warmup_end_s is None and state.step >= self.schedule.warmup_steps:
             state.warmup_end_s = state.elapsed
         state.add_loss(batch_loss)
+        if state.step == 1:
+            self._first_step_s = state.elapsed  # the first step pays one-off costs: timed from its end
         return batch_loss
 
     def after_step(self, state: TrainState, loss: float) -> None:
@@ -239,6 +258,22 @@ class Trainer:
         if due or state.stop_reason is not None:
             self.evaluate(state)
         self._call("on_step_end", state, loss)
+
+    def _fit_warmup_to_budget(self, state: TrainState) -> None:
+        """After the first ``TIMED_STEPS`` of a run with a time budget: shorten a warmup longer than a
+        quarter of the steps the budget buys at the speed of the steps after the first (``fitted_warmup``).
+        The fitted warmup is kept in the state, so a resumed run keeps it."""
+        budget = self.config.max_minutes
+        if budget is None or state.step != TIMED_STEPS or state.warmup_steps is not None or self._first_step:
+            return
+        per_step = (state.elapsed - self._first_step_s) / (TIMED_STEPS - 1)
+        buys = TIMED_STEPS + int(max(budget * 60 - state.elapsed, 0) / max(per_step, 1e-9))
+        if self.total_steps is not None and self.total_steps <= buys:
+            return  # the step or epoch limit comes first: fitted before the run started
+        state.warmup_steps = fitted_warmup(self.schedule.warmup_steps, buys, expected=True)
+        self.schedule = dataclasses.replace(self.schedule, warmup_steps=state.warmup_steps)
+        if state.warmup_end_s is None and state.step >= state.warmup_steps:
+            state.warmup_end_s = state.elapsed  # the shorter warmup is over: the decay starts now
 
     def limit_reason(self, state: TrainState) -> str | None:
         """Why training must stop now, or ``None``: a limit, the time budget, a pause, a signal."""
