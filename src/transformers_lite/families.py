@@ -88,9 +88,14 @@ class GeneratorFamily(Family):
 
     def scores_line(self, r: dict[str, Any]) -> str:
         return (
-            f"loss {shown(r['loss'], '.4f')} | perplexity {shown(r['perplexity'], '.3f')} | {r['n_tokens']:,} tokens\n"
+            f"loss {shown(r['loss'], '.4f')} | perplexity {shown(r['perplexity'], '.3f')} | "
+            f"{shown(r['bits_per_char'], '.4f')} bits per character, {shown(r['bits_per_byte'], '.4f')} per byte | "
+            f"{r['n_tokens']:,} tokens, {r['n_chars']:,} characters\n"
             f"without a model (uniform over {r['uniform_perplexity']:.0f} tokens): loss "
-            f"{r['uniform_loss']:.4f} | perplexity {r['uniform_perplexity']:.0f}"
+            f"{r['uniform_loss']:.4f} | perplexity {r['uniform_perplexity']:.0f} | "
+            f"{r['uniform_bits_per_char']:.4f} bits per character\n"
+            f"reading no context (each token's frequency in this text): loss {r['unigram_loss']:.4f} | perplexity "
+            f"{shown(r['unigram_perplexity'], '.3f')} | {r['unigram_bits_per_char']:.4f} bits per character"
         )
 
     def plots(self, run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
@@ -134,7 +139,12 @@ class TranslatorFamily(Family):
         return evaluate_translation(run, src, ref, beam=beam, progress=progress)
 
     def scores_line(self, r: dict[str, Any]) -> str:
-        return f"BLEU {r['bleu']:.2f} | chrF {r['chrf']:.2f} | n {r['n']:,}"
+        return f"BLEU {r['bleu']:.2f} | chrF {r['chrf']:.2f} | n {r['n']:,}" + (
+            f"\nwithout a model (each source sentence copied unchanged): BLEU {r['copy_source_bleu']:.2f} | "
+            f"chrF {r['copy_source_chrf']:.2f}"
+            if "copy_source_bleu" in r
+            else ""
+        )
 
     def plots(self, run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
         return write_translator_plots(run, kinds, out, options)
