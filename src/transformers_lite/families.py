@@ -34,13 +34,18 @@ from .pipeline import Run
 from .runs import LoadedRun
 from .runs import load as load_files
 from .tasks import ClassifierTask, GeneratorTask, MaskedLMTask, Seq2SeqTask
+from .tasks.classifier_baseline import run_baseline
 
 Traced = tuple[ForwardTrace, Tensor]
 
 
 class ClassifierFamily(Family):
-    def evaluate(self, run: LoadedRun, data: Any = None, *, plots: bool = False, **_: Any) -> dict[str, Any]:  # noqa: ANN401
+    def evaluate(  # noqa: ANN401
+        self, run: LoadedRun, data: Any = None, *, plots: bool = False, baseline: str | None = None, **_: Any
+    ) -> dict[str, Any]:
         result, arrays = evaluate_classifier(run, data)
+        if baseline:  # fitted on the run's training records, scored on the same records as the model
+            result["baseline"] = run_baseline(run, baseline, arrays["texts"], arrays["labels"])
         if plots and not installed("matplotlib"):
             warn("no plots written: they need matplotlib: pip install 'transformers-lite[plots]' (or add --no-plots)")
         elif plots:
@@ -55,6 +60,7 @@ class ClassifierFamily(Family):
             f"without a model: chance accuracy {r['chance_accuracy']:.4f} | always the most common "
             f"label: accuracy {r['majority_accuracy']:.4f}, macro F1 {r['majority_macro_f1']:.4f}"
             + (f" | always the median class: MAE {r['median_mae']:.4f}" if "median_mae" in r else "")
+            + (_baseline_line(r["baseline"]) if "baseline" in r else "")
             + "".join(f"\nwrote {p}" for p in r.get("plots", []))
         )
 
@@ -80,6 +86,14 @@ class ClassifierFamily(Family):
 
     def probe(self, model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
         return timeline.classifier_probe(model, task)
+
+
+def _baseline_line(b: dict[str, Any]) -> str:
+    return (
+        f"\nbaseline {b['baseline']} ({b['description']}; fitted on the run's {b['train_records']:,} training "
+        f"records in {b['seconds']:.1f} s): accuracy {b['accuracy']:.4f} | macro F1 {b['macro_f1']:.4f}"
+        + (f" | MAE {b['mae']:.4f}" if "mae" in b else "")
+    )
 
 
 class GeneratorFamily(Family):
@@ -198,7 +212,7 @@ FAMILIES: dict[str, Family] = {
             ClassifierTask,
             "classifier",
             ("classify", "backward", "timeline"),
-            ("data", "no_plots"),
+            ("data", "no_plots", "baseline"),
             "tlite train classifier --train train.jsonl --val dev.jsonl --labels 5",
             "The coffee maker broke after two days and the seller never answered my emails.",
         ),

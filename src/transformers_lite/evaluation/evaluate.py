@@ -162,7 +162,7 @@ def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple
         "confusion_matrix": matrix.tolist(),
         **chance_scores(labels, k, ordinal),
     }
-    arrays = {"labels": labels, "probs": probs, "matrix": matrix}
+    arrays = {"labels": labels, "probs": probs, "matrix": matrix, "texts": texts}
     if k == 2 and reviews is not None and reviews.is_stars and not run.config.label_names:
         neutral = [t for t, s in zip(reviews.texts, reviews.stars) if s == 3]
         neutral_probs = classify_texts(run.model, run.tokenizer, neutral) if neutral else probs[:0]
