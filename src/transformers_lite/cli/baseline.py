@@ -23,11 +23,9 @@ from ..families import FAMILIES
 from ..numbers import json_text
 from ..optional import need
 from ..recipes import get_preset
-from ..tasks.classifier import read_splits
+from ..tasks.classifier import RECORD_SETTINGS, read_splits
 from .common import command
 from .options import add_options, given
-
-COLUMNS = ("train", "val", "text_column", "label_column", "labels", "label_map", "ordinal", "val_fraction")
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
@@ -40,7 +38,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         f"(default: majority {DEFAULT_BASELINE})",
     )
     recipe = get_preset(FAMILIES["classifier"].default_preset)
-    skip = tuple(f.name for f in dataclasses.fields(recipe.data) if f.name not in COLUMNS)
+    skip = tuple(f.name for f in dataclasses.fields(recipe.data) if f.name not in RECORD_SETTINGS)
     names = add_options(p.add_argument_group("data (as tlite train classifier reads it)"), recipe.data, skip=skip)
     p.add_argument("--seed", type=int, default=recipe.train.seed, help="the validation split's random seed "
                    f"(default: {recipe.train.seed}, as training's)")  # fmt: skip

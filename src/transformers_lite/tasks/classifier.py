@@ -61,6 +61,10 @@ class Splits:
     sources: dict[str, Path | None]
 
 
+# the settings that decide which records a classifier is trained and validated on, and how they are scored
+RECORD_SETTINGS = ("train", "val", "text_column", "label_column", "labels", "label_map", "ordinal", "val_fraction")
+
+
 def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
     """The table ``--train`` (and ``--val``, else the seeded ``--val-fraction`` split of ``--train``) read
     with the settings' columns and label map: what ``tlite train classifier`` trains on and what

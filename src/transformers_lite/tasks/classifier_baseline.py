@@ -15,7 +15,7 @@ from ..errors import DataError
 from ..evaluation.baselines import score_baseline
 from ..evaluation.prediction import is_ordinal
 from ..runs import LoadedRun
-from .classifier import read_splits
+from .classifier import RECORD_SETTINGS, read_splits
 from .classifier_settings import ClassifierSettings
 
 
@@ -31,8 +31,7 @@ def run_settings(run: LoadedRun) -> ClassifierSettings:
             f"--baseline fits on the training records of {run.run_dir}, but {train} changed since the run was "
             "trained (sha256 differs)"
         )
-    names = {f.name for f in dataclasses.fields(ClassifierSettings)}
-    settings = ClassifierSettings(**{k: v for k, v in data.items() if k in names})
+    settings = ClassifierSettings(**{k: data[k] for k in RECORD_SETTINGS if k in data})
     return dataclasses.replace(settings, val=None, val_fraction=0.0) if settings.val else settings
 
 
