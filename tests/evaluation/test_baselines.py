@@ -68,3 +68,9 @@ def test_tlite_baseline_reads_any_table_the_classifier_reads_with_its_split(tmp_
 def test_an_unknown_baseline_is_named(tmp_path, capsys):
     assert main(["baseline", "svm", "--train", str(table(tmp_path / "t.csv"))]) == 1
     assert "unknown baseline 'svm'; choose from majority, tfidf, tfidf-svm" in capsys.readouterr().err
+
+
+def test_a_column_the_table_lacks_is_named_with_the_option(tmp_path, capsys):
+    assert main(["baseline", "majority", "--train", str(table(tmp_path / "t.csv")), "--label-column", "topic"]) == 1
+    err = capsys.readouterr().err
+    assert "no column 'topic'; columns are ['id', 'text', 'category'] (--label-column)" in err
