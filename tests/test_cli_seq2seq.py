@@ -1,5 +1,7 @@
 import json
 
+from transformers_lite.evaluation.translation import corpus_scores
+
 from .helpers import tlite
 from .tasks.test_seq2seq_task import write_reverse_task
 
@@ -54,6 +56,10 @@ def test_train_translate_evaluate_and_inspect_seq2seq(tmp_path):
     assert out.returncode == 0, out.stderr
     scores = json.loads(out.stdout)
     assert scores["task"] == "seq2seq" and scores["n"] == 20 and 0 <= scores["bleu"] <= 100 and "chrf" in scores
+    # beside it, no model: each source sentence copied as its translation (the reversed words share unigrams)
+    copied = corpus_scores(val[0].read_text().splitlines(), val[1].read_text().splitlines())
+    assert (scores["copy_source_bleu"], scores["copy_source_chrf"]) == (copied["bleu"], copied["chrf"])
+    assert 0 < copied["bleu"] < 100
     out = tlite("inspect", "attention", run, "--src", "alpha beta", "--tgt", "beta alpha")
     assert out.returncode == 0, out.stderr
     assert (run / "plots" / "cross_attention_block0_head0.png").read_bytes()[:4] == b"\x89PNG"

@@ -35,6 +35,8 @@ def test_every_loss_gives_a_perplexity_that_prints(loss, spec):
 @given(loss=LOSSES)
 def test_evaluate_lines_print_every_loss(loss):
     r = {"loss": loss, "perplexity": perplexity(loss), "n_tokens": 10, "uniform_loss": 3.0, "uniform_perplexity": 21.0}
+    r |= {"bits_per_char": loss / math.log(2), "bits_per_byte": loss / math.log(2), "n_chars": 10}
+    r |= {"uniform_bits_per_char": 4.3, "unigram_loss": 2.0, "unigram_perplexity": 7.4, "unigram_bits_per_char": 2.9}
     line = FAMILIES["generator"].scores_line(r)
     assert " inf " not in f"{line} " and " nan " not in f"{line} "
     mlm = {"loss": loss, "perplexity": perplexity(loss), "masked_accuracy": 0.5, "n_sequences": 4}

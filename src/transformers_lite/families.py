@@ -34,13 +34,18 @@ from .pipeline import Run
 from .runs import LoadedRun
 from .runs import load as load_files
 from .tasks import ClassifierTask, GeneratorTask, MaskedLMTask, Seq2SeqTask
+from .tasks.classifier_baseline import run_baseline
 
 Traced = tuple[ForwardTrace, Tensor]
 
 
 class ClassifierFamily(Family):
-    def evaluate(self, run: LoadedRun, data: Any = None, *, plots: bool = False, **_: Any) -> dict[str, Any]:  # noqa: ANN401
+    def evaluate(  # noqa: ANN401
+        self, run: LoadedRun, data: Any = None, *, plots: bool = False, baseline: str | None = None, **_: Any
+    ) -> dict[str, Any]:
         result, arrays = evaluate_classifier(run, data)
+        if baseline:  # fitted on the run's training records, scored on the same records as the model
+            result["baseline"] = run_baseline(run, baseline, arrays["texts"], arrays["labels"])
         if plots and not installed("matplotlib"):
             warn("no plots written: they need matplotlib: pip install 'transformers-lite[plots]' (or add --no-plots)")
         elif plots:
@@ -55,6 +60,7 @@ class ClassifierFamily(Family):
             f"without a model: chance accuracy {r['chance_accuracy']:.4f} | always the most common "
             f"label: accuracy {r['majority_accuracy']:.4f}, macro F1 {r['majority_macro_f1']:.4f}"
             + (f" | always the median class: MAE {r['median_mae']:.4f}" if "median_mae" in r else "")
+            + (_baseline_line(r["baseline"]) if "baseline" in r else "")
             + "".join(f"\nwrote {p}" for p in r.get("plots", []))
         )
 
@@ -82,15 +88,28 @@ class ClassifierFamily(Family):
         return timeline.classifier_probe(model, task)
 
 
+def _baseline_line(b: dict[str, Any]) -> str:
+    return (
+        f"\nbaseline {b['baseline']} ({b['description']}; fitted on the run's {b['train_records']:,} training "
+        f"records in {b['seconds']:.1f} s): accuracy {b['accuracy']:.4f} | macro F1 {b['macro_f1']:.4f}"
+        + (f" | MAE {b['mae']:.4f}" if "mae" in b else "")
+    )
+
+
 class GeneratorFamily(Family):
     def evaluate(self, run: LoadedRun, data: Any = None, **_: Any) -> dict[str, Any]:  # noqa: ANN401
         return evaluate_generator(run, data)
 
     def scores_line(self, r: dict[str, Any]) -> str:
         return (
-            f"loss {shown(r['loss'], '.4f')} | perplexity {shown(r['perplexity'], '.3f')} | {r['n_tokens']:,} tokens\n"
+            f"loss {shown(r['loss'], '.4f')} | perplexity {shown(r['perplexity'], '.3f')} | "
+            f"{shown(r['bits_per_char'], '.4f')} bits per character, {shown(r['bits_per_byte'], '.4f')} per byte | "
+            f"{r['n_tokens']:,} tokens, {r['n_chars']:,} characters\n"
             f"without a model (uniform over {r['uniform_perplexity']:.0f} tokens): loss "
-            f"{r['uniform_loss']:.4f} | perplexity {r['uniform_perplexity']:.0f}"
+            f"{r['uniform_loss']:.4f} | perplexity {r['uniform_perplexity']:.0f} | "
+            f"{r['uniform_bits_per_char']:.4f} bits per character\n"
+            f"reading no context (each token's frequency in this text): loss {r['unigram_loss']:.4f} | perplexity "
+            f"{shown(r['unigram_perplexity'], '.3f')} | {r['unigram_bits_per_char']:.4f} bits per character"
         )
 
     def plots(self, run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
@@ -134,7 +153,12 @@ class TranslatorFamily(Family):
         return evaluate_translation(run, src, ref, beam=beam, progress=progress)
 
     def scores_line(self, r: dict[str, Any]) -> str:
-        return f"BLEU {r['bleu']:.2f} | chrF {r['chrf']:.2f} | n {r['n']:,}"
+        return f"BLEU {r['bleu']:.2f} | chrF {r['chrf']:.2f} | n {r['n']:,}" + (
+            f"\nwithout a model (each source sentence copied unchanged): BLEU {r['copy_source_bleu']:.2f} | "
+            f"chrF {r['copy_source_chrf']:.2f}"
+            if "copy_source_bleu" in r
+            else ""
+        )
 
     def plots(self, run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
         return write_translator_plots(run, kinds, out, options)
@@ -188,7 +212,7 @@ FAMILIES: dict[str, Family] = {
             ClassifierTask,
             "classifier",
             ("classify", "backward", "timeline"),
-            ("data", "no_plots"),
+            ("data", "no_plots", "baseline"),
             "tlite train classifier --train train.jsonl --val dev.jsonl --labels 5",
             "The coffee maker broke after two days and the seller never answered my emails.",
         ),

@@ -200,5 +200,6 @@ class Run(InspectedRun):
 
     def evaluate(self, data: Any = None, **options: Any) -> dict[str, Any]:  # noqa: ANN401
         """Metrics on a file (``data``; a translator takes ``src=``/``ref=`` and ``beam=``), or on the run's
-        own validation data when none is given."""
+        own validation data when none is given; a classifier takes ``baseline="tfidf-svm"`` (or another name
+        of ``evaluation.baselines.BASELINES``) to score that baseline, fitted on its training records, beside it."""
         return self.family.evaluate(self, data=data, **options)

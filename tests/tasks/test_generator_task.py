@@ -1,5 +1,9 @@
 """The generator on a folder of files with a byte-level BPE: trained, evaluated, generating, inspected per token."""
 
+import math
+
+import pytest
+
 import transformers_lite as tl
 from transformers_lite import GeneratorConfig
 from transformers_lite.evaluation.evaluate import evaluate_generator
@@ -27,5 +31,10 @@ def test_a_folder_of_code_with_a_byte_level_bpe(tmp_path):
     assert recorded["files"] == 3 and recorded["tokenizer"] == "bpe"
     scores = evaluate_generator(run)  # the recorded folder's validation split, checked by its sha256
     assert scores["n_tokens"] > 0 and scores["uniform_perplexity"] == 300
+    # per character of the decoded text: several characters per token, so fewer bits per character than per token
+    assert scores["n_chars"] > scores["n_tokens"] and scores["n_bytes"] == scores["n_chars"]  # ASCII code
+    bits = scores["loss"] * scores["n_tokens"] / math.log(2) / scores["n_chars"]
+    assert scores["bits_per_char"] == pytest.approx(bits) and scores["bits_per_char"] < scores["loss"] / math.log(2)
+    assert scores["unigram_loss"] < scores["uniform_loss"]  # knowing the frequencies beats a uniform guess
     assert run.tokenizer.shown(run.tokenizer.encode(" return")[0]) == " return"  # read as text, not "Ġreturn"
     assert isinstance(run.generate("def", max_new_tokens=5, temperature=0), str)

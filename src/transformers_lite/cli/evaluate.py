@@ -5,6 +5,7 @@ Evaluate a run: perplexity (generator), accuracy/F1 + plots (classifier), BLEU (
     tlite evaluate outputs/20261120_1200 --json
     tlite evaluate RUN --text other.txt --json
     tlite evaluate RUN --data dev.jsonl --json
+    tlite evaluate RUN --baseline
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import ConfigError
+from ..evaluation.baselines import BASELINES, DEFAULT_BASELINE
 from ..families import FAMILIES
 from ..progress import interactive
 from .common import add_device, command, load_run, print_json
@@ -34,6 +36,15 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.add_argument("--ref", help="seq2seq: reference translations (with --src)")
     p.add_argument("--beam", type=int, default=1, help="seq2seq: beam size (1 = greedy) (default: 1)")
     p.add_argument("--no-plots", action="store_true", help="classifier: skip the PNG plots")
+    p.add_argument(
+        "--baseline",
+        nargs="?",
+        const=DEFAULT_BASELINE,
+        choices=tuple(BASELINES),
+        metavar="NAME",
+        help=f"classifier: also fit baseline NAME ({', '.join(BASELINES)}; without NAME: {DEFAULT_BASELINE}) on the "
+        "run's training records and score it on the same records as the model (TF-IDF needs scikit-learn)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_device(p)
     p.set_defaults(func=run)
@@ -59,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
         ref=args.ref,
         beam=args.beam,
         plots=not args.no_plots,
+        baseline=args.baseline,
         progress=interactive(),
     )
     if args.json:

@@ -19,7 +19,17 @@ from ..data.sources import read_text_file, sha256
 from ..data.tables import split_validation
 from ..errors import DataError
 from ..runs import LoadedRun
-from .metrics import accuracy, confusion_matrix, language_model_loss, macro_f1, ordinal_errors, perplexity
+from .metrics import (
+    accuracy,
+    bits_per_unit,
+    confusion_matrix,
+    language_model_loss,
+    macro_f1,
+    ordinal_errors,
+    perplexity,
+    text_units,
+    unigram_loss,
+)
 from .prediction import class_names, classify_texts, is_ordinal
 
 
@@ -54,7 +64,9 @@ def recorded_text(run: LoadedRun) -> str:
 
 
 def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[str, Any]:
-    """Mean next-token cross-entropy over ``text`` (a file, folder or pattern; or the run's validation split)."""
+    """Mean next-token cross-entropy over ``text`` (a file, folder or pattern; or the run's validation split),
+    its perplexity and its bits per character and per byte of the text the scored tokens decode to, beside
+    two models that read no context: uniform over the vocabulary, and each token's frequency in the text."""
     if text is None:
         ids = torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long)
         _, ids = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
@@ -62,15 +74,25 @@ def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[s
         ids = torch.tensor(run.tokenizer.encode(read_corpus(text).text), dtype=torch.long)
     loss, n = language_model_loss(run.model, ids, run.config.max_length)
     vocab = run.config.vocab_size
-    # the baseline a reader calibrates against (post 004): guessing uniformly over the vocabulary
-    # costs ln V nats per character, perplexity V
+    chars, nbytes = text_units(run.tokenizer.decode(ids[1 : n + 1].tolist()))  # the text of the predicted tokens
+    unigram = unigram_loss(ids[1 : n + 1])
+    # the baselines a reader calibrates against (post 004): guessing uniformly over the vocabulary
+    # costs ln V nats per token, perplexity V; knowing each token's frequency in this text, its entropy
     return {
         "task": "generator",
         "loss": loss,
         "perplexity": perplexity(loss),
+        "bits_per_char": bits_per_unit(loss, n, chars),
+        "bits_per_byte": bits_per_unit(loss, n, nbytes),
         "n_tokens": n,
+        "n_chars": chars,
+        "n_bytes": nbytes,
         "uniform_loss": float(np.log(vocab)),
         "uniform_perplexity": float(vocab),
+        "uniform_bits_per_char": bits_per_unit(float(np.log(vocab)), n, chars),
+        "unigram_loss": unigram,
+        "unigram_perplexity": perplexity(unigram),
+        "unigram_bits_per_char": bits_per_unit(unigram, n, chars),
     }
 
 
@@ -140,7 +162,7 @@ def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple
         "confusion_matrix": matrix.tolist(),
         **chance_scores(labels, k, ordinal),
     }
-    arrays = {"labels": labels, "probs": probs, "matrix": matrix}
+    arrays = {"labels": labels, "probs": probs, "matrix": matrix, "texts": texts}
     if k == 2 and reviews is not None and reviews.is_stars and not run.config.label_names:
         neutral = [t for t, s in zip(reviews.texts, reviews.stars) if s == 3]
         neutral_probs = classify_texts(run.model, run.tokenizer, neutral) if neutral else probs[:0]

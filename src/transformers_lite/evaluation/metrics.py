@@ -61,6 +61,28 @@ def perplexity(mean_cross_entropy: float) -> float:
     return math.exp(mean_cross_entropy)
 
 
+def bits_per_unit(loss: float, n_tokens: int, units: int) -> float:
+    """A mean next-token loss in nats over ``n_tokens`` tokens, per character (or byte) of the text those
+    tokens decode to, in bits: total nats / ln 2 / ``units``. Unlike the loss per token it does not
+    depend on the tokenizer, so a BPE model compares with a character model (for characters, one per
+    token, it is loss / ln 2). NaN for no text."""
+    return loss * n_tokens / math.log(2) / units if units else float("nan")
+
+
+def text_units(text: str) -> tuple[int, int]:
+    """``(characters, UTF-8 bytes)`` of ``text``: what bits per character and per byte divide by."""
+    return len(text), len(text.encode("utf-8"))
+
+
+def unigram_loss(ids: Tensor) -> float:
+    """The entropy in nats of the tokens' own frequencies in ``ids`` (a 1-D tensor): the mean loss of a
+    model that knows how often each token occurs in this very text but reads no context, the least any
+    such model can score on it."""
+    counts = torch.bincount(ids.flatten()).double()
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * p.log()).sum())
+
+
 @torch.no_grad()
 def language_model_loss(
     model: nn.Module, ids: Tensor, context: int, batch_size: int = 64, max_tokens: int | None = None

@@ -47,6 +47,59 @@ class Labelled:
     labels: np.ndarray
 
 
+@dataclass(frozen=True)
+class Splits:
+    """A classifier's records as training reads them: the training and validation texts with their class
+    indices, the classes ``(n_labels, names)``, the text and label columns, the texts PPMI embeddings may
+    count (every training record, labelled or dropped, never a validation one) and the files read."""
+
+    train: Labelled
+    val: Labelled
+    classes: tuple[int, tuple[str, ...]]
+    columns: tuple[str, str]
+    unlabelled: list[str]
+    sources: dict[str, Path | None]
+
+
+# the settings that decide which records a classifier is trained and validated on, and how they are scored
+RECORD_SETTINGS = ("train", "val", "text_column", "label_column", "labels", "label_map", "ordinal", "val_fraction")
+
+
+def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
+    """The table ``--train`` (and ``--val``, else the seeded ``--val-fraction`` split of ``--train``) read
+    with the settings' columns and label map: what ``tlite train classifier`` trains on and what
+    ``tlite baseline`` scores, so that the two are compared on the same records."""
+    s = settings
+    if not s.train:
+        raise ConfigError("give the training reviews with --train FILE.jsonl (MARC has no public download)")
+    train_path, val_path = Path(s.train), None if s.val is None else Path(s.val)
+    reviews = load_reviews(train_path, text_column=s.text_column, label_column=s.label_column)
+    n_labels, names = choose_classes(reviews, s.labels, s.label_map)
+    labels, kept = encode_labels(reviews, n_labels, names, s.label_map)
+    texts = [reviews.texts[i] for i in kept]
+    if val_path is not None:
+        val_reviews = load_reviews(val_path, usual=(reviews.text_column, reviews.label_column))
+        val_labels, val_kept = encode_labels(val_reviews, n_labels, names, s.label_map)
+        val = Labelled([val_reviews.texts[i] for i in val_kept], val_labels)
+        held_out: set[int] = set()
+    else:
+        tr, va = split_validation(len(texts), s.val_fraction, seed)
+        val = Labelled([texts[i] for i in va], labels[va])
+        texts, labels = [texts[i] for i in tr], labels[tr]
+        held_out = {int(kept[i]) for i in va}
+    # unlabelled text for PPMI embeddings: every training review (3-star ones too for sentiment),
+    # never the validation reviews
+    unlabelled = [t for i, t in enumerate(reviews.texts) if i not in held_out]
+    return Splits(
+        Labelled(texts, labels),
+        val,
+        (n_labels, names),
+        (reviews.text_column, reviews.label_column),
+        unlabelled,
+        {"train": train_path, "val": val_path},
+    )
+
+
 class ClassifierTask(TaskBase):
     name = "classifier"
     Settings = ClassifierSettings
@@ -105,47 +158,27 @@ class ClassifierTask(TaskBase):
         tokenizer (the resumed run's, the pretrained run's, or a vocabulary file's or the training
         reviews' words)."""
         s = settings
-        if not s.train:
-            raise ConfigError("give the training reviews with --train FILE.jsonl (MARC has no public download)")
-        train_path, val_path = Path(s.train), None if s.val is None else Path(s.val)
+        splits = read_splits(s, seed)
         vocab_path = None if s.vocab is None else Path(s.vocab)
-        reviews = load_reviews(train_path, text_column=s.text_column, label_column=s.label_column)
-        n_labels, names = choose_classes(reviews, s.labels, s.label_map)
-        labels, kept = encode_labels(reviews, n_labels, names, s.label_map)
-        texts = [reviews.texts[i] for i in kept]
-        if val_path is not None:
-            val_reviews = load_reviews(val_path, usual=(reviews.text_column, reviews.label_column))
-            val_labels, val_kept = encode_labels(val_reviews, n_labels, names, s.label_map)
-            val = Labelled([val_reviews.texts[i] for i in val_kept], val_labels)
-            held_out: set[int] = set()
-        else:
-            tr, va = split_validation(len(texts), s.val_fraction, seed)
-            val = Labelled([texts[i] for i in va], labels[va])
-            texts, labels = [texts[i] for i in tr], labels[tr]
-            held_out = {int(kept[i]) for i in va}
-        # unlabelled text for PPMI embeddings: every training review (3-star ones too for sentiment),
-        # never the validation reviews
-        unlabelled = [t for i, t in enumerate(reviews.texts) if i not in held_out]
         tokenizer = (tokenizers or {}).get("tokenizer")
         pretrained = None if s.init_from is None else Pretrained(Path(s.init_from), vocab_path)
         if tokenizer is None and pretrained is not None:
             tokenizer = pretrained.tokenizer
         if tokenizer is None:
-            words = load_vocabulary(vocab_path) if vocab_path else select_vocabulary(texts, s.min_df)
+            words = load_vocabulary(vocab_path) if vocab_path else select_vocabulary(splits.train.texts, s.min_df)
             tokenizer = WordTokenizer(words, "[UNK]", pad="[PAD]" if s.padding == "pad" else None)
-        sources = {"train": train_path, "val": val_path, "vocab": vocab_path}
         return cls(
             s,
             config,
             tokenizer,
-            Labelled(texts, labels),
-            val,
+            splits.train,
+            splits.val,
             seed=seed,
-            unlabelled=unlabelled,
-            sources=sources,
+            unlabelled=splits.unlabelled,
+            sources={**splits.sources, "vocab": vocab_path},
             pretrained=pretrained,
-            classes=(n_labels, names),
-            columns=(reviews.text_column, reviews.label_column),
+            classes=splits.classes,
+            columns=splits.columns,
         )
 
     def _check_splits(self) -> None:

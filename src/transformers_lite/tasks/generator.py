@@ -20,7 +20,7 @@ from ..data.corpus import Corpus, corpus_sha256, read_corpus
 from ..data.shakespeare import get_shifted_batch, split_text, steps_per_epoch
 from ..data.sources import resolve
 from ..errors import DataError, warn
-from ..evaluation.metrics import language_model_loss, perplexity
+from ..evaluation.metrics import bits_per_unit, language_model_loss, perplexity, text_units
 from ..tokenizers import CharTokenizer, Tokenizer
 from ..tokenizers.byte_bpe import ByteLevelBPETokenizer
 from ..training.settings import setting
@@ -98,6 +98,7 @@ class GeneratorTask(TaskBase):
                 f"{self.context}; use a longer text or a smaller --set max_length"
             )
         self._rng = torch.Generator()
+        self._units: dict[tuple[str, int], tuple[int, int]] = {}  # (split, tokens scored) -> (characters, bytes)
 
     @classmethod
     def prepare(
@@ -143,11 +144,20 @@ class GeneratorTask(TaskBase):
         return F.cross_entropy(logits.flatten(0, 1), y.flatten())
 
     def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]:
-        """Mean next-token loss and perplexity on the validation split (``val_*``) or the training split
+        """Mean next-token loss, perplexity, and bits per character and per UTF-8 byte of the decoded text
+        (comparable across tokenizers) on the validation split (``val_*``) or the training split
         (``train_full_*``)."""
         ids, prefix = (self.val_ids, "val_") if split == "val" else (self.train_ids, "train_full_")
-        loss, _ = language_model_loss(model, ids, self.context, max_tokens=self.settings.eval_tokens)
-        return {f"{prefix}loss": loss, f"{prefix}perplexity": perplexity(loss)}
+        loss, n = language_model_loss(model, ids, self.context, max_tokens=self.settings.eval_tokens)
+        if (split, n) not in self._units:  # the text of the n predicted tokens, decoded once
+            self._units[split, n] = text_units(self.tokenizer.decode(ids[1 : n + 1].tolist()))
+        chars, nbytes = self._units[split, n]
+        return {
+            f"{prefix}loss": loss,
+            f"{prefix}perplexity": perplexity(loss),
+            f"{prefix}bits_per_char": bits_per_unit(loss, n, chars),
+            f"{prefix}bits_per_byte": bits_per_unit(loss, n, nbytes),
+        }
 
     def tokenizers(self) -> dict[str, Tokenizer]:
         return {"tokenizer": self.tokenizer}
