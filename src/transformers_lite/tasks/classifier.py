@@ -50,6 +50,7 @@ class Labelled:
 class ClassifierTask(TaskBase):
     name = "classifier"
     Settings = ClassifierSettings
+    main_metric = "val_macro_f1"  # accuracy flatters a model that ignores the rare classes
 
     def __init__(
         self,
@@ -256,6 +257,11 @@ class ClassifierTask(TaskBase):
         if logits.shape[1] == 1:
             return F.binary_cross_entropy_with_logits(logits[:, 0].float(), labels.float())
         return F.cross_entropy(logits.float(), labels, label_smoothing=self.settings.label_smoothing)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        ordinal = is_ordinal(self.label_names, self.n_labels, self.settings.ordinal)
+        return ("val_loss", "val_accuracy", "val_macro_f1", *(("val_mae", "val_off_by_one") if ordinal else ()))
 
     def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]:
         """Loss, accuracy and macro-F1 on the validation split (``val_*``) or the whole training split
