@@ -67,6 +67,31 @@ def test_the_best_weights_are_kept_and_a_paused_run_ends_bitwise_identical(tmp_p
     assert os.stat(a8).st_ino == os.stat(a12).st_ino
 
 
+def test_a_pauses_own_evaluation_never_becomes_the_best(tmp_path, text_file):  # noqa: F811
+    train(tmp_path / "probe", text_file, stop_at=6)
+    at_pause = json.loads((tmp_path / "probe" / "history.json").read_text())[-1]
+    assert at_pause["step"] == 6  # only a paused run evaluates there: let it be the best by far
+    kw = dict(task_cls=closest_to(at_pause["val_loss"]), best_metric="val_closeness")
+    straight = train(tmp_path / "a", text_file, **kw)
+    paused = train(tmp_path / "b", text_file, stop_at=6, **kw)
+    assert paused.best_step == 4 and paused.history[-1]["val_closeness"] == 0.0
+    resumed = train(tmp_path / "b", text_file, resume=True, **kw)
+    assert resumed.best_step == straight.best_step and resumed.bad_evals == straight.bad_evals
+    assert same(weights(tmp_path / "a"), weights(tmp_path / "b"))
+
+
+def test_a_tie_goes_to_the_lower_validation_loss():
+    keep, state = KeepBest("val_accuracy"), TrainState()
+    trainer = type("T", (), {"model": torch.nn.Linear(2, 2)})()
+    keep.on_train_start(trainer, state)
+    for step, accuracy, loss in ((1, 0.5, 0.9), (2, 0.5, 0.7), (3, 0.5, 0.8)):
+        state.step = step
+        record = {"step": step, "val_accuracy": accuracy, "val_loss": loss}
+        state.history.append(record)
+        keep.on_evaluate(trainer, state, record)
+    assert (state.best_step, state.bad_evals) == (2, 1)
+
+
 def test_the_model_in_memory_is_the_best_and_the_user_is_told(tmp_path, text_file, middle_best):  # noqa: F811
     task = make_task(text_file, 3, middle_best)
     torch.manual_seed(3)

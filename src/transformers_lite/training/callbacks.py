@@ -193,6 +193,22 @@ def lower_is_better(metric: str) -> bool:
     return metric.endswith(("loss", "perplexity", "mae"))
 
 
+def only_this_session_ends(trainer: Trainer, state: TrainState) -> bool:
+    """Whether the training stops here for a pause (``--stop-at``) or a signal while the run itself goes
+    on (no step limit or time budget reached): a ``--resume`` continues it, and a run never paused made
+    no evaluation at this step."""
+    if state.stop_reason is None:
+        return False
+    cfg = trainer.config
+    if trainer.total_steps is not None and state.step >= trainer.total_steps:
+        return False
+    if cfg.max_minutes is not None and state.elapsed >= cfg.max_minutes * 60:
+        return False
+    return (cfg.stop_at is not None and state.step >= cfg.stop_at) or getattr(
+        trainer, "interrupted_by", None
+    ) is not None
+
+
 def weights_copy(model: nn.Module) -> dict[str, torch.Tensor]:
     """A CPU copy of ``model``'s weights by name, tied weights once (as ``save_weights`` stores them)."""
     out: dict[str, torch.Tensor] = {}
@@ -260,14 +276,28 @@ class KeepBest(Callback):
         if value is None:
             shown = ", ".join(k for k in record if k.startswith(("val_", "train_full_")))
             raise ConfigError(f"--best-metric {self.metric}: the evaluations of this run report {shown}")
-        better = state.best is None or (value < state.best if self.lower else value > state.best)
-        if better and math.isfinite(value):
+        if only_this_session_ends(trainer, state):
+            return  # a pause's evaluation competes with none: a paused and resumed run keeps what a straight one does
+        if self.better(value, record, state):
             state.best, state.best_step, state.bad_evals = value, state.step, 0
             state.best_weights = weights_copy(trainer.model)
         else:
             state.bad_evals += 1
         if self.patience and state.bad_evals >= self.patience and state.stop_reason is None:
             state.stop_reason = f"early stopping: {self.metric} did not improve for {self.patience} evaluations"
+
+    def better(self, value: float, record: dict[str, Any], state: TrainState) -> bool:
+        """Whether ``value`` beats the best so far; on a tie (accuracy and F1 on a small validation split
+        often stay put) the lower validation loss wins, else the earlier step. NaN is never better."""
+        if not math.isfinite(value):
+            return False
+        if state.best is None or (value < state.best if self.lower else value > state.best):
+            return True
+        if value != state.best or self.metric == "val_loss":
+            return False
+        best = next((r for r in reversed(state.history) if r.get("step") == state.best_step), {})
+        loss, best_loss = record.get("val_loss"), best.get("val_loss")
+        return loss is not None and best_loss is not None and loss < best_loss
 
     def restore(self, trainer: Trainer, state: TrainState) -> None:
         """At the end: the best weights back into the model (``keep_best``), and one line saying which
