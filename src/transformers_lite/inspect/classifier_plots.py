@@ -29,7 +29,7 @@ def write_classifier_plots(
             names,
             names,
             out / "confusion_matrix.png",
-            "confusion matrix (colour: share of the true class; numbers: records)",
+            "confusion matrix: counts\n(colour: share of each true class)",
             xlabel="predicted",
             ylabel="true",
             cmap="Blues",
