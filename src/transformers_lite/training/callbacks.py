@@ -204,9 +204,8 @@ def only_this_session_ends(trainer: Trainer, state: TrainState) -> bool:
         return False
     if cfg.max_minutes is not None and state.elapsed >= cfg.max_minutes * 60:
         return False
-    return (cfg.stop_at is not None and state.step >= cfg.stop_at) or getattr(
-        trainer, "interrupted_by", None
-    ) is not None
+    paused = cfg.stop_at is not None and state.step >= cfg.stop_at
+    return paused or getattr(trainer, "interrupted_by", None) is not None  # a signal
 
 
 def weights_copy(model: nn.Module) -> dict[str, torch.Tensor]:
@@ -254,8 +253,8 @@ class KeepBest(Callback):
     the model at the end (``keep_best``), after the last checkpoint kept the last ones for ``--resume``.
 
     ``known`` are the metrics the task reports, when it says (an unknown ``metric`` is refused before the
-    first step rather than at the first evaluation); "better" is strictly better, so a tie keeps the
-    earlier step."""
+    first step rather than at the first evaluation); what "better" means is ``better``'s. An evaluation
+    made only because this session stops (``only_this_session_ends``) competes with none."""
 
     def __init__(self, metric: str, patience: int | None = None, known: tuple[str, ...] = ()) -> None:
         self.metric = metric if metric.startswith(("val_", "train_full_")) else f"val_{metric}"
