@@ -125,6 +125,8 @@ def test_an_unknown_metric_is_refused_before_the_first_step(text_file):  # noqa:
     task = make_task(text_file)
     with pytest.raises(ConfigError, match="--best-metric bleu: the evaluations of this run report val_loss, val_perp"):
         Trainer(build_model(task.model_config(TINY)), task, TrainConfig(max_steps=2, best_metric="bleu"))
+    with pytest.raises(ConfigError, match="--best-metric train_full_loss is a score of the training split, which only"):
+        Trainer(build_model(task.model_config(TINY)), task, TrainConfig(max_steps=2, best_metric="train_full_loss"))
     with pytest.raises(ConfigError, match="best_metric must be a metric's name"):
         TrainConfig(max_steps=2, best_metric="Val Loss")
 

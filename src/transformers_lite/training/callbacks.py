@@ -256,9 +256,13 @@ class KeepBest(Callback):
     first step rather than at the first evaluation); what "better" means is ``better``'s. An evaluation
     made only because this session stops (``only_this_session_ends``) competes with none."""
 
-    def __init__(self, metric: str, patience: int | None = None, known: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, metric: str, patience: int | None = None, known: tuple[str, ...] = (), eval_train: bool = False
+    ) -> None:
         self.metric = metric if metric.startswith(("val_", "train_full_")) else f"val_{metric}"
         self.patience, self.lower = patience, lower_is_better(self.metric)
+        if self.metric.startswith("train_full_") and not eval_train:
+            raise ConfigError(f"--best-metric {metric} is a score of the training split, which only --eval-train makes")
         if known and self.metric.startswith("val_") and self.metric not in known:
             raise ConfigError(f"--best-metric {metric}: the evaluations of this run report {', '.join(known)}")
 

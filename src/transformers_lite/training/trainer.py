@@ -102,7 +102,7 @@ class Trainer:
         )
         # the best evaluation is known before the run's own callbacks (its checkpoint) see it
         metric = config.best_metric or getattr(task, "main_metric", "val_loss")
-        self.keep = KeepBest(metric, config.patience, getattr(task, "metrics", ()))
+        self.keep = KeepBest(metric, config.patience, getattr(task, "metrics", ()), config.eval_train)
         self.callbacks = [ProgressBar(), self.keep, *callbacks]
         self.ddp = None
         if dist_ctx.active:
