@@ -154,3 +154,16 @@ def test_a_record_from_before_the_settings_existed_means_what_that_release_did()
     train, _ = from_record({"max_steps": 3, "patience": 2}, None, TrainConfig, "old run")
     assert train.keep_best is False and train.best_metric == "val_loss"
     assert TrainConfig(max_steps=3).keep_best is True and TrainConfig(max_steps=3).best_metric is None
+
+
+def test_a_copy_of_the_weights_names_tied_ones_as_the_saved_file_does(tmp_path):
+    from transformers_lite import GeneratorConfig
+    from transformers_lite.runs.files import save_weights
+
+    config = GeneratorConfig(
+        vocab_size=11, max_length=8, dim=8, n_heads=2, dim_hidden=16, n_blocks=1, tie_embeddings=True
+    )
+    model = build_model(config)
+    save_weights(model, tmp_path / "m.safetensors")
+    saved, copied = load_file(tmp_path / "m.safetensors"), weights_copy(model)
+    assert same(saved, copied) and len(copied) < len(model.state_dict())  # the tied table once

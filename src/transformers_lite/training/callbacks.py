@@ -209,14 +209,13 @@ def only_this_session_ends(trainer: Trainer, state: TrainState) -> bool:
 
 
 def weights_copy(model: nn.Module) -> dict[str, torch.Tensor]:
-    """A CPU copy of ``model``'s weights by name, tied weights once (as ``save_weights`` stores them)."""
-    out: dict[str, torch.Tensor] = {}
-    seen: set[int] = set()
+    """A CPU copy of ``model``'s weights by name, tied weights once under their alphabetically first name,
+    as ``save_weights`` (safetensors' ``save_model``) stores them, so both files hold the same names."""
+    first: dict[int, tuple[str, torch.Tensor]] = {}
     for name, tensor in model.state_dict(keep_vars=True).items():
-        if id(tensor) not in seen:
-            seen.add(id(tensor))
-            out[name] = tensor.detach().to("cpu", copy=True)
-    return out
+        if id(tensor) not in first or name < first[id(tensor)][0]:
+            first[id(tensor)] = (name, tensor)
+    return {name: tensor.detach().to("cpu", copy=True) for name, tensor in first.values()}
 
 
 def kept_weights(config: Any, state: TrainState) -> dict[str, torch.Tensor] | None:  # noqa: ANN401
