@@ -158,7 +158,7 @@ class Checkpointer(Callback):
             else:
                 save_tensors(kept, self.run_dir / "model.safetensors")
             atomic_write_json(self.run_dir / "kept.json", kept_record(trainer.config, state))
-            record(self.run_dir, ["model.safetensors", "kept.json"])
+            record(self.run_dir, ["model.safetensors"])
 
     def has_checkpoint(self, state: TrainState) -> bool:
         last = latest_checkpoint(self.run_dir)
