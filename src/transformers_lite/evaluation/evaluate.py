@@ -178,7 +178,7 @@ def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple
         "per_class": per_class_scores(matrix, class_names(run.config)),
         "confusion_matrix": matrix.tolist(),
         **chance_scores(labels, k, ordinal),
-        **({"weights": kept} if (kept := kept_weights(run)) else {}),
+        **({"weights": weights} if (weights := kept_weights(run)) else {}),
     }
     arrays = {"labels": labels, "probs": probs, "matrix": matrix}
     if k == 2 and reviews is not None and reviews.is_stars and not run.config.label_names:
