@@ -36,6 +36,8 @@ TRIALS: dict[str, tuple[dict, list[str]]] = {
     "muon": ({"optimizer": "muon"}, []),
     "muon-lr0.01": ({"optimizer": "muon", "muon_lr": 0.01}, []),
     "muon-lr0.05": ({"optimizer": "muon", "muon_lr": 0.05}, []),
+    "muon-lr0.005": ({"optimizer": "muon", "muon_lr": 0.005}, []),
+    "muon-lr0.01-wsd": ({"optimizer": "muon", "muon_lr": 0.01, "schedule": "wsd", "min_lr_ratio": 0.0}, []),
     "wsd": ({"schedule": "wsd", "min_lr_ratio": 0.0}, []),
     "ema0.99": ({"ema": 0.99}, []),
     "ema0.999": ({"ema": 0.999}, []),

@@ -17,7 +17,8 @@ from torch import Tensor
 from .config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
 from .devices import resolve_device
 from .errors import ConfigError, warn
-from .evaluation.evaluate import evaluate_classifier, evaluate_generator
+from .evaluation.evaluate import evaluate_classifier, evaluate_generator, kept_line
+from .evaluation.metrics import per_class_table
 from .evaluation.pretraining import evaluate_pretraining
 from .evaluation.translation import evaluate_translation
 from .family import Family
@@ -61,6 +62,8 @@ class ClassifierFamily(Family):
             f"label: accuracy {r['majority_accuracy']:.4f}, macro F1 {r['majority_macro_f1']:.4f}"
             + (f" | always the median class: MAE {r['median_mae']:.4f}" if "median_mae" in r else "")
             + (_baseline_line(r["baseline"]) if "baseline" in r else "")
+            + (f"\n{kept_line(r['weights'])}" if "weights" in r else "")
+            + (f"\n\n{per_class_table(r['per_class'])}\n" if "per_class" in r else "")
             + "".join(f"\nwrote {p}" for p in r.get("plots", []))
         )
 

@@ -166,3 +166,29 @@ def test_a_header_is_told_from_a_record_taken_for_one():
         assert is_sentence(record)
     assert has_header_line("a.csv") and has_header_line("B.TSV.gz")
     assert not any(has_header_line(p) for p in ("a.json", "a.jsonl", "a.parquet", "folder"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    counts=st.lists(st.integers(1, 40), min_size=1, max_size=12),
+    frac=st.sampled_from([0.0, 0.05, 0.1, 0.25, 0.5, 0.9]),
+    seed=st.integers(0, 3),
+)
+def test_a_stratified_split_gives_each_class_its_share(counts, frac, seed):
+    import numpy as np
+
+    from transformers_lite.data.tables import split_validation
+
+    labels = np.random.default_rng(seed).permutation(np.repeat(np.arange(len(counts)), counts))
+    train, val = split_validation(len(labels), frac, seed, labels)
+    assert sorted([*train.tolist(), *val.tolist()]) == list(range(len(labels)))  # disjoint, everything once
+    for c, n in enumerate(counts):
+        in_val, in_train = int((labels[val] == c).sum()), int((labels[train] == c).sum())
+        assert in_train >= 1  # a class never loses its last training record
+        if frac > 0 and n >= 2:
+            assert in_val >= 1  # validation sees every class that has two records or more
+        assert in_val <= max(int(np.ceil(frac * n)), 1)  # no more than its share (rounded up)
+    target = int(np.floor(frac * len(labels)))
+    assert abs(len(val) - target) <= len(counts)  # the share of the whole, give or take one a class
+    again = split_validation(len(labels), frac, seed, labels)
+    assert np.array_equal(val, again[1])  # seeded

@@ -44,3 +44,40 @@ def test_ordinal_errors_by_hand():
     assert ordinal_errors([0, 1, 2, 4], [0, 2, 0, 0]) == {"mae": 1.75, "off_by_one": 0.5}
     # always the middle of five balanced stars: MAE (2 + 1 + 0 + 1 + 2) / 5 = 1.2, off-by-one 3/5
     assert ordinal_errors([0, 1, 2, 3, 4], [2] * 5) == {"mae": 1.2, "off_by_one": 0.6}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    k=st.integers(2, 6),
+    pairs=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=80),
+)
+def test_the_per_class_report_agrees_with_scikit_learn(k, pairs):
+    from sklearn.metrics import classification_report
+
+    from transformers_lite.evaluation.metrics import per_class_scores
+
+    y_true, y_pred = [t % k for t, _ in pairs], [p % k for _, p in pairs]
+    names = [f"c{i}" for i in range(k)]
+    rows = per_class_scores(confusion_matrix(y_true, y_pred, k), names)
+    theirs = classification_report(
+        y_true, y_pred, labels=list(range(k)), target_names=names, output_dict=True, zero_division=0
+    )
+    assert [r["class"] for r in rows] == [*names, "macro avg", "weighted avg"]
+    for row in rows:
+        mine = theirs[row["class"]]
+        assert row["support"] == mine["support"]
+        for key, their_key in (("precision", "precision"), ("recall", "recall"), ("f1", "f1-score")):
+            assert row[key] == pytest.approx(mine[their_key], abs=1e-12), (row["class"], key)
+    assert rows[-2]["f1"] == pytest.approx(macro_f1(confusion_matrix(y_true, y_pred, k)))
+
+
+def test_the_per_class_table_lines_up():
+    from transformers_lite.evaluation.metrics import per_class_scores, per_class_table
+
+    table = per_class_table(per_class_scores(np.array([[3, 1], [0, 2]]), ["spam", "ham"]))
+    lines = table.splitlines()
+    assert lines[0].split() == ["class", "precision", "recall", "f1", "support"]
+    assert lines[1].split() == ["spam", "1.0000", "0.7500", "0.8571", "4"]
+    assert lines[2].split() == ["ham", "0.6667", "1.0000", "0.8000", "2"]
+    assert lines[3] == "" and lines[4].startswith("macro avg") and lines[5].startswith("weighted avg")
+    assert len({len(line) for line in lines if line}) == 1  # the columns line up

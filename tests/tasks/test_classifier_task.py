@@ -112,6 +112,73 @@ def test_a_users_own_table_with_named_classes_through_the_cli(tmp_path, capsys):
     assert result["classes"] == ["login", "delivery", "billing"] and {"mae", "off_by_one", "median_mae"} <= set(result)
 
 
+def test_imbalanced_classes_weighted_split_by_class_and_reported_per_class(tmp_path, capsys):
+    """160 / 30 / 10 records: balanced class weights, a stratified validation split that holds the rare
+    class and that evaluate reads back, the per-class report, and the kept weights named."""
+    from transformers_lite.cli.main import main
+
+    rng = random.Random(1)
+    path = tmp_path / "imbalanced.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label"])
+        for label, n in (("billing", 160), ("delivery", 30), ("login", 10)):
+            for _ in range(n):
+                words = rng.sample(FILLER, 6)
+                words.insert(rng.randint(0, 6), TOPICS[label])
+                writer.writerow([" ".join(words), label])
+    tiny = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16"]
+    args = ["train", "classifier", "--train", path, "--min-df", "1", *tiny, "--max-steps", "24", "--lr", "5e-3"]
+    args += ["--warmup-steps", "4", "--eval-every", "8", "--class-weights", "balanced", "--batch-size", "16"]
+    assert main([str(a) for a in [*args, "--out", tmp_path / "run"]]) == 0
+    out = capsys.readouterr().out
+    assert "180 training and 20 validation records (a split stratified by class)" in out
+    data = json.loads((tmp_path / "run" / "hyperparameters.json").read_text())["data"]
+    assert data["stratify"] is True and data["val_split"] == "stratified"
+    # stratified: 16 / 3 / 1 held out, so 144 / 27 / 9 train; balanced = 180 / (3 x count)
+    assert data["class_weight_values"] == pytest.approx([180 / (3 * 144), 180 / (3 * 27), 180 / (3 * 9)], rel=1e-6)
+    assert "class weights: billing 0.417, delivery 2.22, login 6.67" in out
+    assert any(
+        line.startswith(("kept the weights of step", "the last step's weights are the best"))
+        for line in out.splitlines()
+    )
+
+    assert main(["evaluate", str(tmp_path / "run"), "--json", "--no-plots"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["n"] == 20 and [r["support"] for r in result["per_class"][:3]] == [16, 3, 1]
+    kept = json.loads((tmp_path / "run" / "kept.json").read_text())
+    assert result["weights"] == kept and kept["metric"] == "val_macro_f1" and kept["evaluations"] == 3
+    assert main(["evaluate", str(tmp_path / "run"), "--no-plots"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert any(line.startswith(f"the weights of step {kept['step']}") for line in printed)
+    header = next(
+        i for i, line in enumerate(printed) if line.split() == ["class", "precision", "recall", "f1", "support"]
+    )
+    assert [line.split()[0] for line in printed[header + 1 : header + 4]] == ["billing", "delivery", "login"]
+
+
+def test_class_weights_weigh_each_record_by_its_class(corpus):
+    import torch.nn.functional as F
+
+    train, dev = corpus
+    config = ClassifierConfig(dim=16, n_heads=2, dim_hidden=32, max_length=16)
+    for labels in (5, 1):
+        weights = "1,2,3,4,5" if labels == 5 else "negative=1,positive=3"
+        task = ClassifierTask.prepare(
+            ClassifierSettings(str(train), str(dev), labels=labels, class_weights=weights), config
+        )
+        k = max(labels, 2)
+        logits = torch.randn(12, labels, generator=torch.Generator().manual_seed(0))
+        y = torch.arange(12) % k
+        w = task.class_weights[y]
+        if labels == 1:
+            per = F.binary_cross_entropy_with_logits(logits[:, 0], y.float(), reduction="none")
+        else:
+            per = F.cross_entropy(logits, y, reduction="none")
+        assert task.loss_from_logits(logits, y).item() == pytest.approx(((per * w).sum() / w.sum()).item(), rel=1e-6)
+        assert task.describe()["val_split"] == "file"
+
+
 def test_classify_and_evaluate_through_the_cli(tmp_path, corpus):
     train, dev = corpus
     run = tmp_path / "run"

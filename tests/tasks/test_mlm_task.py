@@ -81,6 +81,7 @@ def test_tiny_corpus_is_learned_to_low_masked_loss(tmp_path):
     assert start > 3.0
     assert final["val_loss"] < 0.6  # the phrases are fixed: every masked word follows from its neighbours
     assert final["val_masked_accuracy"] > 0.8
+    assert set(task.metrics) == {k for k in final if k.startswith("val_")}  # what --best-metric may name
 
 
 def test_causal_objective_predicts_the_next_word(tmp_path):
@@ -88,7 +89,8 @@ def test_causal_objective_predicts_the_next_word(tmp_path):
     causal = MaskedLMTask.prepare(task.settings, SMALL.replace(objective="causal"))
     inputs, valid, targets = causal.batch(0)
     assert torch.equal(targets[:, :-1][valid[:, 1:]], inputs[:, 1:][valid[:, 1:]])
-    assert "val_next_accuracy" in causal.evaluate(build_model(causal.model_config(SMALL.replace(objective="causal"))))
+    scores = causal.evaluate(build_model(causal.model_config(SMALL.replace(objective="causal"))))
+    assert "val_next_accuracy" in scores and set(causal.metrics) == set(scores)
 
 
 def test_clear_errors(tmp_path):

@@ -1,3 +1,4 @@
+import dataclasses
 import random
 
 import torch
@@ -44,6 +45,10 @@ def test_synthetic_reverse_task_is_learned(tmp_path):
     total = sum(len(ref) for ref in task.val_tgt)
     assert correct / total > 0.97
     assert sum(hyp == ref for hyp, ref in zip(out, task.val_tgt)) / len(out) > 0.9
+    # without BLEU sentences the best evaluation is the lowest validation loss; with them, the highest BLEU
+    assert (task.main_metric, task.metrics) == ("val_loss", ("val_loss",))
+    bleu = Seq2SeqTask.prepare(dataclasses.replace(settings, bleu_sentences=5), config)
+    assert bleu.main_metric == "val_bleu" and set(bleu.metrics) == set(bleu.evaluate(model))
 
 
 def test_each_epoch_orders_its_batches_once(tmp_path, monkeypatch):

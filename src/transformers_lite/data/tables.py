@@ -274,10 +274,33 @@ def _read_dataset(path: Path) -> Table:
     return Table(table.source, list(dataset.column_names), table.rows, table.where, names)
 
 
-def split_validation(n: int, frac: float = 0.1, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Seeded random split of ``range(n)`` into ``(train_indices, val_indices)``; val gets floor(frac·n)."""
+def split_validation(
+    n: int, frac: float = 0.1, seed: int = 0, labels: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Seeded random split of ``range(n)`` into ``(train_indices, val_indices)``; val gets floor(frac·n).
+
+    With ``labels`` (one class index per record) the split is stratified: each class gives its share of
+    the floor(frac·n) validation records (rounded by largest remainder), at least one when it has two or
+    more records, and never its last one, so validation sees every class training sees twice or more."""
     if not 0.0 <= frac < 1.0:
         raise ValueError(f"validation fraction must be in [0, 1), got {frac}")
-    order = np.random.default_rng(seed).permutation(n)
-    n_val = int(np.floor(frac * n))
-    return order[: n - n_val], order[n - n_val :]
+    rng = np.random.default_rng(seed)
+    if labels is None:
+        order = rng.permutation(n)
+        n_val = int(np.floor(frac * n))
+        return order[: n - n_val], order[n - n_val :]
+    labels = np.asarray(labels, dtype=np.int64)
+    if len(labels) != n:
+        raise ValueError(f"{len(labels)} labels for {n} records")
+    classes, counts = np.unique(labels, return_counts=True)
+    quota = frac * counts
+    take = np.floor(quota).astype(np.int64)
+    short = int(np.floor(frac * n)) - int(take.sum())
+    if short > 0:  # the largest remainders get one more (ties: the earlier class)
+        take[np.argsort(-(quota - take), kind="stable")[:short]] += 1
+    if frac > 0:
+        take = np.where(counts >= 2, np.maximum(take, 1), take)
+    take = np.minimum(take, np.maximum(counts - 1, 0))  # a class keeps a training record
+    val = [rng.permutation(np.flatnonzero(labels == c))[:t] for c, t in zip(classes, take)]
+    val_idx = np.sort(np.concatenate([np.zeros(0, np.int64), *val]))
+    return np.setdiff1d(np.arange(n), val_idx), val_idx

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..atomic import read_json
 from ..data.corpus import is_corpus_spec, read_corpus
 from ..data.reviews import Reviews, encode_labels, load_reviews
 from ..data.shakespeare import split_text
@@ -26,6 +27,7 @@ from .metrics import (
     language_model_loss,
     macro_f1,
     ordinal_errors,
+    per_class_scores,
     perplexity,
     text_units,
     unigram_loss,
@@ -111,7 +113,8 @@ def recorded_validation_reviews(run: LoadedRun) -> tuple[list[str], np.ndarray]:
         reviews, labels, kept = _labelled(run, recorded_file(run, "val", "--data FILE"))
         return [reviews.texts[i] for i in kept], labels
     reviews, labels, kept = _labelled(run, recorded_file(run, "train", "--data FILE"))
-    _, val = split_validation(len(kept), data.get("val_fraction", 0.1), run.hyperparameters.get("seed", 0))
+    stratified = labels if data.get("stratify") else None  # earlier runs (no "stratify") split at random
+    _, val = split_validation(len(kept), data.get("val_fraction", 0.1), run.hyperparameters.get("seed", 0), stratified)
     return [reviews.texts[kept[i]] for i in val], labels[val]
 
 
@@ -130,6 +133,34 @@ def chance_scores(labels: np.ndarray, k: int, ordinal: bool = False) -> dict[str
         median = int(np.median(labels))
         scores["median_mae"] = ordinal_errors(labels, np.full_like(labels, median))["mae"]
     return scores
+
+
+def kept_weights(run: LoadedRun) -> dict[str, Any] | None:
+    """The run's ``kept.json`` (which step's weights it saved: the best evaluation's or the last step's),
+    or ``None`` for a run that has none (trained before it was written, or imported)."""
+    path = run.run_dir / "kept.json"
+    if not path.is_file():
+        return None
+    kept = read_json(path, "record of the kept weights")
+    return kept if isinstance(kept, dict) else None
+
+
+def kept_line(kept: dict[str, Any]) -> str:
+    """One line on ``kept_weights``: "the weights of step 1200, the best val_macro_f1 (0.6100) of 8
+    evaluations; the last step's (3000) was 0.5800"."""
+    metric, best, last = kept.get("metric"), kept.get("best_value"), kept.get("last_value")
+    if metric is None or best is None:
+        return f"the weights of step {kept.get('step')} (the last)"
+    evaluations = f" of {kept['evaluations']} evaluations" if kept.get("evaluations") else ""
+    if kept.get("best_step") == kept.get("last_step"):
+        return f"the weights of step {kept.get('step')}, the last, also the best {metric} ({best:.4f}){evaluations}"
+    if kept.get("weights") == "best":
+        was = "" if last is None else f"; the last step's ({kept.get('last_step')}) was {last:.4f}"
+        return f"the weights of step {kept.get('step')}, the best {metric} ({best:.4f}){evaluations}{was}"
+    return (
+        f"the weights of step {kept.get('step')}, the last (--no-keep-best); step {kept.get('best_step')}'s "
+        f"{metric} was the best ({best:.4f})"
+    )
 
 
 def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -159,8 +190,10 @@ def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple
         "accuracy": accuracy(labels, preds),
         "macro_f1": macro_f1(matrix),
         **(ordinal_errors(labels, preds) if ordinal else {}),
+        "per_class": per_class_scores(matrix, class_names(run.config)),
         "confusion_matrix": matrix.tolist(),
         **chance_scores(labels, k, ordinal),
+        **({"weights": weights} if (weights := kept_weights(run)) else {}),
     }
     arrays = {"labels": labels, "probs": probs, "matrix": matrix, "texts": texts}
     if k == 2 and reviews is not None and reviews.is_stars and not run.config.label_names:

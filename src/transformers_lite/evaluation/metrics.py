@@ -45,6 +45,46 @@ def per_class_f1(matrix: np.ndarray) -> np.ndarray:
     return np.divide(2 * tp, denom, out=np.zeros_like(tp), where=denom > 0)
 
 
+def per_class_scores(matrix: np.ndarray, names: list[str] | tuple[str, ...]) -> list[dict[str, float | int | str]]:
+    """Precision, recall, F1 and support (true records) of each class from a confusion matrix, then their
+    unweighted ("macro avg") and support-weighted ("weighted avg") means, as scikit-learn's
+    ``classification_report`` gives them (a class never predicted, or never present, scores 0 there)."""
+    m = np.asarray(matrix, dtype=float)
+    tp, predicted, actual = np.diag(m), m.sum(0), m.sum(1)
+    precision = np.divide(tp, predicted, out=np.zeros_like(tp), where=predicted > 0)
+    recall = np.divide(tp, actual, out=np.zeros_like(tp), where=actual > 0)
+    f1 = per_class_f1(matrix)
+    rows: list[dict[str, float | int | str]] = [
+        {"class": str(n), "precision": float(p), "recall": float(r), "f1": float(f), "support": int(s)}
+        for n, p, r, f, s in zip(names, precision, recall, f1, actual)
+    ]
+    total = max(float(actual.sum()), 1.0)
+    for name, weights in (("macro avg", np.ones_like(actual) / len(actual)), ("weighted avg", actual / total)):
+        rows.append(
+            {
+                "class": name,
+                **{
+                    k: float((v * weights).sum()) for k, v in (("precision", precision), ("recall", recall), ("f1", f1))
+                },
+                "support": int(actual.sum()),
+            }
+        )
+    return rows
+
+
+def per_class_table(rows: list[dict[str, float | int | str]]) -> str:
+    """``per_class_scores`` as the text table ``tlite evaluate`` prints."""
+    width = max([len("class"), *(len(str(r["class"])) for r in rows)])
+    lines = [f"{'class':<{width}}  precision  recall      f1  support"]
+    for i, r in enumerate(rows):
+        if r["class"] == "macro avg" and i:
+            lines.append("")
+        lines.append(
+            f"{r['class']!s:<{width}}  {r['precision']:9.4f}  {r['recall']:6.4f}  {r['f1']:6.4f}  {r['support']:7,}"
+        )
+    return "\n".join(lines)
+
+
 def macro_f1(matrix: np.ndarray) -> float:
     """Unweighted mean of the per-class F1 scores (classes with no samples and no predictions score 0)."""
     return float(per_class_f1(matrix).mean())

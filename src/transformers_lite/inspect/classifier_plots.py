@@ -29,12 +29,13 @@ def write_classifier_plots(
             names,
             names,
             out / "confusion_matrix.png",
-            "confusion matrix (row-normalised)",
+            "confusion matrix: counts\n(colour: share of each true class)",
             xlabel="predicted",
             ylabel="true",
             cmap="Blues",
             vmin=0,
             vmax=1,
+            counts=matrix,
         )
     )
     mean_probs = np.stack([probs[labels == c].mean(0) if (labels == c).any() else np.zeros(k) for c in range(k)])

@@ -33,8 +33,11 @@ def heatmap(
     cmap: str = "viridis",
     vmin=None,
     vmax=None,
+    counts=None,
 ) -> Path:  # noqa: ANN001
-    """A heatmap where NaN cells (masked positions) are left blank."""
+    """A heatmap where NaN cells (masked positions) are left blank; ``counts`` (an integer array of the same
+    shape, such as a confusion matrix's) are written in their cells when there are at most 30 rows and
+    columns (beyond that the digits would not fit)."""
     plt = _pyplot()
     data = np.ma.masked_invalid(np.asarray(matrix, dtype=float))
     n_rows, n_cols = data.shape
@@ -50,7 +53,19 @@ def heatmap(
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    if counts is not None and max(n_rows, n_cols) <= 30:
+        _write_counts(ax, np.asarray(counts), data, im)
     return _save(fig, path)
+
+
+def _write_counts(ax, counts: np.ndarray, data: np.ma.MaskedArray, im) -> None:  # noqa: ANN001
+    """Each count in its cell, white on the dark half of the colour scale and black on the light half."""
+    low, high = im.norm.vmin, im.norm.vmax
+    middle = (low + high) / 2 if low is not None and high is not None else 0.5
+    size = max(5, min(10, 120 // max(counts.shape)))
+    for (i, j), count in np.ndenumerate(counts):
+        dark = data[i, j] is not np.ma.masked and float(data[i, j]) > middle
+        ax.text(j, i, f"{int(count):,}", ha="center", va="center", fontsize=size, color="white" if dark else "black")
 
 
 def bars(labels: Sequence[str], values, path: str | Path, title: str, ylabel: str = "probability") -> Path:  # noqa: ANN001

@@ -27,6 +27,7 @@ RESUME_MAY_CHANGE = {
     "eval_at_start",
     "checkpoint_every",
     "patience",
+    "keep_best",  # the best weights are kept in every checkpoint either way
     "device",
     "compile",
     "log_every",

@@ -27,7 +27,7 @@ from ..evaluation.prediction import class_names, encode_for_classifier, is_ordin
 from ..models.ensemble import classifier_members
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
 from ..training.task import TaskBase
-from .classifier_settings import ClassifierSettings
+from .classifier_settings import ClassifierSettings, class_weight_values
 from .embeddings import ppmi_init, token_vectors, vectors_init
 from .pretrained import Pretrained
 
@@ -62,7 +62,7 @@ class Splits:
 
 
 # the settings that decide which records a classifier is trained and validated on, and how they are scored
-RECORD_SETTINGS = ("train", "val", "text_column", "label_column", "labels", "label_map", "ordinal", "val_fraction")
+RECORD_SETTINGS = ("train", "val", "text_column", "label_column", "labels", "label_map", "ordinal", "val_fraction", "stratify")
 
 
 def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
@@ -83,7 +83,7 @@ def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
         val = Labelled([val_reviews.texts[i] for i in val_kept], val_labels)
         held_out: set[int] = set()
     else:
-        tr, va = split_validation(len(texts), s.val_fraction, seed)
+        tr, va = split_validation(len(texts), s.val_fraction, seed, labels if s.stratify else None)
         val = Labelled([texts[i] for i in va], labels[va])
         texts, labels = [texts[i] for i in tr], labels[tr]
         held_out = {int(kept[i]) for i in va}
@@ -103,6 +103,7 @@ def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
 class ClassifierTask(TaskBase):
     name = "classifier"
     Settings = ClassifierSettings
+    main_metric = "val_macro_f1"  # accuracy flatters a model that ignores the rare classes
 
     def __init__(
         self,
@@ -130,6 +131,7 @@ class ClassifierTask(TaskBase):
         self.note = (
             f"texts from column {columns[0]!r}, labels from column {columns[1]!r}: {max(self.n_labels, 2)} classes "
             f"({shown}); {len(train.texts)} training and {len(val.texts)} validation records"
+            + ("" if (sources or {}).get("val") or not settings.stratify else " (a split stratified by class)")
         )
         self.sources = sources or {}
         self.max_length, self.pads_to_length = config.max_length, config.pads_to_length
@@ -142,6 +144,11 @@ class ClassifierTask(TaskBase):
         self.train_labels = torch.as_tensor(train.labels, dtype=torch.long)
         self.val_labels = torch.as_tensor(val.labels, dtype=torch.long)
         self._check_splits()
+        self.class_weights = None
+        if settings.class_weights is not None:
+            values = class_weight_values(settings.class_weights, train.labels, class_names(self))
+            self.class_weights = torch.as_tensor(values, dtype=torch.float32)
+            self.note += "\nclass weights: " + ", ".join(f"{n} {w:.3g}" for n, w in zip(class_names(self), values))
         self.vectors = None if settings.vectors is None else token_vectors(tokenizer, settings.vectors, config.dim)
         if self.vectors is not None:
             self.note += "\n" + self.vectors[2]
@@ -286,9 +293,21 @@ class ClassifierTask(TaskBase):
         return self.loss_from_logits(model(ids, valid), labels)  # logits (B, K)
 
     def loss_from_logits(self, logits: Tensor, labels: Tensor) -> Tensor:
+        """Cross-entropy, each record weighted by its class's ``class_weights`` when given (a weighted mean:
+        the weights' scale does not change the learning rate's)."""
+        weights = None if self.class_weights is None else self.class_weights.to(logits.device)
         if logits.shape[1] == 1:
-            return F.binary_cross_entropy_with_logits(logits[:, 0].float(), labels.float())
-        return F.cross_entropy(logits.float(), labels, label_smoothing=self.settings.label_smoothing)
+            if weights is None:
+                return F.binary_cross_entropy_with_logits(logits[:, 0].float(), labels.float())
+            per = F.binary_cross_entropy_with_logits(logits[:, 0].float(), labels.float(), reduction="none")
+            w = weights[labels]
+            return (per * w).sum() / w.sum().clamp_min(1e-12)
+        return F.cross_entropy(logits.float(), labels, weight=weights, label_smoothing=self.settings.label_smoothing)
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        ordinal = is_ordinal(self.label_names, self.n_labels, self.settings.ordinal)
+        return ("val_loss", "val_accuracy", "val_macro_f1", *(("val_mae", "val_off_by_one") if ordinal else ()))
 
     def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]:
         """Loss, accuracy and macro-F1 on the validation split (``val_*``) or the whole training split
@@ -326,6 +345,12 @@ class ClassifierTask(TaskBase):
                 "label_column": self.columns[1],
                 "classes": class_names(self),
                 "train_reviews": len(self.train_labels),
+                "val_split": "file"
+                if self.sources.get("val")
+                else "stratified"
+                if self.settings.stratify
+                else "random",
+                "class_weight_values": None if self.class_weights is None else self.class_weights.tolist(),
                 "val_reviews": len(self.val_labels),
                 "vocabulary": len(self.tokenizer),
             }

@@ -31,7 +31,9 @@ def run_settings(run: LoadedRun) -> ClassifierSettings:
             f"--baseline fits on the training records of {run.run_dir}, but {train} changed since the run was "
             "trained (sha256 differs)"
         )
-    settings = ClassifierSettings(**{k: data[k] for k in RECORD_SETTINGS if k in data})
+    recorded = {k: data[k] for k in RECORD_SETTINGS if k in data}
+    recorded.setdefault("stratify", False)  # runs recorded before stratified splits drew a random one
+    settings = ClassifierSettings(**recorded)
     return dataclasses.replace(settings, val=None, val_fraction=0.0) if settings.val else settings
 
 

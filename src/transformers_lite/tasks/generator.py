@@ -67,6 +67,7 @@ class GeneratorSettings:
 
 class GeneratorTask(TaskBase):
     name = "generator"
+    metrics = ("val_loss", "val_perplexity")
     Settings = GeneratorSettings
 
     def __init__(

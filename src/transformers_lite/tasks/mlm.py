@@ -142,6 +142,11 @@ class MaskedLMTask(TaskBase):
         logits = model.predict(model.encode(inputs, valid)[keep])  # (B, T, C)[keep] -> (N, C) -> (N, V)
         return F.cross_entropy(logits.float(), targets[keep])
 
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        what = "masked" if self.objective == "masked" else "next"
+        return ("val_loss", f"val_{what}_accuracy", "val_perplexity")
+
     def evaluate(self, model: nn.Module, split: str = "val") -> dict[str, float]:
         """Mean loss over the predicted tokens and their accuracy (``val_masked_accuracy``, or
         ``val_next_accuracy`` for the causal objective); ``train_full_*`` on the training split's head."""

@@ -282,6 +282,15 @@ class Seq2SeqTask(TaskBase):
             label_smoothing=smoothing,
         )
 
+    @property
+    def main_metric(self) -> str:
+        """BLEU, when evaluations translate (``bleu_sentences``); else the validation loss."""
+        return "val_bleu" if self.settings.bleu_sentences else "val_loss"
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return ("val_loss", "val_bleu") if self.settings.bleu_sentences else ("val_loss",)
+
     def evaluate(self, model: TransformerSeq2Seq, split: str = "val") -> dict[str, float]:
         """Validation loss (and greedy BLEU on its first ``bleu_sentences``), or the training split's
         loss as ``train_full_loss``."""

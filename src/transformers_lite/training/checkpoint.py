@@ -5,10 +5,15 @@ A checkpoint (model.safetensors, optimizer.safetensors, state.json) is written i
 a crash (even SIGKILL) mid-save leaves ``LATEST`` pointing at the previous complete checkpoint.
 Optimizer states are stored by parameter *name*, so they survive a change in the order modules are
 built. Loading never unpickles anything.
+
+When the run's best evaluation (``callbacks.KeepBest``) is not the checkpoint's own step, its weights
+lie beside it as ``best-step-N.safetensors``: a hard link to the file that already holds them where
+the file system allows, so keeping them costs no copy.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
 from pathlib import Path
@@ -127,8 +132,13 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer,
     state: dict[str, Any],
     rank_rng: list[torch.Tensor] | None = None,
+    best_weights: dict[str, torch.Tensor] | None = None,
+    best_file: Path | None = None,
 ) -> Path:
-    """Write ``checkpoint/step-N`` (weights, optimizer, RNG, ``state``) and publish it via ``LATEST``."""
+    """Write ``checkpoint/step-N`` (weights, optimizer, RNG, ``state``) and publish it via ``LATEST``.
+
+    When ``state["best_step"]`` is another step, its weights go beside them (``best_file_name``): linked
+    from ``best_file`` (a file that holds them already) when it exists, else written from ``best_weights``."""
     root = Path(run_dir) / "checkpoint"
     name = f"step-{int(state['step']):08d}"
     folder = root / name
@@ -141,6 +151,9 @@ def save_checkpoint(
     for r, s in enumerate(rank_rng or []):  # data-parallel ranks each have their own dropout stream
         rng_tensors[f"rng.torch.rank{r}"] = s
     save_tensors({**opt_tensors, **rng_tensors}, folder / "optimizer.safetensors")
+    best_step = state.get("best_step")
+    if best_step is not None and best_step != state["step"]:
+        _keep_best(folder / best_file_name(best_step), best_file, best_weights)
     atomic_write_json(folder / "state.json", {**state, "format": FORMAT, "optimizer": opt_meta, "rng": rng_meta})
     atomic_write_text(root / "LATEST", name + "\n")
     for old in sorted(p for p in root.glob("step-*") if p.is_dir() and not p.is_symlink() and p.name != name)[
@@ -148,6 +161,22 @@ def save_checkpoint(
     ]:
         shutil.rmtree(old, ignore_errors=True)
     return folder
+
+
+def best_file_name(step: int) -> str:
+    """The file of a checkpoint that holds the weights of the best evaluation, at ``step``."""
+    return f"best-step-{int(step):08d}.safetensors"
+
+
+def _keep_best(path: Path, source: Path | None, weights: dict[str, torch.Tensor] | None) -> None:
+    if source is not None and source.is_file():
+        try:
+            os.link(source, path)  # the same bytes: the file is never changed in place (writes are atomic renames)
+            return
+        except OSError:  # a file system without hard links
+            pass
+    if weights is not None:
+        save_tensors(weights, path)
 
 
 def load_checkpoint(
@@ -195,6 +224,9 @@ def _load_from(
     if optimizer is not None:
         states = {k: v for k, v in tensors.items() if k.startswith("state.")}
         _optimizer_from_files(model, optimizer, states, state["optimizer"], folder, family)
+    best_step = state.get("best_step")
+    if best_step is not None and best_step != state["step"] and (folder / best_file_name(best_step)).is_file():
+        state["best_weights"] = rename_state(read_tensors(folder / best_file_name(best_step)), family)
     rng = {k: v for k, v in tensors.items() if k.startswith("rng.")}
     if f"rng.torch.rank{rank}" in rng:
         rng["rng.torch"] = rng[f"rng.torch.rank{rank}"]

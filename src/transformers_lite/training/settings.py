@@ -11,6 +11,7 @@ over the steps, with a time budget over the elapsed time (see ``optim.Schedule``
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -26,7 +27,9 @@ LIMITS = ("epochs", "max_steps", "max_minutes")
 def setting(text: str, default: Any = None, **kw: Any) -> Any:  # noqa: ANN401
     """A dataclass field with its command-line help: ``choices``, ``none`` (what ``None`` means),
     ``path`` (a file name), ``applies`` (``(field, values)``: the setting is used only when that field
-    holds one of the values; ``inapplicable`` names a given one that is not) may follow as keywords."""
+    holds one of the values; ``inapplicable`` names a given one that is not) and ``absent`` (the value a
+    record written before the setting existed means: what that release did, read by ``from_record``) may
+    follow as keywords."""
     return field(default=default, metadata={"help": text, **kw})
 
 
@@ -86,7 +89,21 @@ class TrainConfig:
     eval_at_start: bool = setting("evaluate once before the first step (a step-0 row, as the posts' train!)", False)
     checkpoint_every: int | None = setting("optimizer steps between checkpoints", None, none="at every evaluation")
     patience: int | None = setting(
-        "stop after this many evaluations without a better validation loss", None, none="no early stopping"
+        "stop after this many evaluations without a better --best-metric", None, none="no early stopping"
+    )
+    best_metric: str | None = setting(
+        "the validation metric that picks the best evaluation (--keep-best, --patience): a column of "
+        "history.json such as val_loss, val_accuracy, val_macro_f1 or val_bleu (the val_ may be left out); "
+        "lower is better for losses, perplexity and MAE, higher for the rest",
+        None,
+        none="the family's main one: macro-F1 for a classifier, BLEU for a translator, else the validation loss",
+        absent="val_loss",
+    )
+    keep_best: bool = setting(
+        "at the end, save (and leave in the model) the weights of the best evaluation by --best-metric "
+        "instead of the last step's; the checkpoints keep the last ones, so --resume continues the run",
+        True,
+        absent=False,
     )
     snapshots: int = setting(
         "the training timeline: at most this many snapshots of the model on a validation example, taken at "
@@ -121,6 +138,10 @@ class TrainConfig:
         ):
             validate.integer(name, getattr(self, name), low)
         validate.seed("seed", self.seed)
+        if self.best_metric is not None and not re.fullmatch(r"[a-z][a-z0-9_]*", str(self.best_metric)):
+            raise ConfigError(
+                f"best_metric must be a metric's name such as val_macro_f1 or val_loss, got {self.best_metric!r}"
+            )
         for name in ("max_steps", "stop_at", "checkpoint_every", "patience"):
             validate.integer(name, getattr(self, name), 1, optional=True)
         for name in ("epochs", "max_minutes"):
@@ -149,6 +170,8 @@ def from_record(train: Any, data: Any, settings_cls: type, origin: object, *, st
         if not isinstance(values, dict):
             raise ConfigError(f"{origin}: the {section} section must be a JSON object")
         known = {f.name for f in fields(cls)}
+        # a record written before a setting existed means what that release did (its ``absent`` value)
+        values = {**{f.name: f.metadata["absent"] for f in fields(cls) if "absent" in f.metadata}, **values}
         extra = sorted(set(values) - known)
         if extra and strict:
             raise ConfigError(

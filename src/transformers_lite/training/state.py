@@ -1,9 +1,13 @@
-"""``TrainState``: what the training loop carries from step to step, checkpointed in ``state.json``."""
+"""``TrainState``: what the training loop carries from step to step, checkpointed in ``state.json`` (and the
+best evaluation's weights beside it, ``callbacks.KeepBest``)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import copy
+from dataclasses import dataclass, field, fields
 from typing import Any
+
+import torch
 
 
 @dataclass
@@ -13,7 +17,9 @@ class TrainState:
     step: int = 0
     elapsed: float = 0.0  # seconds of training so far, over all sessions of the run
     history: list[dict[str, Any]] = field(default_factory=list)
-    best: float | None = None  # lowest val_loss so far
+    best: float | None = None  # the best value of ``best_metric`` so far
+    best_step: int | None = None  # the step of that evaluation
+    best_metric: str | None = None  # what ``best`` measures (None: a checkpoint of 0.4 or earlier, val_loss)
     bad_evals: int = 0  # evaluations since the best one
     warmup_end_s: float | None = None  # elapsed seconds when warmup ended (the time-budget schedule starts there)
     warmup_steps: int | None = None  # the warmup fitted to a time budget from the first steps' speed (None: as set)
@@ -22,6 +28,9 @@ class TrainState:
         default_factory=lambda: {"eval_sum": 0.0, "eval_n": 0, "log_sum": 0.0, "log_n": 0}
     )  # losses since the last row
     stop_reason: str | None = None
+    # the weights of step ``best_step`` (CPU copies by name, tied weights once); in a checkpoint they are its
+    # own model.safetensors (the best is its step) or a best-step-N.safetensors beside it, never in state.json
+    best_weights: dict[str, torch.Tensor] | None = field(default=None, repr=False, compare=False)
 
     def add_loss(self, loss: float) -> None:
         r = self.running
@@ -36,9 +45,11 @@ class TrainState:
         return total / n if n else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if k != "stop_reason"}
+        skip = ("stop_reason", "best_weights")  # the weights go to safetensors files, never to JSON
+        return {f.name: copy.deepcopy(getattr(self, f.name)) for f in fields(self) if f.name not in skip}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainState:
-        keys = {"step", "elapsed", "history", "best", "bad_evals", "warmup_end_s", "warmup_steps", "log", "running"}
+        keys = {"step", "elapsed", "history", "best", "best_step", "best_metric", "bad_evals", "warmup_end_s", "log"}
+        keys |= {"warmup_steps", "running", "best_weights"}  # ``best_weights``: read by ``load_checkpoint``
         return cls(**{k: v for k, v in data.items() if k in keys})

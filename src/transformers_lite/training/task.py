@@ -33,13 +33,17 @@ class Task(Protocol):
     def describe(self) -> dict[str, Any]: ...  # data paths (with sha256), sizes and settings
 
     note: str  # one line on what was read from the data (columns, classes), printed as training starts
+    main_metric: str  # the validation metric that picks the best evaluation unless --best-metric names one
+    metrics: tuple[str, ...]  # the validation metrics ``evaluate`` reports (empty: not said)
 
 
 class TaskBase:
     """Defaults for the optional parts of ``Task``: no data-dependent initialisation, one learning rate,
-    nothing to say about the data."""
+    nothing to say about the data, the best evaluation the one of the lowest validation loss."""
 
     note = ""
+    main_metric = "val_loss"
+    metrics: tuple[str, ...] = ()
 
     def init_model(self, model: nn.Module) -> None:
         pass

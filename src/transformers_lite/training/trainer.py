@@ -8,6 +8,7 @@ weights are ``callbacks.Checkpointer``'s)::
                 repeat: train_step()     learning rate, micro-batches, backward, clip, optimizer step
                         after_step()     limits -> evaluate() -> callbacks (checkpoint, early stop, ...)
                 on_train_end callbacks   (final checkpoint, model.safetensors)
+                keep.restore()           the best evaluation's weights back into the model (keep_best)
 
 Batches are a pure function of ``(random seed, micro-batch number)`` and every RNG state is
 checkpointed, so ``N`` steps straight and ``N/2`` + resume + ``N/2`` give bitwise-identical weights on CPU.
@@ -30,7 +31,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..devices import compiled, resolve_device
 from ..errors import warn
-from .callbacks import Callback, EarlyStopping, ProgressBar
+from .callbacks import Callback, KeepBest, ProgressBar
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, same_weights_everywhere
 from .ema import averaged, update_average
 from .optim import Schedule, make_optimizer, set_lr
@@ -121,7 +122,10 @@ class Trainer:
             budget,
             config.cooldown,
         )
-        self.callbacks = [ProgressBar(), *([EarlyStopping(config.patience)] if config.patience else []), *callbacks]
+        # the best evaluation is known before the run's own callbacks (its checkpoint) see it
+        metric = config.best_metric or getattr(task, "main_metric", "val_loss")
+        self.keep = KeepBest(metric, config.patience, getattr(task, "metrics", ()), config.eval_train)
+        self.callbacks = [ProgressBar(), self.keep, *callbacks]
         self.ddp = None
         if dist_ctx.active:
             self.ddp = DistributedDataParallel(
@@ -183,7 +187,8 @@ class Trainer:
             self.log(f"weights identical on all {self.dist.world} ranks: {same}")
             if not same:
                 raise RuntimeError("DDP ranks ended with different weights")
-        self._call("on_train_end", state)
+        self._call("on_train_end", state)  # the last checkpoint keeps the last weights, for --resume
+        self.keep.restore(self, state)
         self.log(f"{state.stop_reason} at step {state.step} ({state.elapsed:.1f} s)")
         return state
 
@@ -357,11 +362,6 @@ class Trainer:
                 if v is not None and k != "lr"
             )
         )
-        val = metrics.get("val_loss")
-        if val is not None and (state.best is None or val < state.best):
-            state.best, state.bad_evals = val, 0
-        else:
-            state.bad_evals += 1
         self._call("on_evaluate", state, record)
         # the loggers see the training loss once per step, from the log rows when there are any (metrics_log)
         self._call(
