@@ -1,5 +1,6 @@
 """``KeepBest``: the best evaluation by a metric, its weights kept in checkpoints and restored at the end."""
 
+import contextlib
 import json
 import os
 
@@ -82,7 +83,7 @@ def test_a_pauses_own_evaluation_never_becomes_the_best(tmp_path, text_file):  #
 
 def test_a_tie_goes_to_the_lower_validation_loss():
     keep, state = KeepBest("val_accuracy"), TrainState()
-    trainer = type("T", (), {"model": torch.nn.Linear(2, 2)})()
+    trainer = type("T", (), {"model": torch.nn.Linear(2, 2), "final_weights": lambda self: contextlib.nullcontext()})()
     keep.on_train_start(trainer, state)
     for step, accuracy, loss in ((1, 0.5, 0.9), (2, 0.5, 0.7), (3, 0.5, 0.8)):
         state.step = step
@@ -142,7 +143,7 @@ def test_which_way_is_better(metric, lower):
 def test_a_tie_keeps_the_earlier_step_and_nan_is_never_best():
     keep, state = KeepBest("val_accuracy"), TrainState()
     model = torch.nn.Linear(2, 2)
-    trainer = type("T", (), {"model": model})()
+    trainer = type("T", (), {"model": model, "final_weights": lambda self: contextlib.nullcontext()})()
     keep.on_train_start(trainer, state)
     for step, value in ((1, 0.5), (2, 0.5), (3, float("nan")), (4, 0.25)):
         state.step = step
