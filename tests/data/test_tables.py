@@ -80,6 +80,46 @@ def test_parquet_and_a_datasets_folder_with_class_names(tmp_path):
     assert table.where[1].endswith("d.parquet:row 2")
 
 
+def _saved_dataset(datasets, path, columns):
+    datasets.Dataset.from_dict(columns).save_to_disk(str(path))
+    return path
+
+
+def test_a_datasets_folder_trains_a_classifier_that_evaluate_and_classify_read(tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    from transformers_lite.cli.main import main
+
+    words = ("good", "great", "bad", "awful")
+    texts = [f"it was {words[i % 4]} number {i}" for i in range(40)]
+    folder = _saved_dataset(datasets, tmp_path / "ds", {"text": texts, "label": ["pos", "pos", "neg", "neg"] * 10})
+    tiny = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16"]
+    tiny += ["--min-df", "1", "--embedding-init", "random", "--max-steps", "2", "--snapshots", "0"]
+    assert main(["train", "classifier", "--train", str(folder), *tiny, "--out", str(tmp_path / "run")]) == 0
+    recorded = json.loads((tmp_path / "run" / "hyperparameters.json").read_text())["data"]
+    assert recorded["train"] == str(folder.resolve()) and len(recorded["train_sha256"]) == 64
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "run"), "--data", str(folder), "--no-plots"]) == 0
+    assert "n 40" in capsys.readouterr().out
+    assert main(["evaluate", str(tmp_path / "run"), "--no-plots"]) == 0  # the run's own split of the folder
+    assert main(["classify", str(tmp_path / "run"), "--input", str(folder), "--output", str(tmp_path / "p.txt")]) == 0
+    assert len((tmp_path / "p.txt").read_text().splitlines()) == 40
+
+
+def test_a_datasets_folder_of_pairs_trains_a_translator(tmp_path):
+    datasets = pytest.importorskip("datasets")
+    from transformers_lite.cli.main import main
+
+    src = [f"eins zwei {w}" for w in ("drei", "vier", "fuenf", "sechs")] * 10
+    folder = _saved_dataset(datasets, tmp_path / "pairs", {"de": src, "en": [s[::-1] for s in src]})
+    tiny = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16"]
+    tiny += ["--set", "n_encoder_blocks=1", "--set", "n_decoder_blocks=1", "--tokenizer", "word"]
+    tiny += ["--max-tokens", "128", "--bleu-sentences", "0", "--max-steps", "2", "--snapshots", "0"]
+    assert main(["train", "seq2seq", "--train-src", str(folder), *tiny, "--out", str(tmp_path / "run")]) == 0
+    recorded = json.loads((tmp_path / "run" / "hyperparameters.json").read_text())["data"]
+    assert recorded["train_src"] == str(folder.resolve()) and len(recorded["train_src_sha256"]) == 64
+    assert (recorded["source_language"], recorded["target_language"]) == ("de", "en")
+
+
 def test_columns_found_by_usual_names_then_by_the_longest_text(tmp_path):
     (tmp_path / "a.csv").write_text("Title,Review Text,Rating\nok,a long text about the thing,4\nhi,another one,2\n")
     table = read_table(tmp_path / "a.csv")

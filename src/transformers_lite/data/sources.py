@@ -73,11 +73,25 @@ def resolve(dataset: str, filename: str, explicit: str | Path | None = None) -> 
 
 
 def sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes; of a folder (a ``datasets`` folder written by ``save_to_disk``), that of
+    its files' relative paths and digests in sorted order, so the same files give the same digest wherever
+    the folder lies (hidden files, as a ``.lock``, are left out)."""
+    path = Path(path)
+    if path.is_dir():
+        h = hashlib.sha256()
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path)))
+        for file in files:
+            h.update(f"{file.relative_to(path).as_posix()}\0{sha256(file)}\n".encode())
+        return h.hexdigest()
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
 
 
 def download(dataset: str, root: Path | None = None, timeout: float = 60.0) -> list[Path]:
