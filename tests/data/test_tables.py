@@ -80,6 +80,44 @@ def test_parquet_and_a_datasets_folder_with_class_names(tmp_path):
     assert table.where[1].endswith("d.parquet:row 2")
 
 
+# what a plain TSV (``paste``, ``cut``, a database dump) holds: quote marks anywhere, as text, and never a
+# tab or a line break; a text wholly in quotes with two quotes side by side inside is CSV quoting's own
+# spelling and is read as such (see formats.tsv_is_quoted), so it is left out here
+PLAIN = st.text(st.sampled_from("ab \"'.,!"), min_size=1, max_size=12).filter(
+    lambda t: t.strip() and not (t.startswith('"') and t.endswith('"') and '""' in t[1:-1])
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(PLAIN, min_size=1, max_size=8), quoted=st.booleans())
+def test_a_plain_tsv_keeps_its_quote_marks_as_text(tmp_path_factory, texts, quoted):
+    path = tmp_path_factory.mktemp("paste") / "pairs.tsv"
+    if quoted:  # the same texts as a CSV library writes a TSV: quoted where they need it
+        texts = [*texts, 'tab\there, "quoted"', "two\nlines"]
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f, delimiter="\t", lineterminator="\n").writerows(
+                [("text", "label"), *((t, "x") for t in texts)]
+            )
+    else:  # as paste writes it
+        path.write_text("text\tlabel\n" + "".join(f"{t}\tx\n" for t in texts), encoding="utf-8")
+    table = read_table(path)
+    assert [r["text"] for r in table.rows] == texts and table.columns == ["text", "label"]
+
+
+def test_a_tsv_whose_fields_do_not_match_the_header_gets_advice_for_how_it_was_read(tmp_path):
+    (tmp_path / "plain.tsv").write_text('text\tlabel\n"Hi" she said\tpos\nsee\tthis\tneg\n')
+    with pytest.raises(
+        DataError, match=r"plain.tsv:3: 3 fields where the header has 2 .*replace the tabs inside a text"
+    ):
+        read_table(tmp_path / "plain.tsv")
+    (tmp_path / "quoted.tsv").write_text('text\tlabel\n"two\nlines"\tpos\n"a\tb"\tneg\tx\n')
+    with pytest.raises(DataError, match=r"quoted.tsv:4: 3 fields .*a field in quotes may hold tabs"):
+        read_table(tmp_path / "quoted.tsv")
+    (tmp_path / "c.csv").write_text("text,label\nhello, world,pos\n")
+    with pytest.raises(DataError, match=r"c.csv:2: 3 fields .*quote the fields that hold the delimiter"):
+        read_table(tmp_path / "c.csv")
+
+
 def _saved_dataset(datasets, path, columns):
     datasets.Dataset.from_dict(columns).save_to_disk(str(path))
     return path
