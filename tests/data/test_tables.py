@@ -4,6 +4,7 @@ import csv
 import json
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +13,7 @@ from transformers_lite.data.reviews import (
     choose_classes,
     class_names_of,
     encode_labels,
+    left_out,
     load_reviews,
     parse_label_map,
 )
@@ -200,11 +202,16 @@ def test_a_label_map_orders_merges_and_drops_values(tmp_path):
     reviews = load_reviews(path)
     label_map = "1=low,2=low,3=,5=high,4=high"
     assert parse_label_map(label_map) == {"1": "low", "2": "low", "3": "", "5": "high", "4": "high"}
-    assert choose_classes(reviews, None, label_map) == (2, ("low", "high"))
+    with pytest.warns(UserWarning, match=r"'4' matches no label of .*s.jsonl: column 'sentiment'.*; no record has it"):
+        assert choose_classes(reviews, None, label_map) == (2, ("low", "high"))
     labels, kept = encode_labels(reviews, 2, ("low", "high"), label_map)
     assert labels.tolist() == [0, 1, 0] and kept.tolist() == [0, 2, 3]  # 3 mapped to nothing: dropped
-    with pytest.raises(DataError, match=r"s.jsonl:2: label '3' is not one of the run's classes"):
+    assert left_out(reviews, kept, "training") == "left out 1 of 4 training records whose label is no class ('3': 1)"
+    assert left_out(reviews, np.arange(4), "") == ""
+    with pytest.raises(DataError, match=r"s.jsonl:2: label '3' is not a value the label map '1=low,2=low,5=hi"):
         encode_labels(reviews, 2, ("low", "high"), "1=low,2=low,5=high,4=high")
+    with pytest.raises(DataError, match=r"'6', 'l' match no label .* and the map leaves out '5'; write each value"):
+        choose_classes(reviews, None, "1=low,2=low,3=high,6=high,l=x")  # typos: named, and what they left out
     with pytest.raises(ConfigError, match="mapped twice"):
         parse_label_map("1=a,1=b")
 

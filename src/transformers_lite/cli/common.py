@@ -105,7 +105,7 @@ def inputs(args: argparse.Namespace, fields: tuple[str, ...] = ("text",)) -> tup
         kind = content[1]
         if kind in ("json", "parquet", "dataset") or (kind in ("csv", "tsv") and is_table(args.input)):
             table = read_table(args.input, None if kind == "dataset" else content)  # records: a header is no input
-            column = pick_column(table, None, (*fields, *TEXT_COLUMNS), "text", "a 'text' column")
+            column = pick_column(table, None, (*fields, *TEXT_COLUMNS), "text")
             if table.kind and is_sentence(column):  # line 1 is a text, read as the header
                 warn(
                     f"{args.input}: line 1 reads like a text, not a header naming the columns; it was taken as the "

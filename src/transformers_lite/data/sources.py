@@ -41,7 +41,7 @@ DATASETS: dict[str, dict[str, tuple[str, str | None]]] = {
 }
 NO_PUBLIC_SOURCE = {
     "amazon_reviews_multi_en": "MARC was withdrawn by Amazon in 2023; provide train/dev JSON Lines files with "
-    "'review_body' and 'stars' fields (e.g. --train train.jsonl --val dev.jsonl)",
+    "'review_body' and 'stars' fields (e.g. tlite train classifier --train train.jsonl --val dev.jsonl)",
 }
 
 

@@ -126,12 +126,17 @@ def _read_text_table(p: Path, text: str, kind: str) -> Table:
     )
 
 
-def pick_column(table: Table, given: str | None, known: tuple[str | None, ...], what: str, option: str) -> str:
+def pick_column(
+    table: Table, given: str | None, known: tuple[str | None, ...], what: str, option: str | None = None
+) -> str:
     """The column named ``given``, else the first of ``known`` present (case-insensitive), else (for
-    texts) the column of the longest strings; an error listing the columns when none fits."""
+    texts) the column of the longest strings; an error listing the columns when none fits. ``option`` is
+    the command's option that names the column (``--text-column``), or None where the command has none:
+    the error then says which name the column should have."""
     if given is not None:
         if given not in table.columns:
-            raise DataError(f"{table.source}: no column {given!r}; columns are {table.columns} ({option})")
+            named = f" ({option})" if option else ""
+            raise DataError(f"{table.source}: no column {given!r}; columns are {table.columns}{named}")
         return given
     lower = {c.lower(): c for c in table.columns}
     for name in known:
@@ -146,7 +151,9 @@ def pick_column(table: Table, given: str | None, known: tuple[str | None, ...], 
         }
         if lengths:
             return max(lengths, key=lambda c: lengths[c])
-    raise DataError(f"{table.source}: which column holds the {what}? columns are {table.columns}; pass {option}")
+    usual = next(name for name in known if name is not None)
+    advice = f"pass {option}" if option else f"name that column {usual!r}"
+    raise DataError(f"{table.source}: which column holds the {what}? columns are {table.columns}; {advice}")
 
 
 def is_sentence(name: str) -> bool:
