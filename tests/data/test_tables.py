@@ -145,7 +145,7 @@ def test_a_datasets_folder_trains_a_classifier_that_evaluate_and_classify_read(t
     assert len((tmp_path / "p.txt").read_text().splitlines()) == 40
 
 
-def test_a_datasets_folder_of_pairs_trains_a_translator(tmp_path):
+def test_a_datasets_folder_of_pairs_trains_a_translator(tmp_path, capsys):
     datasets = pytest.importorskip("datasets")
     from transformers_lite.cli.main import main
 
@@ -158,6 +158,7 @@ def test_a_datasets_folder_of_pairs_trains_a_translator(tmp_path):
     recorded = json.loads((tmp_path / "run" / "hyperparameters.json").read_text())["data"]
     assert recorded["train_src"] == str(folder.resolve()) and len(recorded["train_src_sha256"]) == 64
     assert (recorded["source_language"], recorded["target_language"]) == ("de", "en")
+    assert "de -> en pairs from pairs: 38 training and 2 validation pairs" in capsys.readouterr().out
 
 
 def test_columns_found_by_usual_names_then_by_the_longest_text(tmp_path):
