@@ -127,7 +127,11 @@ def read_text_file(path: str | Path) -> str:
     """Read UTF-8 text (compressed or not: ``formats.read_bytes`` decides from the bytes) as Python's text
     mode would: a byte-order mark is dropped and Windows (``\\r\\n``) or old Mac (``\\r``) line endings
     become ``\\n``. Problems are one-line errors naming the file (and line)."""
-    raw = read_bytes(path)
+    return text_of(read_bytes(path), path)
+
+
+def text_of(raw: bytes, path: str | Path) -> str:
+    """A file's bytes (decompressed) as ``read_text_file`` reads them; an empty file is an error."""
     if not raw.strip():
         raise DataError(f"{path}: the file is empty")
     return decode(raw, path).replace("\r\n", "\n").replace("\r", "\n")
