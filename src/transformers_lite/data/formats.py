@@ -8,7 +8,8 @@ batch inference) opens it here, so a file reads the same whatever its name says:
    ``input.TXT.GZ``, a gzip file named ``.txt``), as often as they say (a ``.gz`` of a ``.gz``); a tar
    archive, an office document (a zip of parts) and UTF-16 text are errors naming what they are;
 2. **structure** of the text: a JSON document (an array, or an object) when the whole text parses as
-   one, JSON Lines when its first line is a JSON object, else CSV, TSV or plain text.
+   one, JSON Lines when its first line is a JSON object, else CSV, TSV or plain text; and whether a
+   TSV's fields use CSV quoting or are plain, quote marks and all (``tsv_is_quoted``).
 
 The name's suffix (compression suffixes of any case removed: ``reviews.csv.gz`` -> ``.csv``) is a hint
 only where the content allows several readings: a CSV file and a text of sentences with commas look
