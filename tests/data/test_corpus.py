@@ -47,3 +47,22 @@ def test_a_pattern_a_moved_copy_and_a_changed_file(tmp_path):
     assert corpus_sha256(tmp_path / "moved") != before
     with pytest.raises(DataError, match="no file found"):
         read_corpus(str(tmp_path / "src" / "*.rs"))
+
+
+def test_compiled_and_binary_files_are_skipped_in_one_line_grouped_by_why(tmp_path):
+    (tmp_path / "pkg" / "__pycache__").mkdir(parents=True)
+    for i in range(4):
+        (tmp_path / "pkg" / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+        (tmp_path / "pkg" / "__pycache__" / f"m{i}.cpython-311.pyc").write_bytes(b"\xa7\r\r\nrest of a pyc")
+    (tmp_path / "pkg" / "_speedups.so").write_bytes(b"\x7fELF-like bytes with no NUL")
+    (tmp_path / "pkg" / "tool").write_bytes(b"#!\x00\x01binary")
+    (tmp_path / "pkg" / "latin.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    corpus = read_corpus(tmp_path / "pkg")
+    assert [p.name for p, _ in corpus.files] == [f"m{i}.py" for i in range(4)]
+    line = corpus.skipped_line()
+    assert line == (
+        "skipped 7 files that are not UTF-8 text: 5 compiled (4 .pyc, 1 .so); 1 binary (tool); "
+        "1 other (latin.txt: bytes that are not UTF-8 (b'\\xe9'); save the file as UTF-8)"
+    )
+    assert line.count("save the file as UTF-8") == 1 and "\n" not in line
+    assert corpus.report().endswith("; " + line)

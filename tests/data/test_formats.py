@@ -177,8 +177,10 @@ def test_a_json_object_wrapping_records_is_read_and_said(tmp_path):
 def test_a_label_that_is_a_list_is_refused_naming_the_line(tmp_path):
     path = tmp_path / "multi.jsonl"
     path.write_text('{"text": "a book", "label": "books"}\n{"text": "a toy book", "label": ["books", "toys"]}\n')
-    with pytest.raises(DataError, match=r"multi.jsonl:2: the 'label' label is a list .*--label-column"):
-        load_reviews(path)
+    with pytest.raises(DataError, match=r"multi.jsonl:2: the 'label' label is a list .*another column with --label-c"):
+        load_reviews(path, options=("--text-column", "--label-column"))  # training: it can choose another
+    with pytest.raises(DataError, match=r"multi.jsonl:2: the 'label' label is a list .*one value per record$"):
+        load_reviews(path)  # evaluate: no option to point at
 
 
 def test_a_csv_field_of_200000_characters_is_read(tmp_path):

@@ -30,3 +30,22 @@ def test_download_verifies_sha256_and_never_leaves_partial_files(tmp_path, monke
     assert path.read_text() == "not the real file"
     with pytest.raises(ValueError, match="no public source|withdrawn"):
         sources.download("amazon_reviews_multi_en")
+
+
+def test_a_folders_sha256_follows_its_files_not_its_place(tmp_path):
+    folder = tmp_path / "ds"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "state.json").write_text('{"a": 1}')
+    (folder / "sub" / "data-00000-of-00001.arrow").write_bytes(b"\x00\x01rows")
+    before = sources.sha256(folder)
+    assert len(before) == 64 and before == sources.sha256(folder)
+    (folder / ".lock").write_text("")  # hidden files are no data
+    assert sources.sha256(folder) == before
+    moved = tmp_path / "elsewhere"
+    folder.rename(moved)
+    assert sources.sha256(moved) == before
+    (moved / "sub" / "data-00000-of-00001.arrow").write_bytes(b"\x00\x01rowz")
+    assert sources.sha256(moved) != before
+    (moved / "sub" / "data-00000-of-00001.arrow").write_bytes(b"\x00\x01rows")
+    (moved / "sub" / "data-00000-of-00001.arrow").rename(moved / "sub" / "data-renamed.arrow")
+    assert sources.sha256(moved) != before  # a file's name is part of what the folder holds

@@ -4,6 +4,7 @@ import csv
 import json
 import sys
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +13,7 @@ from transformers_lite.data.reviews import (
     choose_classes,
     class_names_of,
     encode_labels,
+    left_out,
     load_reviews,
     parse_label_map,
 )
@@ -80,6 +82,85 @@ def test_parquet_and_a_datasets_folder_with_class_names(tmp_path):
     assert table.where[1].endswith("d.parquet:row 2")
 
 
+# what a plain TSV (``paste``, ``cut``, a database dump) holds: quote marks anywhere, as text, and never a
+# tab or a line break; a text wholly in quotes with two quotes side by side inside is CSV quoting's own
+# spelling and is read as such (see formats.tsv_is_quoted), so it is left out here
+PLAIN = st.text(st.sampled_from("ab \"'.,!"), min_size=1, max_size=12).filter(
+    lambda t: t.strip() and not (t.startswith('"') and t.endswith('"') and '""' in t[1:-1])
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(PLAIN, min_size=1, max_size=8), quoted=st.booleans())
+def test_a_plain_tsv_keeps_its_quote_marks_as_text(tmp_path_factory, texts, quoted):
+    path = tmp_path_factory.mktemp("paste") / "pairs.tsv"
+    if quoted:  # the same texts as a CSV library writes a TSV: quoted where they need it
+        texts = [*texts, 'tab\there, "quoted"', "two\nlines"]
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f, delimiter="\t", lineterminator="\n").writerows(
+                [("text", "label"), *((t, "x") for t in texts)]
+            )
+    else:  # as paste writes it
+        path.write_text("text\tlabel\n" + "".join(f"{t}\tx\n" for t in texts), encoding="utf-8")
+    table = read_table(path)
+    assert [r["text"] for r in table.rows] == texts and table.columns == ["text", "label"]
+
+
+def test_a_tsv_whose_fields_do_not_match_the_header_gets_advice_for_how_it_was_read(tmp_path):
+    (tmp_path / "plain.tsv").write_text('text\tlabel\n"Hi" she said\tpos\nsee\tthis\tneg\n')
+    with pytest.raises(
+        DataError, match=r"plain.tsv:3: 3 fields where the header has 2 .*replace the tabs inside a text"
+    ):
+        read_table(tmp_path / "plain.tsv")
+    (tmp_path / "quoted.tsv").write_text('text\tlabel\n"two\nlines"\tpos\n"a\tb"\tneg\tx\n')
+    with pytest.raises(DataError, match=r"quoted.tsv:4: 3 fields .*a field in quotes may hold tabs"):
+        read_table(tmp_path / "quoted.tsv")
+    (tmp_path / "c.csv").write_text("text,label\nhello, world,pos\n")
+    with pytest.raises(DataError, match=r"c.csv:2: 3 fields .*quote the fields that hold the delimiter"):
+        read_table(tmp_path / "c.csv")
+
+
+def _saved_dataset(datasets, path, columns):
+    datasets.Dataset.from_dict(columns).save_to_disk(str(path))
+    return path
+
+
+def test_a_datasets_folder_trains_a_classifier_that_evaluate_and_classify_read(tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    from transformers_lite.cli.main import main
+
+    words = ("good", "great", "bad", "awful")
+    texts = [f"it was {words[i % 4]} number {i}" for i in range(40)]
+    folder = _saved_dataset(datasets, tmp_path / "ds", {"text": texts, "label": ["pos", "pos", "neg", "neg"] * 10})
+    tiny = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16"]
+    tiny += ["--min-df", "1", "--embedding-init", "random", "--max-steps", "2", "--snapshots", "0"]
+    assert main(["train", "classifier", "--train", str(folder), *tiny, "--out", str(tmp_path / "run")]) == 0
+    recorded = json.loads((tmp_path / "run" / "hyperparameters.json").read_text())["data"]
+    assert recorded["train"] == str(folder.resolve()) and len(recorded["train_sha256"]) == 64
+    capsys.readouterr()
+    assert main(["evaluate", str(tmp_path / "run"), "--data", str(folder), "--no-plots"]) == 0
+    assert "n 40" in capsys.readouterr().out
+    assert main(["evaluate", str(tmp_path / "run"), "--no-plots"]) == 0  # the run's own split of the folder
+    assert main(["classify", str(tmp_path / "run"), "--input", str(folder), "--output", str(tmp_path / "p.txt")]) == 0
+    assert len((tmp_path / "p.txt").read_text().splitlines()) == 40
+
+
+def test_a_datasets_folder_of_pairs_trains_a_translator(tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    from transformers_lite.cli.main import main
+
+    src = [f"eins zwei {w}" for w in ("drei", "vier", "fuenf", "sechs")] * 10
+    folder = _saved_dataset(datasets, tmp_path / "pairs", {"de": src, "en": [s[::-1] for s in src]})
+    tiny = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16"]
+    tiny += ["--set", "n_encoder_blocks=1", "--set", "n_decoder_blocks=1", "--tokenizer", "word"]
+    tiny += ["--max-tokens", "128", "--bleu-sentences", "0", "--max-steps", "2", "--snapshots", "0"]
+    assert main(["train", "seq2seq", "--train-src", str(folder), *tiny, "--out", str(tmp_path / "run")]) == 0
+    recorded = json.loads((tmp_path / "run" / "hyperparameters.json").read_text())["data"]
+    assert recorded["train_src"] == str(folder.resolve()) and len(recorded["train_src_sha256"]) == 64
+    assert (recorded["source_language"], recorded["target_language"]) == ("de", "en")
+    assert "de -> en pairs from pairs: 38 training and 2 validation pairs" in capsys.readouterr().out
+
+
 def test_columns_found_by_usual_names_then_by_the_longest_text(tmp_path):
     (tmp_path / "a.csv").write_text("Title,Review Text,Rating\nok,a long text about the thing,4\nhi,another one,2\n")
     table = read_table(tmp_path / "a.csv")
@@ -122,11 +203,16 @@ def test_a_label_map_orders_merges_and_drops_values(tmp_path):
     reviews = load_reviews(path)
     label_map = "1=low,2=low,3=,5=high,4=high"
     assert parse_label_map(label_map) == {"1": "low", "2": "low", "3": "", "5": "high", "4": "high"}
-    assert choose_classes(reviews, None, label_map) == (2, ("low", "high"))
+    with pytest.warns(UserWarning, match=r"'4' matches no label of .*s.jsonl: column 'sentiment'.*; no record has it"):
+        assert choose_classes(reviews, None, label_map) == (2, ("low", "high"))
     labels, kept = encode_labels(reviews, 2, ("low", "high"), label_map)
     assert labels.tolist() == [0, 1, 0] and kept.tolist() == [0, 2, 3]  # 3 mapped to nothing: dropped
-    with pytest.raises(DataError, match=r"s.jsonl:2: label '3' is not one of the run's classes"):
+    assert left_out(reviews, kept, "training") == "left out 1 of 4 training records whose label is no class ('3': 1)"
+    assert left_out(reviews, np.arange(4), "") == ""
+    with pytest.raises(DataError, match=r"s.jsonl:2: label '3' is not a value the label map '1=low,2=low,5=hi"):
         encode_labels(reviews, 2, ("low", "high"), "1=low,2=low,5=high,4=high")
+    with pytest.raises(DataError, match=r"'6', 'l' match no label .* and the map leaves out '5'; write each value"):
+        choose_classes(reviews, None, "1=low,2=low,3=high,6=high,l=x")  # typos: named, and what they left out
     with pytest.raises(ConfigError, match="mapped twice"):
         parse_label_map("1=a,1=b")
 

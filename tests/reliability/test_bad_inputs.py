@@ -4,6 +4,7 @@ the rows of docs/reliability.md."""
 
 import gzip
 import json
+import re
 
 import pytest
 import torch
@@ -139,6 +140,23 @@ ERRORS = {
         ["classify", "{cls}", "--input", "{holey}", "--output", "{holey}"],
         "is the --input file: it would be written over",
     ),
+    "evaluate-table-without-the-runs-label-column": (
+        ["evaluate", "{cls}", "--data", "{nofield}"],
+        "which column holds the labels? columns are ['review_body']; name that column 'stars'",
+    ),
+    "data-lengths-table-without-texts": (
+        ["data", "lengths", "{csvnocol}"],
+        "which column holds the text? columns are ['id', 'score']; name that column 'text'",
+    ),
+    "classify-input-table-without-texts": (
+        ["classify", "{cls}", "--input", "{csvnocol}"],
+        "name that column 'review_body'",
+    ),
+    "label-map-value-no-label-has": (
+        C + ["--label-map", "1=neg,2=neg,4=pos,6=pos"],
+        "'6' matches no label of {train}: column 'stars'",
+    ),
+    "plain-tsv-with-a-tab-in-a-text": (C + ["--train", "{tabtsv}"], "replace the tabs inside a text by spaces"),
     "sinusoid-too-long": (["inspect", "sinusoid", "--length", "100000000"], "--length 1..100,000"),
     "translate-input-missing-field": (
         ["translate", "{s2s}", "--input", "{nofieldlines}"],
@@ -165,6 +183,10 @@ WARNINGS = {
         S + ["--train-src", "{holesrc}", "--train-tgt", "{holetgt}", "--out", "{tmp}/holes"],
         "dropped 1 training pairs with an empty source",
     ),
+    "label-map-value-no-record-has": (
+        C + ["--label-map", "1=neg,2=neg,3=,4=pos,5=pos,6=pos"],
+        "'6' matches no label of",
+    ),
     "translation-pairs-too-long": (S + ["--set", "max_length=5", "--out", "{tmp}/long"], "training pairs longer than"),
 }
 
@@ -186,6 +208,7 @@ def paths(files, runs, tmp_path_factory):
     (tmp / "notobj.jsonl").write_text("[1, 2]\n")
     (tmp / "emptyreview.jsonl").write_text('{"review_body": "ok", "stars": 1}\n{"review_body": "  ", "stars": 2}\n')
     (tmp / "nocol.csv").write_text("id,score\n1,5\n")
+    (tmp / "tab.tsv").write_text('review_body\tstars\n"Good" box\t5\nawful\tbox\t1\n')  # pasted: a tab in a text
     (tmp / "emptydir").mkdir()
     write_reviews(tmp / "threes.jsonl", 20, stars=(3,))
     write_reviews(tmp / "no5.jsonl", 20, stars=(1, 2, 3, 4))
@@ -244,6 +267,7 @@ def paths(files, runs, tmp_path_factory):
         "notobj": tmp / "notobj.jsonl",
         "emptyreview": tmp / "emptyreview.jsonl",
         "csvnocol": tmp / "nocol.csv",
+        "tabtsv": tmp / "tab.tsv",
         "emptydir": tmp / "emptydir",
         "threes": tmp / "threes.jsonl",
         "no5": tmp / "no5.jsonl",
@@ -262,6 +286,28 @@ def fill(args, paths):
     return [a.format(**paths) for a in args]
 
 
+def options_of(args):
+    """The options the command of ``args`` takes (``["train", "classifier", ...]`` -> its parser's)."""
+    from transformers_lite.cli.main import build_parser
+
+    parser = build_parser()
+    for word in args:
+        sub = next((a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"), None)
+        if sub is None or word not in sub.choices:
+            break
+        parser = sub.choices[word]
+    return {option for action in parser._actions for option in action.option_strings}
+
+
+def assert_names_only_its_options(args, line):
+    """Every ``--option`` a message points at is one the command that printed it takes, or, after a
+    command the message spells out (``tlite train classifier --train ...``), one that command takes."""
+    own, *others = re.split(r"\btlite (?=[a-z])", line)
+    for words, text in [(args, own), *((other.split(), other) for other in others)]:
+        named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
+        assert named <= options_of(words), (words[:2], sorted(named - options_of(words)), line)
+
+
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_bad_input_is_one_error_line(cli, paths, case):
     args, message = ERRORS[case]
@@ -269,6 +315,7 @@ def test_bad_input_is_one_error_line(cli, paths, case):
     assert result.code == 1, (result.out, result.err)
     assert len(result.lines) == 1 and result.lines[0].startswith("tlite: error: "), result.err
     assert message.format(**paths) in result.lines[0]
+    assert_names_only_its_options(args, result.lines[0])
 
 
 @pytest.mark.parametrize("case", sorted(WARNINGS))
@@ -278,6 +325,8 @@ def test_changed_input_is_one_warning_line(cli, paths, case):
     assert result.code == 0, result.err
     warnings = [line for line in result.lines if line.startswith("tlite: warning: ")]
     assert any(message in w for w in warnings), result.err
+    for line in warnings:
+        assert_names_only_its_options(args, line)
 
 
 def test_cuda_without_a_gpu_is_one_line(cli, paths):

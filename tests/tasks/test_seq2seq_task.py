@@ -1,6 +1,7 @@
 import dataclasses
 import random
 
+import pytest
 import torch
 
 from transformers_lite import Seq2SeqConfig, build_model
@@ -137,3 +138,18 @@ def test_with_one_joint_vocabulary_and_two_tables_both_tables_get_the_vectors(tm
     for table in (model.encoder.embedding.weight, model.tgt_embedding.weight):
         rows = table.detach()[ids]
         assert torch.allclose(rows[1] - rows[0], rows[2] - rows[1])  # the file's rows, scaled: evenly spaced
+
+
+def test_the_task_says_what_it_read_and_what_it_left_out(tmp_path):
+    train = write_reverse_task(tmp_path, 30, 0)
+    val = write_reverse_task(tmp_path, 10, 1)
+    (tmp_path / "0.src").write_text((tmp_path / "0.src").read_text() + " ".join(WORDS * 2) + "\n")  # too long
+    (tmp_path / "0.tgt").write_text((tmp_path / "0.tgt").read_text() + "alpha\n")
+    settings = Seq2SeqSettings(*map(str, train), *map(str, val), tokenizer="word", bleu_sentences=0)
+    config = Seq2SeqConfig(dim=16, n_heads=2, dim_hidden=32, n_encoder_blocks=1, n_decoder_blocks=1, max_length=16)
+    with pytest.warns(UserWarning, match="dropped 1 of 31 training pairs longer than max_length=16"):
+        task = Seq2SeqTask.prepare(settings, config)
+    assert task.note == (
+        "src -> tgt pairs from 0.src and 0.tgt: 30 training and 10 validation pairs; left out 1 training "
+        "pairs longer than max_length=16 tokens"
+    )

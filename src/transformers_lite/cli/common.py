@@ -8,10 +8,11 @@ import shutil
 import sys
 import textwrap
 from collections.abc import Callable
+from typing import Any
 
 from ..atomic import atomic_write_text
 from ..data.formats import read_text
-from ..data.inputs import read_inputs
+from ..data.inputs import read_input_records
 from ..data.tables import TEXT_COLUMNS, is_sentence, is_table, pick_column, read_table
 from ..errors import ConfigError, warn
 from ..families import load
@@ -89,6 +90,15 @@ def add_run_and_texts(parser: argparse.ArgumentParser, texts: str) -> None:
 def inputs(args: argparse.Namespace, fields: tuple[str, ...] = ("text",)) -> tuple[list[str], bool]:
     """``(texts, as_jsonl)``: the texts given as arguments, the lines of ``--input``, or the records of a
     table given as ``--input`` (its first column among ``fields``, else its usual text column)."""
+    texts, _, as_jsonl = input_records(args, fields)
+    return texts, as_jsonl
+
+
+def input_records(
+    args: argparse.Namespace, fields: tuple[str, ...] = ("text",)
+) -> tuple[list[str], list[dict[str, Any]] | None, bool]:
+    """``(texts, records, as_jsonl)``: as ``inputs``, with the records of a table or JSON Lines ``--input``
+    whole (their other columns, for the output to keep beside each result); None for plain texts."""
     if args.texts and args.input:
         raise ConfigError("give texts as arguments or --input FILE, not both")
     output = getattr(args, "output", None)
@@ -105,22 +115,22 @@ def inputs(args: argparse.Namespace, fields: tuple[str, ...] = ("text",)) -> tup
         kind = content[1]
         if kind in ("json", "parquet", "dataset") or (kind in ("csv", "tsv") and is_table(args.input)):
             table = read_table(args.input, None if kind == "dataset" else content)  # records: a header is no input
-            column = pick_column(table, None, (*fields, *TEXT_COLUMNS), "text", "a 'text' column")
+            column = pick_column(table, None, (*fields, *TEXT_COLUMNS), "text")
             if table.kind and is_sentence(column):  # line 1 is a text, read as the header
                 warn(
                     f"{args.input}: line 1 reads like a text, not a header naming the columns; it was taken as the "
                     f"header ({column!r}) and gets no output: add a header line 'text', or name the file .txt for "
                     "one text per line"
                 )
-            return table.texts(column), args.json
-        texts, jsonl = read_inputs(args.input, fields, content)
-        return texts, jsonl or args.json
+            return table.texts(column), table.rows, args.json
+        texts, records = read_input_records(args.input, fields, content)
+        return texts, records, records is not None or args.json
     if args.input:
-        texts, jsonl = read_inputs(args.input, fields)
-        return texts, jsonl or args.json
+        texts, records = read_input_records(args.input, fields)
+        return texts, records, records is not None or args.json
     if not args.texts:
         raise ConfigError("give at least one text, or --input FILE (- for standard input)")
-    return args.texts, False
+    return args.texts, None, False
 
 
 def write_lines(lines: list[str], output: str | None) -> None:

@@ -17,9 +17,9 @@ from pathlib import Path
 from ..atomic import atomic_write_text
 from ..data.explore import review_length_stats, word_stats
 from ..data.gutenberg import download_complete_works, prepare_complete_works
-from ..data.reviews import load_reviews
 from ..data.shakespeare import text_stats
 from ..data.sources import DATASETS, NO_PUBLIC_SOURCE, download, read_text_file
+from ..data.tables import TEXT_COLUMNS, pick_column, read_table
 from ..inspect.post_figures import write_character_frequencies, write_review_lengths
 from ..numbers import json_text
 from .common import command, show_help
@@ -39,7 +39,11 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     n = dsub.add_parser(
         "lengths", help="how long reviews are (characters, words), post 000's figure: tlite data lengths train.jsonl"
     )
-    n.add_argument("file", help="reviews (.jsonl or .csv with review_body)")
+    n.add_argument(
+        "file",
+        help="a table of texts (.jsonl, .csv, .tsv, .json, .parquet, a datasets folder): its text column "
+        "(text, review_body, ... or the longest strings)",
+    )
     n.add_argument("--json", action="store_true", help="print one JSON object")
     n.add_argument("--plot", type=Path, metavar="DIR", help="also draw review_lengths.png into DIR")
     n.set_defaults(func=run_lengths)
@@ -78,7 +82,8 @@ def run_stats(args: argparse.Namespace) -> int:
 
 
 def run_lengths(args: argparse.Namespace) -> int:
-    texts = load_reviews(args.file).texts
+    table = read_table(args.file)  # texts only: a table without labels has lengths too
+    texts = table.texts(pick_column(table, None, TEXT_COLUMNS, "text"))
     _show(review_length_stats(texts), args.json)
     if args.plot:
         print(f"wrote {write_review_lengths(texts, args.plot)}")

@@ -2,24 +2,29 @@
 it), or a glob pattern (``"src/**/*.py"``).
 
 The files are read in sorted path order and joined with a line break between them, so the last files
-make the validation split (the last fraction of the text). Files that are not UTF-8 text (images,
-archives, compiled files) and hidden files and folders (``.git``) are skipped and reported, never read
-as text. A corpus's sha256 is that of one file's bytes, or of the joined text for several: moving the
-files leaves it unchanged, editing any of them changes it.
+make the validation split (the last fraction of the text). Files that are not UTF-8 text (compiled files
+by their suffix, ``.pyc``, ``.so``, ...; binary files, which hold NUL bytes; text in another encoding) and
+hidden files and folders (``.git``) are skipped and reported in one line, never read as text. A corpus's
+sha256 is that of one file's bytes, or of the joined text for several: moving the files leaves it
+unchanged, editing any of them changes it.
 """
 
 from __future__ import annotations
 
 import glob
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import DataError
-from .formats import check_file
-from .sources import read_text_file, sha256
+from .formats import check_file, read_bytes
+from .sources import read_text_file, sha256, text_of
 
 GLOB_CHARS = "*?["
+# files a build writes beside the sources (Python's bytecode, object files, libraries, Java classes)
+COMPILED = {".pyc", ".pyo", ".o", ".obj", ".a", ".so", ".dylib", ".dll", ".exe", ".class", ".wasm"}
+COMPILED_FILE, BINARY_FILE = "compiled", "binary (holds NUL bytes)"
 
 
 @dataclass(frozen=True)
@@ -40,8 +45,25 @@ class Corpus:
         )
         line += ")" if len(self.files) <= shown else ", ...)"
         if self.skipped:
-            line += f"; skipped {len(self.skipped):,} ({self.skipped[0][0].name}: {self.skipped[0][1]}, ...)"
+            line += f"; {self.skipped_line()}"
         return line
+
+    def skipped_line(self) -> str:
+        """The files skipped, in one phrase grouped by why: compiled files by suffix, binary files, and
+        the others (not UTF-8, empty) with the first one's reason."""
+        compiled = Counter(p.suffix.lower() for p, why in self.skipped if why == COMPILED_FILE)
+        binary = [p.name for p, why in self.skipped if why == BINARY_FILE]
+        other = [(p, why) for p, why in self.skipped if why not in (COMPILED_FILE, BINARY_FILE)]
+        parts = []
+        if compiled:
+            by_suffix = ", ".join(f"{n:,} {suffix}" for suffix, n in compiled.most_common())
+            parts.append(f"{sum(compiled.values()):,} compiled ({by_suffix})")
+        if binary:
+            parts.append(f"{len(binary):,} binary ({', '.join(binary[:3])}{', ...' if len(binary) > 3 else ''})")
+        if other:
+            more = f" and {len(other) - 1:,} more" if len(other) > 1 else ""
+            parts.append(f"{len(other):,} other ({other[0][0].name}: {other[0][1]}{more})")
+        return f"skipped {len(self.skipped):,} files that are not UTF-8 text: " + "; ".join(parts)
 
 
 def is_corpus_spec(spec: str | Path) -> bool:
@@ -76,13 +98,17 @@ def read_corpus(spec: str | Path) -> Corpus:
         return Corpus(text, [(files[0], len(text))])
     texts, read, skipped = [], [], []
     for path in files:
+        if path.suffix.lower() in COMPILED:  # never text, whatever bytes it starts with
+            skipped.append((path, COMPILED_FILE))
+            continue
         try:
-            text = read_text_file(path)
+            raw = read_bytes(path)
+            if b"\x00" in raw:
+                skipped.append((path, BINARY_FILE))
+                continue
+            text = text_of(raw, path)
         except DataError as err:  # not UTF-8, empty, unreadable: reported, never read as text
             skipped.append((path, str(err).split(": ", 1)[-1]))
-            continue
-        if "\x00" in text:
-            skipped.append((path, "binary (holds NUL bytes)"))
             continue
         texts.append(text if text.endswith("\n") else text + "\n")
         read.append((path, len(text)))

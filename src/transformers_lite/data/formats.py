@@ -8,7 +8,8 @@ batch inference) opens it here, so a file reads the same whatever its name says:
    ``input.TXT.GZ``, a gzip file named ``.txt``), as often as they say (a ``.gz`` of a ``.gz``); a tar
    archive, an office document (a zip of parts) and UTF-16 text are errors naming what they are;
 2. **structure** of the text: a JSON document (an array, or an object) when the whole text parses as
-   one, JSON Lines when its first line is a JSON object, else CSV, TSV or plain text.
+   one, JSON Lines when its first line is a JSON object, else CSV, TSV or plain text; and whether a
+   TSV's fields use CSV quoting or are plain, quote marks and all (``tsv_is_quoted``).
 
 The name's suffix (compression suffixes of any case removed: ``reviews.csv.gz`` -> ``.csv``) is a hint
 only where the content allows several readings: a CSV file and a text of sentences with commas look
@@ -23,13 +24,17 @@ condition: not found, a symbolic link to nothing, a symbolic link loop, a folder
 from __future__ import annotations
 
 import bz2
+import csv
 import errno
 import gzip
 import io
 import json
 import lzma
 import os
+import re
+import sys
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import DataError, warn
@@ -157,6 +162,66 @@ def sniff(text: str, suffix: str = "") -> str:
         return named
     first = lines[0] if lines else ""
     return "tsv" if "\t" in first else "csv" if "," in first else "text"
+
+
+def csv_records(
+    text: str, delimiter: str, name: str | Path = "", strict: bool = False
+) -> Iterator[tuple[int, list[str]]]:
+    """``(line a record starts at, its fields)`` of a text with CSV quoting, whose fields are as long as
+    the text lets them be (not the ``csv`` module's 128 KiB); malformed quoting is an error naming the
+    line of ``name``."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=strict)
+    limit = csv.field_size_limit()
+    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
+    try:
+        start = 1
+        for row in reader:
+            yield start, row
+            start = reader.line_num + 1
+    except csv.Error as err:
+        kind = "TSV" if delimiter == "\t" else "CSV"
+        raise DataError(f"{name}:{reader.line_num}: malformed {kind} ({err})") from None
+    finally:
+        csv.field_size_limit(limit)
+
+
+def tsv_is_quoted(text: str) -> bool:
+    """Whether a TSV's fields use CSV quoting (a field in ``"..."`` holding tabs, line breaks or doubled
+    quotes ``""``), as spreadsheets and CSV libraries write a TSV; else it is a plain TSV (``paste``,
+    ``cut``, a database dump) whose quote marks are text, wherever they stand.
+
+    Quoted when its reading as quoted CSV closes every quote (strictly) and is needed: it is whole (each
+    record has the header's number of fields) where the plain reading is not, or goes further before a
+    record that is not; or both are whole, every field that starts with a quote is one quoted field, and
+    one of them holds a doubled quote or the header's names are quoted too. So a stray quote (``"Hello"
+    he said``) is always text; only a text that is wholly in quotes and holds two quotes side by side
+    (``"say ""hi"" twice"``) reads as quoted."""
+    lines = text.split("\n")
+    starting = [f for line in lines for f in line.split("\t") if f.startswith('"')]
+    if not starting:
+        return False  # a quote inside a field is text in both readings
+    quoted_ends, plain_ends = len(lines) + 1, len(lines) + 1  # the line of the first record that is not whole
+    try:
+        width = None
+        for start, row in csv_records(text, "\t", strict=True):
+            if row and row != [""]:
+                width = len(row) if width is None else width
+                if len(row) != width:
+                    quoted_ends = start
+                    break
+    except DataError:  # a quote that is not closed as CSV closes them: the quotes are text
+        return False
+    plain = [(n, len(line.split("\t"))) for n, line in enumerate(lines, 1) if line.strip()]
+    plain_ends = next((n for n, w in plain if w != plain[0][1]), plain_ends)
+    if quoted_ends != plain_ends:
+        return quoted_ends > plain_ends
+    if not all(_QUOTED_FIELD.fullmatch(f) for f in starting):
+        return False
+    header = text.lstrip("\n").split("\n", 1)[0].split("\t")
+    return any('""' in f[1:-1] for f in starting) or all(_QUOTED_FIELD.fullmatch(f) for f in header)
+
+
+_QUOTED_FIELD = re.compile(r'"(?:[^"]|"")*"')
 
 
 def _holds_records(value: object) -> bool:

@@ -29,6 +29,15 @@ def read_inputs(
 ) -> tuple[list[str], bool]:
     """``(texts, is_jsonl)`` from ``source`` (a path, or ``-`` for standard input): one text per line.
     ``content`` is the file's ``(text, format)`` when already read (``formats.read_text``)."""
+    texts, records = read_input_records(source, fields, content)
+    return texts, records is not None
+
+
+def read_input_records(
+    source: str, fields: tuple[str, ...] = ("text",), content: tuple[str, str] | None = None
+) -> tuple[list[str], list[dict[str, Any]] | None]:
+    """``(texts, records)``: as ``read_inputs``, with each JSON Lines record whole (its other fields, an
+    id, for the outputs to keep beside the results); ``records`` is None for lines of plain text."""
     name = "<stdin>" if source == "-" else source
     if source == "-":
         raw = _stdin_bytes()  # compressed or not, as a file is (``formats.decompress``)
@@ -52,14 +61,16 @@ def read_inputs(
     if kind == "parquet":
         raise DataError(f"{name}: a Parquet file, not one input per line; give it as --input (its records are read)")
     jsonl = kind in ("json", "jsonl")
-    texts = []
+    texts, records = [], []
     for number, line in enumerate(lines, 1):
         where = f"{name}:{number}"
-        text = _record_text(line, fields, where) if jsonl else line
+        if jsonl:
+            records.append(_record(line, where))
+        text = _record_text(records[-1], fields, where) if jsonl else line
         if not text.strip():
             raise DataError(f"{where}: empty input; every line needs a text (one output per line)")
         texts.append(text)
-    return texts, jsonl
+    return texts, records if jsonl else None
 
 
 def split_lines(text: str) -> list[str]:
@@ -71,10 +82,14 @@ def split_lines(text: str) -> list[str]:
     return [line.removesuffix("\r") for line in lines]
 
 
-def _record_text(line: str, fields: tuple[str, ...], where: str) -> str:
+def _record(line: str, where: str) -> dict[str, Any]:
     record = parse_json(line, where, "; give one JSON object per line")
     if not isinstance(record, dict):
         raise DataError(f"{where}: {json_kind(record)}, not a JSON object; give one object per line")
+    return record
+
+
+def _record_text(record: dict[str, Any], fields: tuple[str, ...], where: str) -> str:
     field = next((f for f in fields if f in record), None)
     if field is None:
         raise DataError(f"{where}: no {' or '.join(repr(f) for f in fields)} field")

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConfigError, DataError
+from ..errors import ConfigError, DataError, warn
 from ..tokenizers.text import drop_ignorable
 from .inputs import json_kind
 from .tables import LABEL_COLUMNS, TEXT_COLUMNS, pick_column, read_table
@@ -66,23 +66,27 @@ def load_reviews(
     text_column: str | None = None,
     label_column: str | None = None,
     usual: tuple[str | None, str | None] = (None, None),
+    options: tuple[str, str] | None = None,
 ) -> Reviews:
     """Texts and labels of a table (see ``data.tables`` for the formats); the columns are the given
     ones, else the ``usual`` ones when the table has them (a run's own columns), else found
-    (``text``/``review_body``/... and ``label``/``stars``/...)."""
+    (``text``/``review_body``/... and ``label``/``stars``/...). ``options`` are the command's options
+    naming the two columns (``("--text-column", "--label-column")``), for its errors to point at; None
+    where the command has none."""
     table = read_table(path)
-    text = pick_column(table, text_column, (*usual[:1], *TEXT_COLUMNS), "text", "--text-column")
-    label = pick_column(table, label_column, (*usual[1:], *LABEL_COLUMNS), "labels", "--label-column")
+    text_option, label_option = options or (None, None)
+    text = pick_column(table, text_column, (*usual[:1], *TEXT_COLUMNS), "text", text_option)
+    label = pick_column(table, label_column, (*usual[1:], *LABEL_COLUMNS), "labels", label_option)
     if text == label:
         raise ConfigError(f"{path}: the texts and the labels cannot both be column {text!r}")
     names = table.class_names.get(label)
     values = table.values(label)
     for value, where in zip(values, table.where):
         if isinstance(value, (list, dict)):  # one label per record: str(["books", "toys"]) is no class
+            other = f", or choose another column with {label_option} (--label-map names and merges its values)"
             raise DataError(
                 f"{where}: the {label!r} label is {json_kind(value)} ({json.dumps(value, default=str)[:60]}); a "
-                "classifier takes one label per record: keep one value per record, or choose another column "
-                "with --label-column (--label-map then names and merges its values)"
+                f"classifier takes one label per record: keep one value per record{other if options else ''}"
             )
     return Reviews(table.texts(text), values, table.where, text, label, names, table.source)
 
@@ -172,7 +176,8 @@ def class_indices(
         name = value_name(value, reviews.value_names)
         if name not in mapping:
             shown = ", ".join(list(mapping)[:12])
-            raise DataError(f"{where}: label {name!r} is not one of the run's classes ({shown}); check --label-map")
+            what = f"a value the label map {label_map!r} maps" if label_map else "one of the classes"
+            raise DataError(f"{where}: label {name!r} is not {what} ({shown})")
         if mapping[name]:
             labels.append(index[mapping[name]])
             kept.append(i)
@@ -207,21 +212,35 @@ def choose_classes(reviews: Reviews, labels: int | None, label_map: str | None) 
 
 
 def _check_label_map(reviews: Reviews, label_map: str, column: str) -> None:
-    """An error naming what ``label_map`` keeps of the records, when it keeps fewer than two classes."""
+    """An error naming what ``label_map`` keeps of the records, when it keeps fewer than two classes, and
+    the values of the map that match no label of the column (a typo: an error when the map leaves
+    labels out, else a warning)."""
     mapping = parse_label_map(label_map)
     found = Counter(value_name(v, reviews.value_names) for v in reviews.values)
+    values = ", ".join(f"{v!r} ({n})" for v, n in found.most_common(12))
+    unmatched = [value for value in mapping if value not in found]
+    no_label = f"{', '.join(map(repr, unmatched))} {'matches' if len(unmatched) == 1 else 'match'} no label"
     kept = Counter({mapping[v]: 0 for v in mapping if mapping[v]})
     for value, n in found.items():
         if mapping.get(value):
             kept[mapping[value]] += n
-    if sum(1 for n in kept.values() if n) >= 2:
+    if sum(1 for n in kept.values() if n) < 2:
+        what = ", ".join(f"{name!r} ({n} records)" for name, n in kept.items()) or "no class"
+        raise DataError(
+            f"--label-map {label_map!r} keeps {what} of {len(reviews)} records in {column}, whose values are "
+            f"{values}{'; ' + no_label if unmatched else ''}; a classifier needs two classes with records: map "
+            "the values to two names or more (VALUE=NAME)"
+        )
+    if not unmatched:
         return
-    values = ", ".join(f"{v!r} ({n})" for v, n in found.most_common(12))
-    what = ", ".join(f"{name!r} ({n} records)" for name, n in kept.items()) or "no class"
-    raise DataError(
-        f"--label-map {label_map!r} keeps {what} of {len(reviews)} records in {column}, whose values are {values}; "
-        "a classifier needs two classes with records: map the values to two names or more (VALUE=NAME)"
-    )
+    said = f"--label-map {label_map!r}: {no_label} of {column} ({values})"
+    unmapped = sorted(v for v in found if v not in mapping)
+    if unmapped:  # a value spelled otherwise than the column spells it: its records could not be classed
+        raise DataError(
+            f"{said}, and the map leaves out {', '.join(map(repr, unmapped[:6]))}; write each value as the "
+            "column holds it (an empty name drops a value's records: 'VALUE=')"
+        )
+    warn(f"{said}; no record has it")
 
 
 def encode_labels(
@@ -232,6 +251,18 @@ def encode_labels(
     if not names:
         return task_labels(reviews.stars, n_labels)
     return class_indices(reviews, names, label_map)
+
+
+def left_out(reviews: Reviews, kept: np.ndarray, what: str) -> str:
+    """A phrase counting the records of ``reviews`` not in ``kept`` (their label is no class: a value
+    the label map maps to nothing, 3 stars in the sentiment task) by value, or ``""`` when none is."""
+    keep = set(kept.tolist())
+    counts = Counter(value_name(v, reviews.value_names) for i, v in enumerate(reviews.values) if i not in keep)
+    if not counts:
+        return ""
+    shown = ", ".join(f"{v!r}: {n}" for v, n in counts.most_common(6)) + (", ..." if len(counts) > 6 else "")
+    records = f"{what} records" if what else "records"
+    return f"left out {sum(counts.values())} of {len(reviews)} {records} whose label is no class ({shown})"
 
 
 def _is_int(text: str) -> bool:

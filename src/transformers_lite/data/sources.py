@@ -41,7 +41,7 @@ DATASETS: dict[str, dict[str, tuple[str, str | None]]] = {
 }
 NO_PUBLIC_SOURCE = {
     "amazon_reviews_multi_en": "MARC was withdrawn by Amazon in 2023; provide train/dev JSON Lines files with "
-    "'review_body' and 'stars' fields (e.g. --train train.jsonl --val dev.jsonl)",
+    "'review_body' and 'stars' fields (e.g. tlite train classifier --train train.jsonl --val dev.jsonl)",
 }
 
 
@@ -73,11 +73,25 @@ def resolve(dataset: str, filename: str, explicit: str | Path | None = None) -> 
 
 
 def sha256(path: str | Path) -> str:
+    """The sha256 of a file's bytes; of a folder (a ``datasets`` folder written by ``save_to_disk``), that of
+    its files' relative paths and digests in sorted order, so the same files give the same digest wherever
+    the folder lies (hidden files, as a ``.lock``, are left out)."""
+    path = Path(path)
+    if path.is_dir():
+        h = hashlib.sha256()
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path)))
+        for file in files:
+            h.update(f"{file.relative_to(path).as_posix()}\0{sha256(file)}\n".encode())
+        return h.hexdigest()
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
 
 
 def download(dataset: str, root: Path | None = None, timeout: float = 60.0) -> list[Path]:
@@ -113,7 +127,11 @@ def read_text_file(path: str | Path) -> str:
     """Read UTF-8 text (compressed or not: ``formats.read_bytes`` decides from the bytes) as Python's text
     mode would: a byte-order mark is dropped and Windows (``\\r\\n``) or old Mac (``\\r``) line endings
     become ``\\n``. Problems are one-line errors naming the file (and line)."""
-    raw = read_bytes(path)
+    return text_of(read_bytes(path), path)
+
+
+def text_of(raw: bytes, path: str | Path) -> str:
+    """A file's bytes (decompressed) as ``read_text_file`` reads them; an empty file is an error."""
     if not raw.strip():
         raise DataError(f"{path}: the file is empty")
     return decode(raw, path).replace("\r\n", "\n").replace("\r", "\n")

@@ -13,10 +13,8 @@ validation split of records is seeded (``split_validation``).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ import numpy as np
 
 from ..errors import DataError, warn
 from ..optional import need
-from .formats import check_file, hint, read_text, sniff
+from .formats import check_file, csv_records, hint, read_text, sniff, tsv_is_quoted
 from .inputs import json_kind, parse_json
 
 _SEPARATOR = {"csv": "comma", "tsv": "tab"}
@@ -128,12 +126,17 @@ def _read_text_table(p: Path, text: str, kind: str) -> Table:
     )
 
 
-def pick_column(table: Table, given: str | None, known: tuple[str | None, ...], what: str, option: str) -> str:
+def pick_column(
+    table: Table, given: str | None, known: tuple[str | None, ...], what: str, option: str | None = None
+) -> str:
     """The column named ``given``, else the first of ``known`` present (case-insensitive), else (for
-    texts) the column of the longest strings; an error listing the columns when none fits."""
+    texts) the column of the longest strings; an error listing the columns when none fits. ``option`` is
+    the command's option that names the column (``--text-column``), or None where the command has none:
+    the error then says which name the column should have."""
     if given is not None:
         if given not in table.columns:
-            raise DataError(f"{table.source}: no column {given!r}; columns are {table.columns} ({option})")
+            named = f" ({option})" if option else ""
+            raise DataError(f"{table.source}: no column {given!r}; columns are {table.columns}{named}")
         return given
     lower = {c.lower(): c for c in table.columns}
     for name in known:
@@ -148,7 +151,9 @@ def pick_column(table: Table, given: str | None, known: tuple[str | None, ...], 
         }
         if lengths:
             return max(lengths, key=lambda c: lengths[c])
-    raise DataError(f"{table.source}: which column holds the {what}? columns are {table.columns}; pass {option}")
+    usual = next(name for name in known if name is not None)
+    advice = f"pass {option}" if option else f"name that column {usual!r}"
+    raise DataError(f"{table.source}: which column holds the {what}? columns are {table.columns}; {advice}")
 
 
 def is_sentence(name: str) -> bool:
@@ -218,36 +223,44 @@ def _read_json(path: Path, text: str) -> Table:
 
 
 def _read_delimited(path: Path, text: str, delimiter: str) -> Table:
-    """Records of a CSV/TSV file with a header (a quoted field may span lines, and be of any length)."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    """Records of a CSV/TSV file with a header (a quoted field may span lines, and be of any length). A
+    TSV is read with CSV quoting only when its content says so (``formats.tsv_is_quoted``); a plain TSV
+    keeps every quote mark as text."""
+    plain = delimiter == "\t" and not tsv_is_quoted(text)
+    lines = _plain_lines(text) if plain else csv_records(text, delimiter, path)
     rows, where = [], []
-    limit = csv.field_size_limit()
-    csv.field_size_limit(min(sys.maxsize, 2**31 - 1))  # a field is as long as the file lets it be
-    try:
-        names = next(reader, None)
-        if not names:
-            raise DataError(f"{path}: the file is empty; the first line names the columns")
-        if len(set(names)) != len(names):
-            raise DataError(f"{path}:1: the header repeats a column name: {names}")
-        start = reader.line_num + 1
-        for row in reader:
-            place, start = f"{path}:{start}", reader.line_num + 1
-            if not row or row == [""]:
-                continue
-            if len(row) != len(names):
-                raise DataError(
-                    f"{place}: {len(row)} fields where the header has {len(names)} ({names}); quote fields that "
-                    "hold the delimiter"
-                )
-            rows.append(dict(zip(names, row)))
-            where.append(place)
-    except csv.Error as err:
-        raise DataError(
-            f"{path}:{reader.line_num}: malformed {'TSV' if delimiter == chr(9) else 'CSV'} ({err})"
-        ) from None
-    finally:
-        csv.field_size_limit(limit)
+    names = next(lines, (1, []))[1]
+    if not names or names == [""]:
+        raise DataError(f"{path}: the file is empty; the first line names the columns")
+    if len(set(names)) != len(names):
+        raise DataError(f"{path}:1: the header repeats a column name: {names}")
+    for line, row in lines:
+        if not row or row == [""]:
+            continue
+        if len(row) != len(names):
+            shown = f"{len(row)} fields where the header has {len(names)} ({names})"
+            raise DataError(f"{path}:{line}: {shown}; {_advice(delimiter, plain)}")
+        rows.append(dict(zip(names, row)))
+        where.append(f"{path}:{line}")
     return Table(str(path), names, rows, where, {}, "tsv" if delimiter == "\t" else "csv")
+
+
+def _advice(delimiter: str, plain: bool) -> str:
+    """What to do about a record whose fields the header's do not match, for how the file was read."""
+    if delimiter != "\t":
+        return 'quote the fields that hold the delimiter ("a, b")'
+    if plain:
+        return "a tab separates fields in a TSV: replace the tabs inside a text by spaces"
+    return (
+        "a field in quotes may hold tabs and line breaks, up to its closing quote: check the quotes around "
+        'this line, or write a quote inside a text as two ("")'
+    )
+
+
+def _plain_lines(text: str) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, fields)`` of a plain TSV: a line is a record, a tab separates its fields."""
+    for number, line in enumerate(text.split("\n"), 1):
+        yield number, line.split("\t")
 
 
 def _read_dataset(path: Path) -> Table:

@@ -36,12 +36,13 @@ from .prediction import class_names, classify_texts, is_ordinal
 
 
 def recorded_file(run: LoadedRun, key: str, option: str) -> Path:
-    """A data file the run recorded (``hyperparameters.json``), checked against its recorded sha256."""
+    """A data file (or ``datasets`` folder) the run recorded (``hyperparameters.json``), checked against its
+    recorded sha256."""
     data = run.hyperparameters.get("data", {})
     if not data.get(key):
         raise DataError(f"{run.run_dir} recorded no {key.replace('_', ' ')} file; pass {option}")
     path = Path(data[key])
-    if not path.is_file():
+    if not path.exists():  # a file, or a datasets folder
         raise FileNotFoundError(f"the run's {key.replace('_', ' ')} file {path} is gone; pass {option}")
     if data.get(f"{key}_sha256") not in (None, sha256(path)):
         raise DataError(

@@ -94,7 +94,7 @@ def resume_recipe(
         if key in paths and value and current[key]:
             if Path(value).resolve() == Path(current[key]).resolve():
                 continue
-            if Path(value).is_file() and digests.get(f"{key}_sha256") == sha256(value):
+            if Path(value).exists() and digests.get(f"{key}_sha256") == sha256(value):
                 moved[key] = value  # the same contents at another place: the run goes on with it
                 continue
         elif value == current[key]:

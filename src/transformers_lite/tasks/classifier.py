@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..config import ClassifierConfig
-from ..data.reviews import choose_classes, encode_labels, load_reviews
+from ..data.reviews import choose_classes, encode_labels, left_out, load_reviews
 from ..data.sources import sha256
 from ..data.tables import split_validation
 from ..errors import ConfigError, DataError, warn
@@ -59,10 +59,21 @@ class Splits:
     columns: tuple[str, str]
     unlabelled: list[str]
     sources: dict[str, Path | None]
+    dropped: str = ""  # the records read but left out, by label value (``data.reviews.left_out``)
 
 
 # the settings that decide which records a classifier is trained and validated on, and how they are scored
-RECORD_SETTINGS = ("train", "val", "text_column", "label_column", "labels", "label_map", "ordinal", "val_fraction", "stratify")
+RECORD_SETTINGS = (
+    "train",
+    "val",
+    "text_column",
+    "label_column",
+    "labels",
+    "label_map",
+    "ordinal",
+    "val_fraction",
+    "stratify",
+)
 
 
 def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
@@ -73,13 +84,16 @@ def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
     if not s.train:
         raise ConfigError("give the training reviews with --train FILE.jsonl (MARC has no public download)")
     train_path, val_path = Path(s.train), None if s.val is None else Path(s.val)
-    reviews = load_reviews(train_path, text_column=s.text_column, label_column=s.label_column)
+    options = ("--text-column", "--label-column")  # train classifier's and baseline's: errors point at them
+    reviews = load_reviews(train_path, text_column=s.text_column, label_column=s.label_column, options=options)
     n_labels, names = choose_classes(reviews, s.labels, s.label_map)
     labels, kept = encode_labels(reviews, n_labels, names, s.label_map)
     texts = [reviews.texts[i] for i in kept]
+    dropped = [left_out(reviews, kept, "training" if val_path else "")]
     if val_path is not None:
-        val_reviews = load_reviews(val_path, usual=(reviews.text_column, reviews.label_column))
+        val_reviews = load_reviews(val_path, usual=(reviews.text_column, reviews.label_column), options=options)
         val_labels, val_kept = encode_labels(val_reviews, n_labels, names, s.label_map)
+        dropped.append(left_out(val_reviews, val_kept, "validation"))
         val = Labelled([val_reviews.texts[i] for i in val_kept], val_labels)
         held_out: set[int] = set()
     else:
@@ -97,6 +111,7 @@ def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
         (reviews.text_column, reviews.label_column),
         unlabelled,
         {"train": train_path, "val": val_path},
+        "; ".join(d for d in dropped if d),
     )
 
 
@@ -119,11 +134,13 @@ class ClassifierTask(TaskBase):
         pretrained: Pretrained | None = None,
         classes: tuple[int, tuple[str, ...]] | None = None,
         columns: tuple[str, str] = ("review_body", "stars"),
+        dropped: str = "",
     ) -> None:
         """``train``/``val`` in memory; ``unlabelled`` the texts PPMI embeddings count (default the
         training texts); ``sources`` the files they came from (for the run's record); ``classes`` the
         ``(n_labels, names)`` of ``data.reviews.choose_classes`` (default: the star task of
-        ``settings.labels``); ``columns`` the text and label columns read."""
+        ``settings.labels``); ``columns`` the text and label columns read; ``dropped`` says the records
+        read but left out (``data.reviews.left_out``), for the note printed as training starts."""
         self.settings, self.seed, self.tokenizer, self.pretrained = settings, seed, tokenizer, pretrained
         self.n_labels, self.label_names = classes or (settings.labels or 5, ())
         self.columns = columns
@@ -132,6 +149,7 @@ class ClassifierTask(TaskBase):
             f"texts from column {columns[0]!r}, labels from column {columns[1]!r}: {max(self.n_labels, 2)} classes "
             f"({shown}); {len(train.texts)} training and {len(val.texts)} validation records"
             + ("" if (sources or {}).get("val") or not settings.stratify else " (a split stratified by class)")
+            + (f"; {dropped}" if dropped else "")
         )
         self.sources = sources or {}
         self.max_length, self.pads_to_length = config.max_length, config.pads_to_length
@@ -186,6 +204,7 @@ class ClassifierTask(TaskBase):
             pretrained=pretrained,
             classes=splits.classes,
             columns=splits.columns,
+            dropped=splits.dropped,
         )
 
     def _check_splits(self) -> None:

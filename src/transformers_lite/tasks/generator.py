@@ -119,8 +119,7 @@ class GeneratorTask(TaskBase):
         source = settings.text if settings.text else resolve(*CORPORA[settings.corpus])
         corpus = read_corpus(source)
         if corpus.skipped:
-            shown = ", ".join(f"{p.name} ({why})" for p, why in corpus.skipped[:3])
-            warn(f"{source}: skipped {len(corpus.skipped):,} files that are not UTF-8 text: {shown}")
+            warn(f"{source}: {corpus.skipped_line()}")
         tokenizer = (tokenizers or {}).get("tokenizer")
         if tokenizer is None:
             bpe = settings.tokenizer == "bpe"

@@ -178,14 +178,17 @@ class Seq2SeqTask(TaskBase):
             self._encode(self.tgt_tok, self.val_tgt_text, False),
             limit,
         )
+        dropped = []
         for name, kept, total in (("training", self.train_src, src), ("validation", self.val_src, self.val_src_text)):
             if not kept:
                 raise DataError(f"no {name} pair fits max_length={config.max_length} tokens; raise --set max_length")
             if len(kept) < len(total):
+                dropped.append(f"{len(total) - len(kept):,} {name}")
                 warn(
                     f"dropped {len(total) - len(kept):,} of {len(total):,} {name} pairs longer than "
                     f"max_length={config.max_length} tokens"
                 )
+        self.note = self._read_note(dropped, config.max_length)
         self._epoch_batches: tuple[int, list[list[int]]] | None = None
         self._steps_per_epoch: int | None = None
         # pretrained vectors (post 001's GloVe) for the source table and, when it is another, the target's
@@ -193,7 +196,20 @@ class Seq2SeqTask(TaskBase):
         if settings.vectors is not None:
             toks = [self.src_tok] if self.tgt_tok is self.src_tok else [self.src_tok, self.tgt_tok]
             self.vectors = [token_vectors(tok, settings.vectors, config.dim) for tok in toks]
-            self.note = "\n".join(note for _, _, note in self.vectors)
+            self.note = "\n".join([self.note, *(note for _, _, note in self.vectors)])
+
+    def _read_note(self, dropped: list[str], max_length: int) -> str:
+        """One line on what was read, printed as training starts (as the other families print theirs): the
+        languages, the files, the pairs of each split and those left out for their length."""
+        files = [Path(self.sources[k]).name for k in ("train_src", "train_tgt") if self.sources.get(k)]
+        place = f" from {' and '.join(files)}" if files else ""
+        line = (
+            f"{self.languages[0]} -> {self.languages[1]} pairs{place}: {len(self.train_src):,} training and "
+            f"{len(self.val_src):,} validation pairs"
+        )
+        if dropped:
+            line += f"; left out {' and '.join(dropped)} pairs longer than max_length={max_length} tokens"
+        return line
 
     def init_model(self, model: nn.Module) -> None:
         """``vectors``: the rows of the words the file holds, in the source table and the target's."""
