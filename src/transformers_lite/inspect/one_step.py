@@ -5,9 +5,10 @@ run's recorded betas and weight decay, Muon on the blocks' matrices (AdamW on th
 (``w ← w − lr·∂L/∂w``) beside them; at the run's peak learning rate unless another is given. Adam's
 first step moves every weight by about the learning rate against its gradient's sign, however small that
 gradient (its two running means are the gradient and its square, so their ratio is ±1), where SGD moves
-each weight in proportion to its gradient. The copy is thrown away: the run's weights and files are never touched. Muon's first step moves each matrix by
-the orthogonalised gradient: ``spectra`` holds, per matrix, the singular values of its gradient and of
-that update, so the page can show the update's being flat where the gradient's fall off steeply.
+each weight in proportion to its gradient. The copy is thrown away: the run's weights and files are
+never touched. Muon's first step moves each matrix by the orthogonalised gradient: ``spectra`` holds,
+per matrix, the singular values of its gradient and of that update, so the page can show the update's
+being flat where the gradient's fall off steeply.
 """
 
 from __future__ import annotations
