@@ -40,6 +40,7 @@ from ..models.ensemble import classifier_members
 from ..pipeline import Run
 from ..runs.history import HistoryFileError, read_metrics
 from ..summary import summary_rows
+from ..tokenizers import Tokenizer
 from ..tokenizers.unknown import unknown_notes
 from ..training.rundir import is_training
 
@@ -107,9 +108,23 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
         "curves": curves,
         "training": training_state(run),
         "example": _example(run),
+        "task": task_title(run),
         "limits": LIMITS.__dict__,
         "notices": notices,
     }
+
+
+def task_title(run: Run, shown: int = 6) -> dict[str, str] | None:
+    """A classifier's task in words, from its own classes: ``{"title": "Classify a text: 8 classes (art,
+    computers, ...)", "item": "text"}`` (``"review"`` for the star and sentiment tasks, whose classes
+    are not taken from data); the first ``shown`` class names, then how many more. ``None`` for the
+    other families, whose views name their task themselves."""
+    if run.config.family != "classifier":
+        return None
+    names = class_names(run.config)
+    item = "text" if run.config.label_names else "review"
+    listed = ", ".join(names[:shown]) + (f", ... ({len(names) - shown} more)" if len(names) > shown else "")
+    return {"title": f"Classify a {item}: {len(names)} classes ({listed})", "item": item}
 
 
 # run folder -> (the loaded run, its example): the run itself is kept, not its id, which a run loaded again
@@ -182,13 +197,31 @@ def embedding_view(run: Run, method: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- generator
 def prepare_prompt(run: Run, prompt: str) -> dict[str, Any]:
     """The prompt as the model reads it: ``text`` (cut to its end when too long), its token ``ids``,
-    the ``unknown`` characters the model never saw, and ``notices`` for the page."""
+    its ``tokens`` (the text each token adds, joined they give ``text``), the ``unknown`` characters
+    the model never saw, and ``notices`` for the page."""
     notices: list[str] = []
     prompt = bounded(prompt, notices, "the prompt", LIMITS.prompt_chars, keep_end=True)
     read = read_prompt(run.tokenizer, prompt)
     if read.notice:
         notices.append(read.notice)
-    return {"text": prompt, "ids": read.ids, "unknown": read.unknown, "notices": notices}
+    tokens = prompt_pieces(run.tokenizer, prompt, read.ids)
+    return {"text": prompt, "ids": read.ids, "tokens": tokens, "unknown": read.unknown, "notices": notices}
+
+
+def prompt_pieces(tokenizer: Tokenizer, prompt: str, ids: list[int]) -> list[str]:
+    """``prompt`` cut where its tokens end: the text each token adds to the decoded prefix, as the
+    generated tokens are streamed (a byte-level piece ending inside a character joins the next one).
+    Where decoding does not give the prompt back (characters read as the unknown symbol), its
+    characters, one per token of a character model."""
+    pieces: list[str] = []
+    shown = ""
+    for end in range(1, len(ids) + 1):
+        text = tokenizer.decode(ids[:end])
+        if text.endswith("\ufffd") and end < len(ids):
+            continue  # an incomplete UTF-8 sequence: the next byte completes it
+        pieces.append(text[len(shown) :])
+        shown = text
+    return pieces if "".join(pieces) == prompt else list(prompt)
 
 
 def stream_tokens(run: Run, prompt: str, max_new_tokens: int, **sampling: Any) -> Iterator[dict[str, Any]]:  # noqa: ANN401
