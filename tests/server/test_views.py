@@ -2,8 +2,6 @@
 
 import pytest
 import torch
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import transformers_lite as tl
 from transformers_lite.inspect.scores import next_token_probabilities, pca_2d, token_embeddings
@@ -23,29 +21,6 @@ def test_a_prompt_keeps_its_end_and_names_unknown_characters(loaded, monkeypatch
     monkeypatch.setattr(views, "LIMITS", views.Limits(prompt_chars=5))
     cut = views.prepare_prompt(run, "Before we proceed")
     assert cut["text"] == "oceed" and "cut to its last 5 characters" in cut["notices"][0]
-
-
-@pytest.fixture(scope="module")
-def byte_bpe():
-    from transformers_lite.tokenizers.byte_bpe import ByteLevelBPETokenizer
-
-    return ByteLevelBPETokenizer.train(["the theory of the thing, thé and ünïcode"] * 20, vocab_size=300)
-
-
-def test_a_bpe_prompt_is_cut_into_its_tokens_not_characters(byte_bpe):
-    ids = byte_bpe.encode("the theory")
-    pieces = views.prompt_pieces(byte_bpe, "the theory", ids)
-    assert len(pieces) == len(ids) < len("the theory") and "".join(pieces) == "the theory"
-    assert pieces == [byte_bpe.decode([i]) for i in ids]  # whole tokens: each decodes alone
-
-
-@settings(max_examples=25, deadline=None)
-@given(text=st.text(min_size=1, max_size=12))
-def test_bpe_pieces_join_to_the_prompt_and_never_split_a_character(byte_bpe, text):
-    ids = byte_bpe.encode(text)
-    pieces = views.prompt_pieces(byte_bpe, text, ids)
-    assert "".join(pieces) == text and len(pieces) <= len(ids)
-    assert all(piece and "\ufffd" not in piece for piece in pieces) or "\ufffd" in text
 
 
 def test_a_character_prompt_is_its_characters_even_with_unknown_ones(loaded):

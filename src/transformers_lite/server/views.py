@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
-from ..generation.prompt import read_prompt
+from ..generation.prompt import prompt_pieces, read_prompt
 from ..generation.sampling import filter_logits, scale
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
@@ -40,7 +40,6 @@ from ..models.ensemble import classifier_members
 from ..pipeline import Run
 from ..runs.history import HistoryFileError, read_metrics
 from ..summary import summary_rows
-from ..tokenizers import Tokenizer
 from ..tokenizers.unknown import unknown_notes
 from ..training.rundir import is_training
 
@@ -206,22 +205,6 @@ def prepare_prompt(run: Run, prompt: str) -> dict[str, Any]:
         notices.append(read.notice)
     tokens = prompt_pieces(run.tokenizer, prompt, read.ids)
     return {"text": prompt, "ids": read.ids, "tokens": tokens, "unknown": read.unknown, "notices": notices}
-
-
-def prompt_pieces(tokenizer: Tokenizer, prompt: str, ids: list[int]) -> list[str]:
-    """``prompt`` cut where its tokens end: the text each token adds to the decoded prefix, as the
-    generated tokens are streamed (a byte-level piece ending inside a character joins the next one).
-    Where decoding does not give the prompt back (characters read as the unknown symbol), its
-    characters, one per token of a character model."""
-    pieces: list[str] = []
-    shown = ""
-    for end in range(1, len(ids) + 1):
-        text = tokenizer.decode(ids[:end])
-        if text.endswith("\ufffd") and end < len(ids):
-            continue  # an incomplete UTF-8 sequence: the next byte completes it
-        pieces.append(text[len(shown) :])
-        shown = text
-    return pieces if "".join(pieces) == prompt else list(prompt)
 
 
 def stream_tokens(run: Run, prompt: str, max_new_tokens: int, **sampling: Any) -> Iterator[dict[str, Any]]:  # noqa: ANN401
