@@ -87,22 +87,11 @@ def test_translate_view_matches_translate_with_cross_attention_rows_summing_to_o
         assert torch.allclose(attention.sum(-1), torch.ones(attention.shape[:-1]), atol=1e-3)
 
 
-def test_a_classifier_is_titled_by_its_own_classes(loaded):
-    from types import SimpleNamespace
-
-    from transformers_lite.config import ClassifierConfig
-
-    stars = views.task_title(loaded["classifier"])
-    assert stars == {
-        "title": "Classify a review: 5 classes (1 star, 2 stars, 3 stars, 4 stars, 5 stars)",
-        "item": "review",
-    }
-    names = ("art", "computers", "cookie", "definitions", "law", "people", "science", "wisdom")
-    fortunes = SimpleNamespace(config=ClassifierConfig(n_labels=8, label_names=names))
-    assert views.task_title(fortunes)["title"] == (
-        "Classify a text: 8 classes (art, computers, cookie, definitions, law, people, ... (2 more))"
-    )
-    assert views.task_title(loaded["generator"]) is None and views.run_info("c", loaded["classifier"])["task"] == stars
+def test_a_classifier_page_is_titled_by_the_run_s_task(loaded):
+    info = views.run_info("c", loaded["classifier"])
+    stars = "Classify a review: 5 classes (1 star, 2 stars, 3 stars, 4 stars, 5 stars)"
+    assert info["task"] == {"title": stars, "item": "review"}
+    assert views.run_info("g", loaded["generator"])["task"] is None  # the generator's view names its own
 
 
 def test_run_info_and_embeddings(loaded):

@@ -107,23 +107,10 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
         "curves": curves,
         "training": training_state(run),
         "example": _example(run),
-        "task": task_title(run),
+        "task": run.family.task_title(run),
         "limits": LIMITS.__dict__,
         "notices": notices,
     }
-
-
-def task_title(run: Run, shown: int = 6) -> dict[str, str] | None:
-    """A classifier's task in words, from its own classes: ``{"title": "Classify a text: 8 classes (art,
-    computers, ...)", "item": "text"}`` (``"review"`` for the star and sentiment tasks, whose classes
-    are not taken from data); the first ``shown`` class names, then how many more. ``None`` for the
-    other families, whose views name their task themselves."""
-    if run.config.family != "classifier":
-        return None
-    names = class_names(run.config)
-    item = "text" if run.config.label_names else "review"
-    listed = ", ".join(names[:shown]) + (f", ... ({len(names) - shown} more)" if len(names) > shown else "")
-    return {"title": f"Classify a {item}: {len(names)} classes ({listed})", "item": item}
 
 
 # run folder -> (the loaded run, its example): the run itself is kept, not its id, which a run loaded again
