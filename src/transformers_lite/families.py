@@ -87,6 +87,9 @@ class ClassifierFamily(Family):
     def example_label(self, run: InspectedRun) -> str | None:
         return examples.classifier_example_label(run)
 
+    def task_title(self, run: InspectedRun) -> dict[str, str] | None:
+        return examples.classifier_task_title(run)
+
     def probe(self, model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
         return timeline.classifier_probe(model, task)
 

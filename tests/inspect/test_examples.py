@@ -2,8 +2,9 @@
 
 import transformers_lite as tl
 from transformers_lite import GeneratorConfig
+from transformers_lite.config import ClassifierConfig
 from transformers_lite.families import FAMILIES
-from transformers_lite.inspect.examples import example_inputs
+from transformers_lite.inspect.examples import classifier_task_title, example_inputs
 from transformers_lite.tasks.generator import GeneratorSettings
 
 from ..helpers import train_run
@@ -37,3 +38,16 @@ def test_a_classifiers_example_is_its_first_whole_validation_review_with_its_tru
     assert example["source"] == "validation" and example["text"] == first["review_body"]
     assert example["label"] == class_names(run.config)[int(first["stars"]) - 1]
     assert example_inputs(tl.load(runs / "generator"))["label"] is None  # a generator's text has no label
+
+
+def test_a_classifier_s_task_is_titled_by_its_own_classes():
+    from types import SimpleNamespace
+
+    names = ("art", "computers", "cookie", "definitions", "law", "people", "science", "wisdom")
+    fortunes = SimpleNamespace(config=ClassifierConfig(n_labels=8, label_names=names))
+    title = classifier_task_title(fortunes)
+    assert title == {"title": f"Classify a text: 8 classes ({', '.join(names)})", "item": "text"}
+    many = SimpleNamespace(config=ClassifierConfig(n_labels=10, label_names=(*names, "x", "y")))
+    assert classifier_task_title(many)["title"] == f"Classify a text: 10 classes ({', '.join(names)} and 2 more)"
+    sentiment = SimpleNamespace(config=ClassifierConfig(n_labels=2))
+    assert classifier_task_title(sentiment)["title"] == "Classify a review: 2 classes (negative, positive)"

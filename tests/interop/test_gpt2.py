@@ -270,3 +270,28 @@ def test_every_setting_gpt2_lacks_is_named_before_an_export(change, named):
     assert gpt2_differences(shaped) == []
     assert gpt2_differences(shaped.replace(init="gpt2", dropout=0.3, qkv_bias=False)) == []
     assert any(named in problem for problem in gpt2_differences(shaped.replace(**change)))
+
+
+def test_a_default_preset_generator_is_refused_with_the_settings_that_make_one_export(tmp_path):
+    """The default preset (post-norm, no final norm, an output bias) cannot become GPT-2 by moving weights:
+    the refusal names the ``--set`` settings, and the same preset trained with them exports and gives
+    transformers' logits."""
+    (tmp_path / "t.txt").write_text("To be, or not to be, that is the question.\n" * 30)
+    tiny = ["--set", "dim=16", "--set", "n_heads=2", "--set", "dim_hidden=32", "--set", "max_length=16"]
+
+    def train(out, *extra):
+        from transformers_lite.cli.main import main
+
+        cmd = ["train", "generator", "--text", str(tmp_path / "t.txt"), *tiny, *extra]
+        assert main(cmd + ["--max-steps", "2", "--batch-size", "4", "--device", "cpu", "--out", str(out)]) == 0
+
+    train(tmp_path / "default")
+    with pytest.raises(tl.RunError) as refused:
+        export_gpt2(tmp_path / "default", tmp_path / "no")
+    flags = "--set norm_first=true --set final_norm=true --set head_bias=false"
+    assert f"`tlite train generator ... {flags}`" in str(refused.value)
+    train(tmp_path / "shaped", *flags.split())
+    export_gpt2(tmp_path / "shaped", tmp_path / "hf")
+    run = tl.load(tmp_path / "shaped")
+    ids = torch.tensor([run.tokenizer.encode("or not to be")])
+    assert torch.allclose(hf_logits(tmp_path / "hf", ids), run.model(ids), atol=1e-5)

@@ -40,7 +40,7 @@ def test_generation_streams_the_prompt_notices_tokens_and_done(client):
     )
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/event-stream")
     got = events(response)
-    assert got[0] == ("prompt", {"text": "Before Zq", "unknown": ["Z", "q"]})
+    assert got[0] == ("prompt", {"text": "Before Zq", "tokens": list("Before Zq"), "unknown": ["Z", "q"]})
     assert got[1][0] == "notice" and "never saw" in got[1][1]["message"]
     tokens = [d for e, d in got if e == "token"]
     assert len(tokens) == 12 and got[-1] == ("done", {"tokens": 12})

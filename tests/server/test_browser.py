@@ -130,6 +130,7 @@ def test_the_inspector_in_a_real_browser(base_url, browser, runs_folder):
     tokens.send_keys("40")
     browser.find_element(By.ID, "generate").click()
     wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, ".tok.gen")) == 40)
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".tok.prompt")) == len("Before we")  # a character model
     assert browser.find_element(By.ID, "gen-output").text.startswith("Before we")
     browser.find_elements(By.CSS_SELECTOR, ".tok.gen")[10].click()
     wait(browser, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#attention-grid canvas.heatmap")) == 2)
@@ -148,6 +149,7 @@ def test_the_inspector_in_a_real_browser(base_url, browser, runs_folder):
 
     # classifier: prediction, probability bars, words shaded by attention
     pick(browser, "classifier")
+    assert browser.find_element(By.ID, "cls-title").text.startswith("Classify a review: 5 classes (1 star,")
     review = browser.find_element(By.ID, "review")
     review.clear()
     review.send_keys("the box was superb for my family")

@@ -23,6 +23,11 @@ def test_a_prompt_keeps_its_end_and_names_unknown_characters(loaded, monkeypatch
     assert cut["text"] == "oceed" and "cut to its last 5 characters" in cut["notices"][0]
 
 
+def test_a_character_prompt_is_its_characters_even_with_unknown_ones(loaded):
+    run = loaded["generator"]
+    assert views.prepare_prompt(run, "Before Zq")["tokens"] == list("Before Zq")
+
+
 def test_streamed_tokens_are_the_library_s_sample(loaded):
     run = loaded["generator"]
     streamed = "".join(t["text"] for t in views.stream_tokens(run, "Speak, ", 30, temperature=0.8, top_k=5, seed=3))
@@ -80,6 +85,13 @@ def test_translate_view_matches_translate_with_cross_attention_rows_summing_to_o
         assert attention.shape[2] == len(view["target_tokens"]) and attention.shape[3] == len(view["source_tokens"])
         assert view["source_tokens"][:3] == ["alpha", "beta", "gamma"]
         assert torch.allclose(attention.sum(-1), torch.ones(attention.shape[:-1]), atol=1e-3)
+
+
+def test_a_classifier_page_is_titled_by_the_run_s_task(loaded):
+    info = views.run_info("c", loaded["classifier"])
+    stars = "Classify a review: 5 classes (1 star, 2 stars, 3 stars, 4 stars, 5 stars)"
+    assert info["task"] == {"title": stars, "item": "review"}
+    assert views.run_info("g", loaded["generator"])["task"] is None  # the generator's view names its own
 
 
 def test_run_info_and_embeddings(loaded):

@@ -1,7 +1,7 @@
 """Explore runs in the browser: generate, classify, translate, attention maps.
 
 Start a local web app for a run directory (or a folder of runs: a picker lists them). Generator:
-streamed generation, next-token bars and every head's attention at any character. Classifier:
+streamed generation, next-token bars and every head's attention at any token. Classifier:
 prediction and the attention each word receives. Translator: translation and cross-attention. Every
 run: parameter table, training curves, hyperparameters, embedding map.
 

@@ -39,3 +39,19 @@ def read_prompt(tokenizer: Tokenizer, prompt: str) -> Prompt:
     if not prompt or not ids:
         raise DataError("the prompt is empty; give at least one character to continue")
     return Prompt(prompt, ids, unknown_in(tokenizer, prompt, ids))
+
+
+def prompt_pieces(tokenizer: Tokenizer, prompt: str, ids: list[int]) -> list[str]:
+    """``prompt`` cut where its tokens end: the text each token adds to the decoded prefix, as the
+    generated tokens are streamed (a byte-level piece ending inside a character joins the next one).
+    Where decoding does not give the prompt back (characters read as the unknown symbol), its
+    characters, one per token of a character model."""
+    pieces: list[str] = []
+    shown = ""
+    for end in range(1, len(ids) + 1):
+        text = tokenizer.decode(ids[:end])
+        if text.endswith("\ufffd") and end < len(ids):
+            continue  # an incomplete UTF-8 sequence: the next byte completes it
+        pieces.append(text[len(shown) :])
+        shown = text
+    return pieces if "".join(pieces) == prompt else list(prompt)

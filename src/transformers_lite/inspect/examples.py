@@ -63,6 +63,16 @@ def classifier_example_label(run: LoadedRun) -> str | None:
     return class_names(run.config)[int(labels[0])]
 
 
+def classifier_task_title(run: LoadedRun, shown: int = 8) -> dict[str, str]:
+    """A classifier's task in words, from its own classes: ``{"title": "Classify a text: 8 classes (art,
+    computers, ..., wisdom)", "item": "text"}`` (``"review"`` for the star and sentiment tasks, whose
+    classes are not taken from data); the first ``shown`` class names, then how many more."""
+    names = class_names(run.config)
+    item = "text" if run.config.label_names else "review"
+    listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+    return {"title": f"Classify a {item}: {len(names)} classes ({listed})", "item": item}
+
+
 def translator_example(run: LoadedRun) -> str:
     """The first validation pair's source."""
     return recorded_validation_pairs(run)[0][0]

@@ -59,6 +59,11 @@ class Inspection:
         """The true class of ``example``'s input, where it has one (a classifier's validation record)."""
         return None
 
+    def task_title(self, run: InspectedRun) -> dict[str, str] | None:
+        """The run's task in words for the inspector's heading (``{"title", "item"}``), where the family's
+        view does not name it itself (a classifier's classes come from its data)."""
+        return None
+
     def probe(self, model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401 - the family's model and task
         """What a training snapshot records of one validation example (``timeline`` among ``actions``)."""
         raise ValueError(f"a {self.name} run records no training snapshots")

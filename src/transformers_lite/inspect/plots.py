@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+import unicodedata
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -18,8 +22,40 @@ def _pyplot():  # noqa: ANN202 - imported lazily: no import-time side effects
 
 
 def _label(token: str) -> str:
-    """A token's text with its spaces and line breaks made visible."""
-    return token.replace("\n", "\\n").replace("\t", "\\t").replace(" ", "␣")
+    """A token's text with its spaces and line breaks made visible, and other control characters (a
+    byte-level BPE's single bytes 0-31, 127, ...) written as escapes: no font draws them."""
+    token = token.replace("\n", "\\n").replace("\t", "\\t").replace(" ", "␣")
+    return "".join(_escaped(c) if unicodedata.category(c) in ("Cc", "Cf") else c for c in token)
+
+
+def _escaped(c: str) -> str:
+    return f"\\x{ord(c):02x}" if ord(c) < 256 else f"\\u{ord(c):04x}"
+
+
+_MISSING_GLYPH = re.compile(r"Glyph \d+ .*missing from")
+_told_missing = [False]  # one notice per process: a BPE run's tokens can lack hundreds of glyphs
+
+
+@contextmanager
+def _missing_glyphs_told_once() -> Iterator[None]:
+    """Matplotlib warns once per character its font lacks (every drawing again: 186 lines for one BPE
+    run's plots); those characters are drawn as empty boxes. They are told as one class, once; other
+    warnings pass through unchanged."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    missing = False
+    for w in caught:
+        if _MISSING_GLYPH.search(str(w.message)):
+            missing = True
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if missing and not _told_missing[0]:
+        _told_missing[0] = True
+        warnings.warn(
+            "some tokens hold characters the plots' font lacks: they are drawn as empty boxes",
+            stacklevel=3,
+        )
 
 
 def heatmap(
@@ -147,9 +183,10 @@ def histogram(values, path: str | Path, title: str, xlabel: str, bins: int = 20)
 
 def _save(fig, path: str | Path) -> Path:  # noqa: ANN001
     path = Path(path)
-    fig.tight_layout()
     try:  # the one write path: a temporary file renamed onto ``path`` (``atomic``)
-        atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png"))
+        with _missing_glyphs_told_once():  # laying out and drawing the text is where glyphs are missed
+            fig.tight_layout()
+            atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=110, format=path.suffix.lstrip(".") or "png"))
     finally:
         _pyplot().close(fig)
     return path

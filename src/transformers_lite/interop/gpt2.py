@@ -205,10 +205,25 @@ def gpt2_differences(c: GeneratorConfig) -> list[str]:
     """Every setting of ``c`` that GPT-2 lacks, in words: those whose value differs from what GPT-2 would
     rebuild from an export of it (so a new model option is refused until it maps onto GPT-2)."""
     as_gpt2 = config_from_gpt2(_hf_config(c, None))
-    differ = [
+    return [WHY_NOT.get(f, f"{f}={getattr(c, f)!r} (GPT-2: {getattr(as_gpt2, f)!r})") for f in _differing(c, as_gpt2)]
+
+
+def _differing(c: GeneratorConfig, as_gpt2: GeneratorConfig) -> list[str]:
+    return [
         f.name for f in fields(c) if f.name not in SAME_COMPUTATION and getattr(c, f.name) != getattr(as_gpt2, f.name)
     ]
-    return [WHY_NOT.get(f, f"{f}={getattr(c, f)!r} (GPT-2: {getattr(as_gpt2, f)!r})") for f in differ]
+
+
+def gpt2_settings(c: GeneratorConfig) -> list[str]:
+    """The ``KEY=VALUE`` settings (``tlite train generator --set``) that make a model of ``c``'s size
+    GPT-2-shaped: GPT-2's value of every setting ``gpt2_differences`` names. They change what the
+    blocks compute, so a trained model's weights do not carry over: the model is trained with them."""
+    as_gpt2 = config_from_gpt2(_hf_config(c, None))
+
+    def shown(value: Any) -> str:  # noqa: ANN401 - a config field's value, as --set reads it
+        return json.dumps(value) if isinstance(value, bool) or value is None else str(value)
+
+    return [f"{f}={shown(getattr(as_gpt2, f))}" for f in _differing(c, as_gpt2)]
 
 
 def _hf_config(c: GeneratorConfig, tok: Any) -> dict[str, Any]:  # noqa: ANN401 - the run's tokenizer
@@ -223,7 +238,7 @@ def _hf_config(c: GeneratorConfig, tok: Any) -> dict[str, Any]:  # noqa: ANN401 
         "n_layer": c.n_blocks,
         "n_head": c.n_heads,
         "n_inner": c.dim_hidden,
-        "activation_function": EXPORTED[c.activation],
+        "activation_function": EXPORTED.get(c.activation, c.activation),  # one GPT-2 lacks: named, refused
         "resid_pdrop": c.dropout,
         "embd_pdrop": c.dropout,
         "attn_pdrop": 0.0,
@@ -247,7 +262,12 @@ def export_gpt2(run_dir: str | Path, out: str | Path, force: bool = False) -> Pa
         raise RunError(f"{run_dir} holds a {c.family} model; only generators export as GPT-2")
     hf_config = _hf_config(c, run.tokenizer)
     if problems := gpt2_differences(c):
-        raise RunError(f"{run_dir} is not GPT-2-shaped: {'; '.join(problems)}")
+        flags = " ".join(f"--set {setting}" for setting in gpt2_settings(c))
+        raise RunError(
+            f"{run_dir} is not GPT-2-shaped: {'; '.join(problems)}. GPT-2's blocks compute something else with "
+            f"these settings, so no conversion of the trained weights gives the same model; a generator "
+            f"trained with `tlite train generator ... {flags}` (any preset, any size) exports"
+        )
     state = {k: v.detach() for k, v in run.model.state_dict().items()}
     tensors = {}
     for theirs, ours, transposed in tensor_names(c.n_blocks):

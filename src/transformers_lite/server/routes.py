@@ -149,7 +149,8 @@ def timeline(request: Request, name: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- what a family's runs do
 @router.post("/runs/{name:path}/generate")
 def generate(request: Request, name: str, body: GenerateRequest) -> StreamingResponse:
-    """Server-sent events: ``prompt`` (the prompt as read: ``text``, ``unknown`` characters), a
+    """Server-sent events: ``prompt`` (the prompt as read: ``text``, its ``tokens`` as the run's
+    tokenizer cuts it, ``unknown`` characters), a
     ``notice`` per change made to it, one ``token`` per generated token (``{"id", "text"}``), then
     ``done`` (or ``error``)."""
     run = _run(request, name, "generate")
@@ -260,7 +261,7 @@ def _stream(
 ) -> Iterator[str]:
     """Generation in its own thread feeding a queue, at most ``gate``'s count at a time: a slow reader only
     slows itself, and a reader that goes away stops its generation."""
-    yield _sse("prompt", {"text": prompt["text"], "unknown": prompt["unknown"]})
+    yield _sse("prompt", {"text": prompt["text"], "tokens": prompt["tokens"], "unknown": prompt["unknown"]})
     for notice in prompt["notices"]:
         yield _sse("notice", {"message": notice})
     items: queue.Queue = queue.Queue()

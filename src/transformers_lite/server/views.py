@@ -20,7 +20,7 @@ import torch
 from torch import Tensor
 
 from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
-from ..generation.prompt import read_prompt
+from ..generation.prompt import prompt_pieces, read_prompt
 from ..generation.sampling import filter_logits, scale
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
@@ -107,6 +107,7 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
         "curves": curves,
         "training": training_state(run),
         "example": _example(run),
+        "task": run.family.task_title(run),
         "limits": LIMITS.__dict__,
         "notices": notices,
     }
@@ -182,13 +183,15 @@ def embedding_view(run: Run, method: str) -> dict[str, Any]:
 # ---------------------------------------------------------------- generator
 def prepare_prompt(run: Run, prompt: str) -> dict[str, Any]:
     """The prompt as the model reads it: ``text`` (cut to its end when too long), its token ``ids``,
-    the ``unknown`` characters the model never saw, and ``notices`` for the page."""
+    its ``tokens`` (the text each token adds, joined they give ``text``), the ``unknown`` characters
+    the model never saw, and ``notices`` for the page."""
     notices: list[str] = []
     prompt = bounded(prompt, notices, "the prompt", LIMITS.prompt_chars, keep_end=True)
     read = read_prompt(run.tokenizer, prompt)
     if read.notice:
         notices.append(read.notice)
-    return {"text": prompt, "ids": read.ids, "unknown": read.unknown, "notices": notices}
+    tokens = prompt_pieces(run.tokenizer, prompt, read.ids)
+    return {"text": prompt, "ids": read.ids, "tokens": tokens, "unknown": read.unknown, "notices": notices}
 
 
 def stream_tokens(run: Run, prompt: str, max_new_tokens: int, **sampling: Any) -> Iterator[dict[str, Any]]:  # noqa: ANN401

@@ -11,7 +11,8 @@ export function setupClassifier(info) {
   view.example = info.example.text;
   view.label = info.example.label;  // the true class of the run's own validation example
   $("cls-result").hidden = true;
-  $("cls-label").textContent = view.label ? `the true label of this validation review: ${view.label}` : "";
+  $("cls-title").textContent = info.task.title;  // from the run's own classes (views.task_title)
+  $("cls-label").textContent = view.label ? `the true label of this validation ${info.task.item}: ${view.label}` : "";
 }
 
 async function classify() {

@@ -1,7 +1,7 @@
-// A generator's view: text streamed as it is sampled (POST /api/runs/NAME/generate); a click on a
-// character shows what the model gave at that point (POST .../next-token): its probabilities, the ones
-// sampling drew from, redrawn at once as the temperature, top-k and top-p controls move, and where every
-// block's head looked.
+// A generator's view: text streamed as it is sampled (POST /api/runs/NAME/generate), the prompt cut
+// into the tokens the run's own tokenizer reads; a click on a token shows what the model gave at that
+// point (POST .../next-token): its probabilities, the ones sampling drew from, redrawn at once as the
+// temperature, top-k and top-p controls move, and where every block's head looked.
 import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
 import { heatmap, matrixTable, probabilityScale } from "./scales.js";
 
@@ -67,7 +67,9 @@ async function generate() {
         const event = /^event: (.*)$/m.exec(block)[1];
         const data = JSON.parse(/^data: (.*)$/m.exec(block)[1]);
         if (event === "token") addToken(data.text, "gen");
-        else if (event === "prompt") for (const ch of Array.from(data.text)) addToken(ch, "prompt", data.unknown.includes(ch));
+        else if (event === "prompt") {  // the prompt cut where the run's own tokenizer cuts it
+          for (const piece of data.tokens) addToken(piece, "prompt", data.unknown.some((u) => piece.includes(u)));
+        }
         else if (event === "notice") { shown.push(data.message); notices("gen-notices", shown); }
         else if (event === "error") throw new Error(data.error);
         else if (event === "done") setStatus(`${data.tokens} tokens generated`);
@@ -159,7 +161,7 @@ export function drawSampling() {
 
 async function explain(index) {
   if (index === 0) {
-    notices("gen-inspect-notices", ["the first character has no text before it to predict from"]);
+    notices("gen-inspect-notices", ["the first token has no text before it to predict from"]);
     return;
   }
   document.querySelectorAll(".tok.selected").forEach((s) => s.classList.remove("selected"));
