@@ -54,6 +54,7 @@ class BlockSpec:
     norm: NormSpec = field(default_factory=NormSpec)
     causal: bool = False  # self-attention sees only the past (a GPT's or a decoder's block)
     qk_norm: bool = False  # self-attention normalises each head's queries and keys with ``norm``
+    value_residual: bool = False  # self-attention mixes the first block's values into its own (learned λ)
 
 
 class BlockWeights(NamedTuple):
@@ -106,7 +107,14 @@ class _Sublayers(nn.Module):
     ) -> tuple[Attention, Residual]:
         s = self.spec
         attention = Attention(
-            s.n_heads, s.dim, bias=s.qkv_bias, rope=rope, reads=self.reads, role=role, qk_norm=qk_norm
+            s.n_heads,
+            s.dim,
+            bias=s.qkv_bias,
+            rope=rope,
+            reads=self.reads,
+            role=role,
+            qk_norm=qk_norm,
+            value_mix=s.value_residual and role != "cross",
         )
         return attention, self._residual(branch)
 
@@ -173,11 +181,13 @@ class Block(_Sublayers):
         *,
         cache: KVCache | None = None,
         layer: int = 0,
+        values: list[Tensor] | None = None,
         trace: Trace = NO_TRACE,
     ) -> Tensor:
         """The block's equations on the weights ``w`` (``weights()``): self-attention, then feed-forward,
         each inside its residual sub-layer. With ``cache`` (causal blocks), ``x`` holds the positions after
-        the cached ones; ``layer`` is this block's place in the cache; ``trace`` receives the steps."""
+        the cached ones; ``layer`` is this block's place in the cache; ``values``: the first block's values,
+        shared by the blocks of a value-residual model (``self_attention``); ``trace`` receives the steps."""
         (heads, rope, qk), s, norm = self.attend_with, self.spec, w.attention_norm
         res = inner = trace
         if trace.active:  # the sub-layer's own steps, as its modules declare them
@@ -194,6 +204,7 @@ class Block(_Sublayers):
             layer=layer,
             rope=rope,
             qk_norm=qk,
+            values=values,
             trace=inner,
         )
         x = residual_out(x, h, norm, s.norm, s.norm_first, s.dropout if self.training else 0.0, res)
