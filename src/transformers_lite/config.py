@@ -80,6 +80,7 @@ class TransformerConfig:
             causal=causal,
             qk_norm=self.qk_norm,
             value_residual=getattr(self, "value_residual", False),
+            shortcut=getattr(self, "embedding_shortcut", False),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -193,6 +194,7 @@ class GeneratorConfig(TransformerConfig):
     logit_cap: float = 0.0  # > 0: logits soft-capped, cap · tanh(z / cap) (Gemma 2, modded-nanogpt: 30)
     value_residual: bool = False  # each later block mixes the first block's values into its own, by learned λ
     bigram_embedding: bool = False  # an exact table, one row per (previous token, token), added to the input
+    embedding_shortcut: bool = False  # each later block's input mixed with the first block's, by learned λ
 
     def __post_init__(self) -> None:
         super().__post_init__()

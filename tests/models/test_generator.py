@@ -87,10 +87,18 @@ def test_without_the_causal_mask_positions_see_the_future_and_generation_still_r
     assert len(out) == 10 and all(0 <= i < 12 for i in out)
 
 
-# the speedrun's options: zero_init, activation=relu2, logit_cap, value_residual, bigram_embedding
+# the speedrun's options: zero_init, activation=relu2, logit_cap, value_residual, bigram_embedding,
+# embedding_shortcut
 
 SMALL = GeneratorConfig(vocab_size=11, max_length=12, dim=16, n_heads=2, dim_hidden=32, n_blocks=3, dropout=0.0)
-OPTIONS = {"zero_init": True, "activation": "relu2", "logit_cap": 3.0, "value_residual": True, "bigram_embedding": True}
+OPTIONS = {
+    "zero_init": True,
+    "activation": "relu2",
+    "logit_cap": 3.0,
+    "value_residual": True,
+    "bigram_embedding": True,
+    "embedding_shortcut": True,
+}
 
 
 @settings(max_examples=15, deadline=None)
@@ -247,7 +255,7 @@ def test_every_option_has_its_hand_rule_at_every_step(norm_first):
     result = trace_backward(run, text)
     kinds = {k for c in result.checks.values() for k in c["kinds"]}
     assert {"soft_cap", "mix", "activation:relu2", "embedding"} <= kinds
-    assert {"param:pairs.weight", "param:blocks.1.attention.value_mix"} <= set(result.checks)
+    assert {"param:pairs.weight", "param:blocks.1.attention.value_mix", "param:blocks.2.shortcut"} <= set(result.checks)
     assert set(result.grads) | {f"param:{n}" for n in result.params} == set(result.checks)
     worst = {n: c["hand_max_diff"] for n, c in result.checks.items() if c["hand_max_diff"] > 1e-5}
     assert not worst, worst
@@ -259,6 +267,29 @@ def test_the_options_are_off_by_default_and_gpt2_names_each_it_lacks():
     assert all(getattr(GeneratorConfig(), k) in (False, 0.0, "relu") for k in OPTIONS)
     shaped = GeneratorConfig(norm_first=True, final_norm=True, head_bias=False, activation="gelu_tanh")
     assert gpt2_differences(shaped.replace(zero_init=True, activation="relu2")) == []  # an init; HF's relu2
-    assert len(gpt2_differences(shaped.replace(logit_cap=30.0, value_residual=True, bigram_embedding=True))) == 3
+    lacks = {"logit_cap": 30.0, "value_residual": True, "bigram_embedding": True, "embedding_shortcut": True}
+    assert len(gpt2_differences(shaped.replace(**lacks))) == 4
     with pytest.raises(Exception, match="logit_cap"):
         GeneratorConfig(logit_cap=-1.0)
+
+
+def test_the_embedding_shortcut_mixes_the_first_blocks_input_into_every_later_block():
+    torch.manual_seed(0)
+    plain = build_model(SMALL).eval()
+    torch.manual_seed(0)
+    model = build_model(SMALL.replace(embedding_shortcut=True)).eval()
+    assert model.blocks[0].shortcut is None  # the first block's input is x₀ itself
+    ids = torch.randint(0, 11, (2, 12))
+    assert torch.equal(model(ids), plain(ids))  # λ = (1, 0) at the start: the model as it was
+    with torch.no_grad():
+        for b in model.blocks[1:]:
+            b.shortcut.copy_(torch.tensor([0.25, 2.0]))
+    trace = Trace()
+    model(ids, trace=trace)
+    for i in (1, 2):
+        x = trace[f"blocks.{i - 1}.feed_forward_residual.norm"]  # what block i - 1 handed on (post-norm)
+        assert torch.allclose(trace[f"blocks.{i}.shortcut"], 0.25 * x + 2.0 * trace["input"])
+        assert trace.records[f"blocks.{i}.shortcut"].read_steps[:2] == (
+            f"blocks.{i - 1}.feed_forward_residual.norm",
+            "input",
+        )

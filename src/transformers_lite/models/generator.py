@@ -10,8 +10,9 @@ Traced steps: ``tokens``, ``embedding``, ``position``, (``pairs``), ``input``, `
 
 The speedrun's options (off by default): ``zero_init`` (each block starts as the identity on its residual
 stream, pre-norm, and the head predicts the uniform distribution), ``logit_cap`` (``cap · tanh(z / cap)``),
-``value_residual`` (the first block's values mixed into every later block's) and ``bigram_embedding`` (a
-row per pair of tokens added to the input).
+``value_residual`` (the first block's values mixed into every later block's), ``bigram_embedding`` (a
+row per pair of tokens added to the input) and ``embedding_shortcut`` (the first block's input mixed into
+every later block's).
 """
 
 from __future__ import annotations
@@ -105,8 +106,8 @@ class TransformerGenerator(nn.Module):
         self.position_embedding = LearnedPositionEmbedding(c.max_length, c.dim) if rope is None else None
         self.dropout = nn.Dropout(c.dropout)
         spec = c.block(causal=c.causal)
-        # value residual: the first block's values are V₁, so it mixes in none itself
-        first = replace(spec, value_residual=False)
+        # value residual, embedding shortcut: the first block's values are V₁ and its input x₀, so it mixes in none
+        first = replace(spec, value_residual=False, shortcut=False)
         self.blocks = nn.ModuleList(Block(first if i == 0 else spec, rope) for i in range(c.n_blocks))
         self.final_norm = Norm(c.dim, spec.norm) if c.final_norm else nn.Identity()
         self.norm_spec = spec.norm  # read at every token: kept here, not looked up through the module
@@ -233,9 +234,10 @@ class TransformerGenerator(nn.Module):
             x = x + (trace("pairs", pairs, index, pair_table) if active else pairs)
         x = maybe_dropout(self.dropout, trace("input", x, rows, position, pairs) if active else x)
         values: list[Tensor] | None = [] if self.config.value_residual else None  # the first block's V, shared
+        x0 = x if self.config.embedding_shortcut else None  # (B, T, C): the first block's input
         for i, (block, bw) in enumerate(zip(cast("list[Block]", self.blocks), blocks)):
             at = trace.at(f"blocks.{i}", block=True) if active else trace
-            x = block.run(bw, x, cache=cache, layer=i, values=values, trace=at)
+            x = block.run(bw, x, cache=cache, layer=i, values=values, x0=x0, trace=at)
         if cache is not None:
             cache.advance(t)
             cache.last_ids = ids[:, -1:]
