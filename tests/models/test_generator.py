@@ -145,7 +145,8 @@ def test_zero_init_weights_get_a_gradient_and_leave_the_rest_and_a_tied_head_alo
         assert name in zeroed or torch.equal(p, before[name]), name
     ids = torch.randint(0, 11, (2, 12))
     torch.nn.functional.cross_entropy(model(ids).flatten(0, 1), ids.flatten()).backward()
-    assert model.head.weight.grad.abs().sum() > 0  # the head moves first; the branches follow at the next step
+    assert model.head.weight.grad.abs().sum() > 0  # the head moves first: a Dense's ∂W does not read W
+    assert not model.blocks[2].feed_forward.dense2.weight.grad.any()  # the zero head passes ∂x = ∂z W = 0 back
     tied = build_model(SMALL.replace(zero_init=True, tie_embeddings=True))
     assert tied.head.weight is tied.embedding.weight and tied.embedding.weight.abs().sum() > 0
 

@@ -143,8 +143,10 @@ class TransformerGenerator(nn.Module):
         """The Dense that closes each residual branch (attention ``out``, feed-forward ``dense2``) and the
         head, weights and biases, start at zero (modded-nanogpt): every branch adds nothing at step 0, so
         a pre-norm block is the identity on its residual stream and the model predicts the uniform
-        distribution. A tied head is the token table and keeps its values. Each weight still gets a
-        gradient at the first step (a Dense's ``∂W = Σ ∂yᵀ x`` does not read ``W``), so the branches grow."""
+        distribution. A tied head is the token table and keeps its values. Training grows the model from
+        the output back: a Dense's ``∂W = Σ ∂yᵀ x`` does not read ``W``, so the zero head gets a gradient at
+        the first step, each closing Dense once the head has moved, and the layers before them after that
+        (a zero ``W`` passes ``∂x = ∂y W = 0`` back)."""
         closing = [m for b in cast("list[Block]", self.blocks) for m in (b.attention.out, b.feed_forward.dense2)]
         if not self.config.tie_embeddings:
             closing.append(self.head)
