@@ -79,6 +79,8 @@ class TransformerConfig:
             norm=NormSpec(self.norm, getattr(self, "norm_eps", 1e-5)),
             causal=causal,
             qk_norm=self.qk_norm,
+            value_residual=getattr(self, "value_residual", False),
+            shortcut=getattr(self, "embedding_shortcut", False),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -187,6 +189,12 @@ class GeneratorConfig(TransformerConfig):
     # False is a teaching experiment (post 004, section 3.5.2): without the causal mask every position sees the
     # characters it must predict, so the training loss falls far below what generation achieves
     causal: bool = True
+    # the modded-nanogpt speedrun's options, off by default (docs/training.md lists them):
+    zero_init: bool = False  # each residual branch's closing Dense and the (untied) head start at zero
+    logit_cap: float = 0.0  # > 0: logits soft-capped, cap · tanh(z / cap) (Gemma 2, modded-nanogpt: 30)
+    value_residual: bool = False  # each later block mixes the first block's values into its own, by learned λ
+    bigram_embedding: bool = False  # an exact table, one row per (previous token, token), added to the input
+    embedding_shortcut: bool = False  # each later block's input mixed with the first block's, by learned λ
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -194,6 +202,7 @@ class GeneratorConfig(TransformerConfig):
         validate.number("norm_eps", self.norm_eps, 0, low_open=True)
         validate.choice("position", self.position, ("learned", "rope"))
         validate.choice("init", self.init, ("torch", "gpt2"))
+        validate.number("logit_cap", self.logit_cap, 0)
         if self.position == "rope" and (self.dim // self.n_heads) % 2:
             raise ConfigError(f"rope needs an even head size, got dim/n_heads = {self.dim // self.n_heads}")
 

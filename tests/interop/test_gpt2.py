@@ -56,6 +56,22 @@ def test_imported_gpt2_gives_the_logits_of_transformers(hf_dir, tmp_path):
     assert text.startswith("To be")
 
 
+def test_a_relu2_gpt2_imports_with_the_logits_of_transformers_and_exports_again(hf_dir, tmp_path):
+    """ReLU² is Hugging Face's ``relu2``: a GPT-2 with it imports as ``activation=relu2`` and exports back."""
+    import shutil
+
+    folder = tmp_path / "relu2"
+    shutil.copytree(hf_dir, folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "activation_function": "relu2"}))
+    run = tl.load(import_gpt2(folder, tmp_path / "run"))
+    assert run.config.activation == "relu2"
+    ids = torch.randint(0, 200, (2, 20))
+    assert torch.allclose(run.model(ids), hf_logits(folder, ids), atol=1e-5)
+    export_gpt2(tmp_path / "run", tmp_path / "hf")
+    assert torch.allclose(hf_logits(tmp_path / "hf", ids), hf_logits(folder, ids), atol=1e-5)
+
+
 def test_an_imported_gpt2_traces_step_by_step_with_transformers_logits(hf_dir, tmp_path):
     run = tl.load(import_gpt2(hf_dir, tmp_path / "run"))
     trace = run.trace("To be, or not to be")

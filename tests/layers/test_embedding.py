@@ -2,6 +2,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from transformers_lite.layers import (
     BigramEmbedding,
@@ -96,3 +98,19 @@ def test_id_range_is_checked_eagerly_and_left_to_the_tokenizer_inside_compile(mo
         check_ids(bad, 5)
     monkeypatch.setattr(torch.compiler, "is_compiling", lambda: True)
     check_ids(bad, 5)  # no host read-back: nothing raised
+
+
+@settings(max_examples=20, deadline=None)
+@given(vocab=st.integers(1, 70))
+def test_the_exact_bigram_table_gives_every_pair_its_own_row(vocab):
+    """``buckets=None``: row ``previous · V + token``; the (V + 1) · V pairs (the start marker V as a
+    previous token included) fill the table exactly once each, so no two pairs ever share a row."""
+    table = BigramEmbedding(None, 2, vocab)
+    assert table.weight.shape == ((vocab + 1) * vocab, 2) and not table.weight.any()
+    previous = torch.arange(vocab + 1).repeat_interleave(vocab)  # every (p, t)
+    token = torch.arange(vocab).repeat(vocab + 1)
+    rows = table.rows(token[:, None], before=previous[:, None])[:, 0]  # one-token sequences after p
+    assert torch.equal(rows.sort().values, torch.arange((vocab + 1) * vocab))
+    ids = torch.randint(0, vocab, (3, 5))
+    assert torch.equal(table.rows(ids)[:, 0], vocab * vocab + ids[:, 0])  # the first reads the start marker
+    assert torch.equal(table.rows(ids)[:, 1:], ids[:, :-1] * vocab + ids[:, 1:])

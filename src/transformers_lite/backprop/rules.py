@@ -65,6 +65,8 @@ def _derivative(name: str, a: Tensor) -> Tensor:
         return (a > 0).to(a.dtype)
     if name == "gelu":
         return ops.gelu_backward(torch.ones_like(a), a)  # Φ(a) + a φ(a)
+    if name == "relu2":
+        return 2 * a.clamp(min=0)  # (relu(a)²)' = 2 relu(a)
     c = math.sqrt(2 / math.pi)  # gelu_tanh: 0.5 a (1 + tanh(u)), u = c (a + 0.044715 a³)
     u = torch.tanh(c * (a + 0.044715 * a**3))
     return 0.5 * (1 + u) + 0.5 * a * (1 - u * u) * c * (1 + 3 * 0.044715 * a * a)
@@ -211,6 +213,20 @@ def mixture(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> G
     return [(t, "g_m − p_m Σ g_m, g_m = (p_m / Σ p) ⊙ ∂ℓ") for t in each]
 
 
+def soft_cap(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given:
+    """``y = c · tanh(z / c)``: ``∂z = ∂y ⊙ (1 − tanh²(z / c)) = ∂y ⊙ (1 − (y / c)²)``, read from the output."""
+    assert step.factor is not None
+    return [(dy * (1 - (y / step.factor) ** 2), "∂y ⊙ (1 − (y / c)²)")]
+
+
+def mix(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given:
+    """``y = λ₀ a + λ₁ b`` with a learned pair ``λ``: ``∂a = λ₀ ∂y``, ``∂b = λ₁ ∂y``, ``∂λᵢ = Σ ∂y ⊙`` its term."""
+    a, b, weights = inputs
+    assert a is not None and b is not None and weights is not None
+    dweights = torch.stack(((dy * a).sum(), (dy * b).sum())).to(weights.dtype)
+    return [(dy * weights[0], "λ₀ ∂y"), (dy * weights[1], "λ₁ ∂y"), (dweights, "Σ ∂y ⊙ a, Σ ∂y ⊙ b (∂λ)")]
+
+
 def identity(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given:
     return [(dy, "∂y (the same tensor)")]
 
@@ -241,7 +257,9 @@ RULES: dict[str, Rule] = {
     "mean_pool": mean_pool,
     "mixture": mixture,
     "identity": identity,
-    **{f"activation:{name}": activation for name in ("relu", "gelu", "gelu_tanh")},
+    "soft_cap": soft_cap,
+    "mix": mix,
+    **{f"activation:{name}": activation for name in ("relu", "gelu", "gelu_tanh", "relu2")},
 }
 
 

@@ -31,8 +31,14 @@ from ..runs.manifest import MANIFEST, record
 from ..tokenizers import ByteLevelBPETokenizer
 from .folders import check_output_folder
 
-ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
-EXPORTED = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu"}
+ACTIVATIONS = {
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "gelu": "gelu",
+    "relu": "relu",
+    "relu2": "relu2",  # Hugging Face's ReLU² (ReLUSquaredActivation)
+}
+EXPORTED = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu", "relu2": "relu2"}
 LINEARS = {
     "attn.c_attn": "attention.qkv",
     "attn.c_proj": "attention.out",
@@ -192,7 +198,7 @@ def import_gpt2(hf_dir: str | Path, out: str | Path, force: bool = False) -> Pat
 
 # settings GPT-2 lacks that do not change what the exported model computes: the initialisation and dropout
 # rate are training's, and Q/K/V without a bias export as zero biases
-SAME_COMPUTATION = ("init", "dropout", "qkv_bias")
+SAME_COMPUTATION = ("init", "zero_init", "dropout", "qkv_bias")
 WHY_NOT = {  # the settings GPT-2 lacks most often, in words
     "norm_first": "post-norm blocks (GPT-2 is pre-norm)",
     "final_norm": "no final LayerNorm",

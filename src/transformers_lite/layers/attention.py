@@ -23,18 +23,18 @@ proves the two paths agree within 1e-5.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .attention_steps import attention_steps
 from .kv_cache import KVCache
 from .masks import causal_mask, check_mask, with_look_ahead
-from .norms import Norm, NormSpec, NormWeights, norm_step
+from .norms import Norm, NormSpec, NormWeights
 from .rotary import RotaryEmbedding
-from .steps import Count, Step, SummaryRow, dense
+from .steps import Count, SummaryRow
 from .trace import NO_TRACE, Trace
 
 
@@ -77,6 +77,7 @@ class AttentionWeights(NamedTuple):
     out_bias: Tensor | None  # b_O (C,)
     q_norm: NormWeights | None = None  # QK-norm: the norm of each head's queries (D,), and of its keys
     k_norm: NormWeights | None = None
+    value_mix: Tensor | None = None  # value residual: λ (2,), V ← λ₀ V + λ₁ V₁ (V₁ the first block's values)
 
 
 def split_heads(x: Tensor, n: int, n_heads: int) -> Tensor:
@@ -96,20 +97,29 @@ def self_attention(
     layer: int = 0,
     rope: RotaryEmbedding | None = None,
     qk_norm: NormSpec | None = None,
+    values: list[Tensor] | None = None,
     trace: Trace = NO_TRACE,
 ) -> Tensor:
     """Attention of ``x (B, T, C)`` over itself -> ``(B, T, C)``. ``mask`` is bool, True = may attend,
     broadcastable to ``(B, H, T, T)``; ``causal`` hides later positions. With ``cache``, ``x`` holds the
     positions after those already cached, and block ``layer``'s keys/values are added to it. ``qk_norm``:
-    each head's queries and keys normalised with this norm (``w.q_norm``, ``w.k_norm``) before the scores."""
+    each head's queries and keys normalised with this norm (``w.q_norm``, ``w.k_norm``) before the scores.
+    ``values`` (value residual): empty, the first block puts its values ``V₁ (B, H, T, D)`` in it; a later
+    block with ``w.value_mix`` attends over ``λ₀ V + λ₁ V₁`` instead of its own ``V``."""
     qkv = split_heads(F.linear(x, w.qkv, w.qkv_bias), 3, n_heads)  # (B, T, 3C) -> (3, B, H, T, D)
     q = qkv[0]  # (B, H, T, D)
-    if cache is not None and not trace.active and rope is None and qk_norm is None:
+    if cache is not None and not trace.active and rope is None and qk_norm is None and values is None:
         k, v = cache.update(layer, qkv[1:])  # decoding: the projections go to the cache as they came, no copy
         return attend(q, k, v, mask, causal, w, trace)
     k, v = qkv[1], qkv[2]  # (B, H, T, D) each
     if trace.active:
         q, k, v = (trace(name, t, x, w.qkv, w.qkv_bias) for name, t in (("q", q), ("k", k), ("v", v)))
+    if values is not None:
+        if not values:  # the first block: its values are every later block's V₁
+            values.append(v)
+        elif w.value_mix is not None:
+            mixed = w.value_mix[0] * v + w.value_mix[1] * values[0]  # (B, H, T, D)
+            v = trace("v_mixed", mixed, v, values[0], w.value_mix) if trace.active else mixed
     if qk_norm is not None and w.q_norm is not None and w.k_norm is not None:  # over each head's D channels
         q = trace("q_norm", qk_norm.apply(q, w.q_norm, qk_norm.eps), q, *w.q_norm)
         k = trace("k_norm", qk_norm.apply(k, w.k_norm, qk_norm.eps), k, *w.k_norm)
@@ -181,120 +191,6 @@ def attend(
     return trace("out", F.linear(merged, w.out, w.out_bias), merged, w.out, w.out_bias)
 
 
-def attention_steps(
-    dim: int,
-    n_heads: int,
-    *,
-    bias: bool,
-    rope: bool = False,
-    reads: str = "x",
-    role: str = "self",
-    qk_norm: NormSpec | None = None,
-) -> dict[str, Step]:
-    """The steps of one attention layer as it is configured: ``reads`` is what its queries (and, but
-    for cross-attention, keys and values) are computed from (``x``, ``LN(x)``); ``role`` is ``self``
-    (every position reads every other, padding keys aside), ``causal`` (each reads itself and the past)
-    ``decoder`` (the past, and padding) or ``cross`` (a decoder's positions read the encoder's output ``m``);
-    ``qk_norm``: the norm of each head's queries and keys."""
-    d = dim // n_heads
-    cross = role == "cross"
-    keys_axis = "S" if cross else "T"  # what the keys run over: the source's tokens, or the same tokens
-    scores_axes = f"HT{keys_axis}"
-    hat = "\u0302" if qk_norm else ""  # Q̂: normalised
-    rotated = "′" if rope else ""
-    q_, k_ = f"Q{hat}{rotated}", f"K{hat}{rotated}"
-    heads = f"split into H = {n_heads} heads of d_h = {d}"
-
-    def projection(letter: str, part: int) -> Step:
-        source = "m" if cross and letter != "Q" else reads
-        ours, post = dense(source, f"W_{letter}", f"b_{letter}" if bias else None)
-        what = {
-            "Q": "what each position looks for",
-            "K": "what each position offers to be found by" if not cross else "what each source token offers",
-            "V": "what each position passes on when read" if not cross else "what each source token passes on",
-        }[letter]
-        where = " (m: the encoder's output)" if source == "m" else ""
-        axes = f"H{keys_axis}D" if letter != "Q" else "HTD"
-        return Step("projection", axes, f"{letter} = {ours}, {heads}{where}", f"{letter} = {post}", what, part=part)
-
-    readers = "target position" if cross else "query"
-    keys = "source token" if cross else "key"
-    masked_what = {
-        "self": "padding keys",
-        "causal": "later positions (the future)",
-        "decoder": "later positions (the future) and padding",
-        "cross": "source padding",
-    }[role]
-    steps = {"q": projection("Q", 0), "k": projection("K", 1), "v": projection("V", 2)}
-    if qk_norm:
-        for letter, axes in (("Q", "HTD"), ("K", f"H{keys_axis}D")):
-            what = f"each head's {'query' if letter == 'Q' else 'key'} vector normalised over its d_h = {d} channels"
-            plain = norm_step(qk_norm, letter, what, axes)
-            steps[f"{letter.lower()}_norm"] = Step(
-                plain.kind,
-                axes,
-                f"{letter}{hat} = {plain.ours}",
-                "— (QK-norm is not in the posts)",
-                f"{what} (QK-norm): the scores stay bounded however large Q and K grow",
-                eps=qk_norm.eps,
-            )
-    if rope:
-        for letter, axes in (("Q", "HTD"), ("K", f"H{keys_axis}D")):
-            steps[f"{letter.lower()}_rotated"] = Step(
-                "rotary",
-                axes,
-                f"{letter}{hat}′ = RoPE({letter}{hat}): channels (2i, 2i+1) at position t turned by t / 10000^(2i/d_h)",
-                "— (rotary positions are not in the posts)",
-                "the same vectors, each pair of channels turned by an angle that grows with the position, so "
-                "Q′·K′ depends on how far apart two positions are",
-            )
-    steps |= {
-        "scores": Step(
-            "scores", scores_axes, f"{q_} {k_}ᵀ", "Kᵀ Q", f"row i: how well {readers} i matches each {keys}"
-        ),
-        "scaled": Step(
-            "scale",
-            scores_axes,
-            f"S = {q_} {k_}ᵀ / √d_h, √{d} = {math.sqrt(d):.3g}",
-            "S = Kᵀ Q / √d_h",
-            "the scores divided by √d_h, so the softmax does not saturate as d_h grows",
-            factor=1 / math.sqrt(d),
-        ),
-        "mask": Step(
-            "mask",
-            scores_axes,
-            f"M = 0 where {readers} i may read {keys} j, −∞ where not ({masked_what})",
-            "M = 0 or −∞ (post 004: −∞ at each illegal connection)",
-            f"what is added to the scores: −∞ hides {masked_what}, exp(−∞) = 0",
-        ),
-        "masked": Step(
-            "masked", scores_axes, "S + M", "S .+ M", "the scaled scores with the mask added (−∞: the lowest float)"
-        ),
-        "weights": Step(
-            "softmax",
-            scores_axes,
-            "P = softmax(S + M) over keys (each row sums to 1)",
-            "P = softmax(S + M) over the first dimension (each column sums to 1)",
-            f"row i: how much {readers} i reads from each {keys}",
-        ),
-        "heads": Step("weighted_sum", "HTD", "A = P V", "A = V P", "per head, the weighted sum of the values"),
-        "merged": Step(
-            "merge_heads",
-            "TC",
-            f"[A₁ … A_{n_heads}]: the heads side by side, (T, H·d_h)",
-            "vcat(A₁, …, A_H)",
-            "the heads side by side again",
-        ),
-    }
-    weights = steps["weights"]  # with no mask given (a call on its own): the softmax of the scores alone
-    steps["weights, no mask"] = replace(
-        weights, ours=weights.ours.replace("S + M", "S"), post=weights.post.replace("S + M", "S")
-    )
-    ours, post = dense("[A₁ … A_H]", "W_O", "b_O")
-    steps["out"] = Step("projection", "TC", ours, post, "what attention adds to the residual stream")
-    return steps
-
-
 class Attention(nn.Module):
     """``n_heads`` heads of size ``D = dim / n_heads`` (a ``ValueError`` names both numbers when it does
     not divide). ``bias`` applies to the Q/K/V Dense: post 000's code has none (its second printout
@@ -312,6 +208,7 @@ class Attention(nn.Module):
         reads: str = "x",
         role: str = "self",
         qk_norm: NormSpec | None = None,
+        value_mix: bool = False,
     ) -> None:
         super().__init__()
         if n_heads < 1:
@@ -328,8 +225,19 @@ class Attention(nn.Module):
         self.rope, self.qk_norm = rope, qk_norm
         self.q_norm = None if qk_norm is None else Norm(self.dim_head, qk_norm)  # over each head's D channels
         self.k_norm = None if qk_norm is None else Norm(self.dim_head, qk_norm)
+        if value_mix and role == "cross":
+            raise ValueError("value_mix mixes a block's own values with the first block's; cross-attention has none")
+        # value residual: λ of V ← λ₀ V + λ₁ V₁, an even mix at the start (modded-nanogpt's 0.5)
+        self.value_mix = nn.Parameter(torch.tensor([0.5, 0.5])) if value_mix else None
         self.steps = attention_steps(
-            dim, n_heads, bias=bias, rope=rope is not None, reads=reads, role=role, qk_norm=qk_norm
+            dim,
+            n_heads,
+            bias=bias,
+            rope=rope is not None,
+            reads=reads,
+            role=role,
+            qk_norm=qk_norm,
+            value_mix=value_mix,
         )
 
     def extra_repr(self) -> str:
@@ -341,7 +249,7 @@ class Attention(nn.Module):
             if self.q_norm is None or self.k_norm is None
             else (self.q_norm.weights(), self.k_norm.weights())
         )
-        return AttentionWeights(self.qkv.weight, self.qkv.bias, self.out.weight, self.out.bias, *norms)
+        return AttentionWeights(self.qkv.weight, self.qkv.bias, self.out.weight, self.out.bias, *norms, self.value_mix)
 
     def forward(
         self,
@@ -394,6 +302,8 @@ class Attention(nn.Module):
         for name, norm in (("q_norm", self.q_norm), ("k_norm", self.k_norm)):
             if norm is not None:
                 rows.append((1, name, norm.title(), sum(p.numel() for p in norm.parameters()), 0))
+        if self.value_mix is not None:
+            rows.append((1, "value_mix", "λ: the first block's values mixed in", self.value_mix.numel(), 0))
         if self.rope is not None:
             rows += [(1, "rope", *row[2:]) for row in self.rope.summary_rows(count)]
         return rows

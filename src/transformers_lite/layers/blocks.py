@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import torch
 from torch import Tensor, nn
 
 from .attention import Attention, AttentionWeights, cross_attention, self_attention
@@ -54,6 +55,8 @@ class BlockSpec:
     norm: NormSpec = field(default_factory=NormSpec)
     causal: bool = False  # self-attention sees only the past (a GPT's or a decoder's block)
     qk_norm: bool = False  # self-attention normalises each head's queries and keys with ``norm``
+    value_residual: bool = False  # self-attention mixes the first block's values into its own (learned λ)
+    shortcut: bool = False  # the block's input mixed with the first block's, x₀, by a learned pair (``Block``)
 
 
 class BlockWeights(NamedTuple):
@@ -65,6 +68,7 @@ class BlockWeights(NamedTuple):
     feed_forward: FeedForwardWeights
     cross_attention_norm: NormWeights | None = None
     cross_attention: AttentionWeights | None = None
+    shortcut: Tensor | None = None  # λ (2,) of the embedding shortcut x ← λ₀ x + λ₁ x₀
 
 
 def _detached(weights: tuple) -> tuple:
@@ -106,7 +110,14 @@ class _Sublayers(nn.Module):
     ) -> tuple[Attention, Residual]:
         s = self.spec
         attention = Attention(
-            s.n_heads, s.dim, bias=s.qkv_bias, rope=rope, reads=self.reads, role=role, qk_norm=qk_norm
+            s.n_heads,
+            s.dim,
+            bias=s.qkv_bias,
+            rope=rope,
+            reads=self.reads,
+            role=role,
+            qk_norm=qk_norm,
+            value_mix=s.value_residual and role != "cross",
         )
         return attention, self._residual(branch)
 
@@ -154,10 +165,21 @@ class Block(_Sublayers):
     def __init__(self, spec: BlockSpec, rope: RotaryEmbedding | None = None) -> None:
         super().__init__(spec, rope, "causal" if spec.causal else "self")
         self.causal = spec.causal
+        # the embedding shortcut (modded-nanogpt): λ of x ← λ₀ x + λ₁ x₀, the block's own input at the start
+        self.shortcut = nn.Parameter(torch.tensor([1.0, 0.0])) if spec.shortcut else None
+        self.shortcut_steps = {
+            "shortcut": Step(
+                "mix",
+                "TC",
+                "x ← λ₀ x + λ₁ x₀: x₀ the first block's input, λ learned (1 and 0 at the start)",
+                "— (the embedding shortcut is not in the posts)",
+                "the stream mixed with the embeddings the first block read: every block keeps a direct line to them",
+            )
+        }
 
     def weights(self, detach: bool = False) -> BlockWeights:
         """Every parameter the block's equations read (detached: plain tensors, for decoding)."""
-        w = BlockWeights(*self._self_weights())
+        w = BlockWeights(*self._self_weights(), shortcut=self.shortcut)
         return _detached(w) if detach else w  # type: ignore[return-value]
 
     def forward(self, x: Tensor, mask: Tensor | None = None, **step: object) -> Tensor:
@@ -173,11 +195,18 @@ class Block(_Sublayers):
         *,
         cache: KVCache | None = None,
         layer: int = 0,
+        values: list[Tensor] | None = None,
+        x0: Tensor | None = None,
         trace: Trace = NO_TRACE,
     ) -> Tensor:
         """The block's equations on the weights ``w`` (``weights()``): self-attention, then feed-forward,
         each inside its residual sub-layer. With ``cache`` (causal blocks), ``x`` holds the positions after
-        the cached ones; ``layer`` is this block's place in the cache; ``trace`` receives the steps."""
+        the cached ones; ``layer`` is this block's place in the cache; ``values``: the first block's values,
+        shared by the blocks of a value-residual model (``self_attention``); ``x0``: the first block's input,
+        mixed into this block's with ``w.shortcut``; ``trace`` receives the steps."""
+        if x0 is not None and w.shortcut is not None:
+            mixed = w.shortcut[0] * x + w.shortcut[1] * x0  # (B, T, C)
+            x = trace.declare(self.shortcut_steps)("shortcut", mixed, x, x0, w.shortcut) if trace.active else mixed
         (heads, rope, qk), s, norm = self.attend_with, self.spec, w.attention_norm
         res = inner = trace
         if trace.active:  # the sub-layer's own steps, as its modules declare them
@@ -194,6 +223,7 @@ class Block(_Sublayers):
             layer=layer,
             rope=rope,
             qk_norm=qk,
+            values=values,
             trace=inner,
         )
         x = residual_out(x, h, norm, s.norm, s.norm_first, s.dropout if self.training else 0.0, res)

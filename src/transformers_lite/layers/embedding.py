@@ -58,28 +58,35 @@ class BigramEmbedding(nn.Module):
     "waste of") directly, as the n-gram embeddings of fastText and N-Grammer do. The first token's
     "previous token" is a start marker (id ``vocab_size``). Pairs are hashed, so distinct pairs may
     share a row; with ~100,000 rows and a few hundred thousand pairs in the data that costs little.
+    ``buckets=None`` gives the exact table of a small vocabulary (a character model's): one row per pair,
+    ``previous · V + token``, (V + 1) · V rows (V² pairs, and V for a first token after the start marker).
     The table starts at zero, so an untrained bigram table leaves the model as it was.
     """
 
     MULTIPLIER = 1_000_003  # a prime: pairs (p, t) spread over the rows as (p * MULTIPLIER + t) mod buckets
 
-    def __init__(self, buckets: int, dim: int, vocab_size: int) -> None:
+    def __init__(self, buckets: int | None, dim: int, vocab_size: int) -> None:
         super().__init__()
-        if buckets < 1 or dim < 1 or vocab_size < 1:
+        self.exact = buckets is None
+        rows = (vocab_size + 1) * vocab_size if buckets is None else buckets
+        if rows < 1 or dim < 1 or vocab_size < 1:
             raise ValueError(f"buckets, dim and vocab_size must be >= 1, got {buckets}, {dim}, {vocab_size}")
-        self.buckets, self.dim, self.vocab_size = buckets, dim, vocab_size
-        self.weight = nn.Parameter(torch.zeros(buckets, dim))  # (buckets, C)
+        self.buckets, self.dim, self.vocab_size = rows, dim, vocab_size
+        self.weight = nn.Parameter(torch.zeros(rows, dim))  # (buckets, C)
 
     def extra_repr(self) -> str:
-        return f"{self.buckets} buckets => {self.dim}"
+        return f"{self.buckets} {'rows, exact' if self.exact else 'buckets'} => {self.dim}"
 
     def summary_rows(self, count: Count) -> list[SummaryRow]:
         return [(0, "", f"BigramEmbedding({self.buckets} pairs => {self.dim})", count([self.weight]), 0)]
 
-    def rows(self, ids: Tensor) -> Tensor:
-        """The table row of each position's pair: ``(B, T)`` ids -> ``(B, T)`` rows."""
-        start = torch.full_like(ids[:, :1], self.vocab_size)  # (B, 1): the start marker
+    def rows(self, ids: Tensor, before: Tensor | None = None) -> Tensor:
+        """The table row of each position's pair: ``(B, T)`` ids -> ``(B, T)`` rows. ``before (B, 1)``: the
+        token before the first (decoding with a cache feeds one token at a time); None: the start marker."""
+        start = torch.full_like(ids[:, :1], self.vocab_size) if before is None else before  # (B, 1)
         previous = torch.cat([start, ids[:, :-1]], dim=1)  # (B, T): the token before each position
+        if self.exact:
+            return previous * self.vocab_size + ids
         return (previous * self.MULTIPLIER + ids) % self.buckets
 
     def forward(self, ids: Tensor) -> Tensor:

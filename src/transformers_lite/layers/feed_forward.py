@@ -17,13 +17,15 @@ from torch import Tensor, nn
 from .steps import Count, Step, SummaryRow, dense
 from .trace import NO_TRACE, Trace
 
-# gelu_tanh: the tanh approximation GPT-2 uses
+# gelu_tanh: the tanh approximation GPT-2 uses; relu2: ReLU squared, relu(a)² (So et al. 2021, "Primer"; the
+# modded-nanogpt speedrun's feed-forward)
 ACTIVATIONS: dict[str, Callable[[Tensor], Tensor]] = {
     "relu": F.relu,
     "gelu": F.gelu,
     "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "relu2": lambda x: F.relu(x).square(),
 }
-_WRITTEN = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU_tanh"}  # how an equation writes each
+_WRITTEN = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU_tanh", "relu2": "ReLU²"}  # how an equation writes each
 
 
 class FeedForwardWeights(NamedTuple):

@@ -33,6 +33,7 @@ class KVCache:
         self.buffer = torch.zeros(n_layers, 2, batch, heads, capacity, dim_head, dtype=dtype, device=device)
         self._views()
         self.length = 0
+        self.last_ids: Tensor | None = None  # (B, 1): the last token fed, for a model that reads token pairs
 
     def _views(self) -> None:
         # per block, the (2, B, H, N, D) view of its keys and values, looked up once: indexing costs time at
@@ -60,11 +61,14 @@ class KVCache:
 
     def reset(self) -> None:
         self.length = 0
+        self.last_ids = None
 
     def reorder(self, index: Tensor) -> None:
         """Keep batch rows ``index`` (beam search follows its surviving hypotheses). Only the filled
         positions are copied: copying the whole capacity cost beam search 40 % of its time."""
         n = self.length
+        if self.last_ids is not None:
+            self.last_ids = self.last_ids.index_select(0, index)
         filled = self.buffer[:, :, :, :, :n]  # (L, 2, B, H, n, D)
         if len(index) == self.batch:  # same batch: rewrite the filled part in place
             self.buffer[:, :, :, :, :n] = filled.index_select(2, index)  # the right side is a copy

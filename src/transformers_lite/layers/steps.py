@@ -50,6 +50,8 @@ KINDS: dict[str, str] = {
     "identity": "the same tensor under the name the model hands back",
     "lm_head": "a Dense, its activation, a norm and the tied table in one step (pretraining's head)",
     "activation": "a Dense then a nonlinearity by name: act(x W₁ᵀ + b₁) (activation:gelu, ...)",
+    "soft_cap": "squashed into (−c, c): c · tanh(z / c)",
+    "mix": "two tensors weighted by a learned pair of numbers: λ₀ a + λ₁ b",
 }
 FAMILIES_OF_KINDS = ("activation", "norm")  # "activation:gelu", "norm:layer": one kind per name of the family
 
@@ -65,7 +67,7 @@ class Step:
     post: str  # as the posts write it (column-major)
     meaning: str
     part: int | None = None  # Q, K, V: which third of the one [Q; K; V] Dense (0, 1, 2)
-    factor: float | None = None  # the constant it multiplies by: 1/√d_h, an embedding's √C
+    factor: float | None = None  # the constant it multiplies by: 1/√d_h, an embedding's √C; a soft cap's c
     eps: float | None = None  # a norm's ε
 
     def __post_init__(self) -> None:
