@@ -25,6 +25,7 @@ import argparse
 import importlib.util
 import json
 import math
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -44,10 +45,11 @@ TLITE = [sys.executable, "-m", "transformers_lite"]
 PRESETS = ("post-gpt", "baby-gpt", "small-gpt")  # 44 k, 0.8 M and 2.7 M parameters (tlite summary NAME)
 
 
-def cell(preset: str, minutes: float, seed: int, folder: Path) -> dict:
-    """Train one preset for ``minutes`` and score it on the validation split."""
-    out = folder / f"{preset}-{minutes:g}min-seed{seed}"
-    command = [*TLITE, "train", "generator", "--text", str(TEXT), "--preset", preset]
+def cell(preset: str, minutes: float, seed: int, folder: Path, extra: tuple[str, ...] = ()) -> dict:
+    """Train one preset for ``minutes`` (with the ``extra`` options of ``tlite train``) and score it on the
+    validation split."""
+    out = folder / f"{preset}-{minutes:g}min-seed{seed}{'-' + '_'.join(extra).replace('-', '') if extra else ''}"
+    command = [*TLITE, "train", "generator", "--text", str(TEXT), "--preset", preset, *extra]
     command += ["--max-minutes", str(minutes), "--seed", str(seed), "--out", str(out)]
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
     scores = json.loads(
@@ -133,13 +135,23 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--keep", metavar="DIR", help="keep the runs in DIR (default: a temporary folder)")
     parser.add_argument("--nanogpt", metavar="DIR", type=Path, help="a nanoGPT checkout: its CPU configuration too")
+    parser.add_argument(
+        "--options",
+        action="append",
+        default=None,
+        metavar="'OPTIONS'",
+        help="also train each cell with these `tlite train` options (quoted; repeat for several variants), "
+        "alternating with the preset as it is",
+    )
     args = parser.parse_args()
+    variants = [(), *(tuple(shlex.split(o)) for o in args.options or [])]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.keep or tmp)
         for minutes in args.minutes:
             for seed in args.seeds:
                 for preset in args.presets:
-                    emit(**cell(preset, minutes, seed, folder))
+                    for extra in variants:
+                        emit(**cell(preset, minutes, seed, folder, extra), options=" ".join(extra))
                 if args.nanogpt:
                     emit(**nanogpt_cell(args.nanogpt, minutes, seed))
 

@@ -44,10 +44,11 @@ TRIALS: dict[str, tuple[dict, list[str]]] = {
     "rms": ({}, ["norm=rms"]),
     "qk-norm": ({}, ["qk_norm=true"]),
     "relu2": ({}, ["activation=relu2"]),
-    "zero-init": ({}, ["init=zero"]),
+    "zero-init": ({}, ["zero_init=true"]),
     "soft-cap": ({}, ["logit_cap=30"]),
     "value-residual": ({}, ["value_residual=true"]),
     "bigram": ({}, ["bigram_embedding=true"]),
+    "embedding-shortcut": ({}, ["embedding_shortcut=true"]),
 }
 
 
