@@ -145,7 +145,7 @@ def main(argv: list[str]) -> None:
         shot(f"{name}_step", "step-summary")
         if name == "backward_generator":  # a Muon step: the gradient's singular values beside the update's
             Select(driver.find_element(By.ID, "step-optimizer")).select_by_value("muon")
-            driver.find_element(By.ID, "take-step").click()
+            driver.execute_script("document.getElementById('take-step').click()")  # under the sticky bar
             wait(lambda d: d.find_element(By.ID, "step-spectra").is_displayed())
             shot(f"{name}_muon", "step-spectra")
 

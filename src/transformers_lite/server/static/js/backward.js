@@ -164,9 +164,13 @@ function renderCells(cells) {
   const wrong = cells.wrong.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
   const total = cells.shape[0] * cells.shape[1];
   const where = cells.slice.length ? `${cells.name}[${cells.slice.join(", ")}]` : cells.name;
-  const s = signedScale(absMax(cells.difference), "your value − the expected");
+  const s = signedScale(absMax(cells.difference), "your value \u2212 the expected");
+  // a few wrong cells (an index slip) are outlined; when most are wrong (a factor, a sign) the colours show it
+  const sparse = wrong <= Math.max(50, total / 20);
+  const said = sparse ? `outlined: the ${wrong} of ${total} cells outside the tolerance`
+    : `${wrong} of ${total} cells are outside the tolerance (too many to outline: the colours show the pattern)`;
   $("exercise-cells").replaceChildren(heatmap(cells.difference, {
-    s, outlined: cells.wrong, title: `${where}: your result minus the expected; outlined: the ${wrong} of ${total} cells outside the tolerance`,
+    s, outlined: sparse ? cells.wrong : null, title: `${where}: your result minus the expected; ${said}`,
   }));
 }
 
@@ -201,7 +205,12 @@ function renderSpectra(spectra) {
   pick.replaceChildren(...spectra.map((s, i) => el("option", { value: i }, `${s.name} (${s.shape.join(" \u00d7 ")})`)));
   const draw = () => {
     const s = spectra[Number(pick.value)];
-    const series = (name, values) => [name, { step: values.map((_, i) => i + 1), value: values.map((v) => v / (values[0] || 1)) }];
+    // one example's gradient has rank at most the positions it scores: past its rank both are zero
+    const rank = Math.max(1, s.gradient.filter((v) => v > 1e-6 * s.gradient[0]).length);
+    const first = (values) => values.slice(0, rank);
+    const series = (name, values) => [name, { step: first(values).map((_, i) => i + 1), value: first(values).map((v) => v / (values[0] || 1)) }];
+    $("step-rank").textContent = `This gradient has rank ${rank} of ${Math.min(...s.shape)} (one example scores few positions): ` +
+      `the update moves those ${rank} directions alike and, like the gradient, none of the others.`;
     $("step-spectrum").replaceChildren(lineChart([series("gradient", s.gradient), series("Muon's update", s.update)], "singular value, largest first"));
   };
   pick.onchange = draw;
