@@ -49,6 +49,11 @@ TRIALS: dict[str, tuple[dict, list[str]]] = {
     "value-residual": ({}, ["value_residual=true"]),
     "bigram": ({}, ["bigram_embedding=true"]),
     "embedding-shortcut": ({}, ["embedding_shortcut=true"]),
+    # the winners together: Muon at 0.01 with wsd, and the model options that won alone
+    "combined": (
+        {"optimizer": "muon", "muon_lr": 0.01, "schedule": "wsd", "min_lr_ratio": 0.0},
+        ["zero_init=true", "bigram_embedding=true", "value_residual=true"],
+    ),
 }
 
 

@@ -38,3 +38,15 @@ def test_a_folder_of_code_with_a_byte_level_bpe(tmp_path):
     assert scores["unigram_loss"] < scores["uniform_loss"]  # knowing the frequencies beats a uniform guess
     assert run.tokenizer.shown(run.tokenizer.encode(" return")[0]) == " return"  # read as text, not "Ġreturn"
     assert isinstance(run.generate("def", max_new_tokens=5, temperature=0), str)
+
+
+def test_the_metrics_a_generator_declares_are_the_ones_it_reports(tmp_path):
+    from transformers_lite import build_model
+    from transformers_lite.tasks.generator import GeneratorTask
+
+    text = tmp_path / "t.txt"
+    text.write_text("to be or not to be, that is the question\n" * 20)
+    small = GeneratorConfig(max_length=8, dim=8, n_heads=2, dim_hidden=16, n_blocks=1)
+    task = GeneratorTask.prepare(GeneratorSettings(text=str(text), batch_size=2), small, seed=0)
+    cfg = task.model_config(small)
+    assert set(task.metrics) == set(task.evaluate(build_model(cfg)))  # what --best-metric may name

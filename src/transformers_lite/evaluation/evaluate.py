@@ -164,7 +164,7 @@ def kept_line(kept: dict[str, Any]) -> str:
     )
 
 
-def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """Metrics on a table of labelled texts (default: the run's own validation records), plus the plots'
     arrays. Ordered classes (the 5 stars, or a run trained with ``ordinal``) add mean absolute error
     and off-by-one accuracy."""

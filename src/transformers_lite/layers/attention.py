@@ -244,12 +244,12 @@ class Attention(nn.Module):
         return f"num_heads={self.n_heads}, head_size={self.dim_head}, {self.dim}=>{self.dim}"
 
     def weights(self) -> AttentionWeights:
-        norms = (
-            (None, None)
-            if self.q_norm is None or self.k_norm is None
-            else (self.q_norm.weights(), self.k_norm.weights())
+        both = self.q_norm is not None and self.k_norm is not None
+        q_norm = self.q_norm.weights() if both and self.q_norm is not None else None
+        k_norm = self.k_norm.weights() if both and self.k_norm is not None else None
+        return AttentionWeights(
+            self.qkv.weight, self.qkv.bias, self.out.weight, self.out.bias, q_norm, k_norm, self.value_mix
         )
-        return AttentionWeights(self.qkv.weight, self.qkv.bias, self.out.weight, self.out.bias, *norms, self.value_mix)
 
     def forward(
         self,

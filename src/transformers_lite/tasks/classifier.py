@@ -324,7 +324,7 @@ class ClassifierTask(TaskBase):
         return F.cross_entropy(logits.float(), labels, weight=weights, label_smoothing=self.settings.label_smoothing)
 
     @property
-    def metrics(self) -> tuple[str, ...]:
+    def metrics(self) -> tuple[str, ...]:  # type: ignore[override]  # computed from the data read
         ordinal = is_ordinal(self.label_names, self.n_labels, self.settings.ordinal)
         return ("val_loss", "val_accuracy", "val_macro_f1", *(("val_mae", "val_off_by_one") if ordinal else ()))
 

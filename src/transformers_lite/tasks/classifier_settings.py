@@ -156,6 +156,7 @@ def class_weight_values(text: str, labels: np.ndarray, names: Sequence[str]) -> 
                 "per class in that order, or NAME=WEIGHT pairs"
             )
         return np.asarray(parsed, dtype=float)
+    assert isinstance(parsed, dict)  # "balanced" and a list are handled above
     unknown = sorted(set(parsed) - set(names))
     if unknown:
         raise ConfigError(

@@ -67,7 +67,7 @@ class GeneratorSettings:
 
 class GeneratorTask(TaskBase):
     name = "generator"
-    metrics = ("val_loss", "val_perplexity")
+    metrics = ("val_loss", "val_perplexity", "val_bits_per_char", "val_bits_per_byte")
     Settings = GeneratorSettings
 
     def __init__(

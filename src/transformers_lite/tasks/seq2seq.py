@@ -299,12 +299,12 @@ class Seq2SeqTask(TaskBase):
         )
 
     @property
-    def main_metric(self) -> str:
+    def main_metric(self) -> str:  # type: ignore[override]  # computed from the data read
         """BLEU, when evaluations translate (``bleu_sentences``); else the validation loss."""
         return "val_bleu" if self.settings.bleu_sentences else "val_loss"
 
     @property
-    def metrics(self) -> tuple[str, ...]:
+    def metrics(self) -> tuple[str, ...]:  # type: ignore[override]  # computed from the data read
         return ("val_loss", "val_bleu") if self.settings.bleu_sentences else ("val_loss",)
 
     def evaluate(self, model: TransformerSeq2Seq, split: str = "val") -> dict[str, float]:

@@ -234,7 +234,7 @@ def kept_record(config: Any, state: TrainState) -> dict[str, Any]:  # noqa: ANN4
     """``kept.json``: which step's weights ``model.safetensors`` holds and why, beside the best and the last
     evaluation by the run's ``best_metric``."""
     metric = state.best_metric
-    last = next((r for r in reversed(state.history) if r.get("step") == state.step), {})
+    last: dict[str, Any] = next((r for r in reversed(state.history) if r.get("step") == state.step), {})
     best = kept_weights(config, state) is not None
     return {
         "weights": "best" if best else "last",
@@ -303,7 +303,7 @@ class KeepBest(Callback):
             return True
         if value != state.best or self.metric == "val_loss":
             return False
-        best = next((r for r in reversed(state.history) if r.get("step") == state.best_step), {})
+        best: dict[str, Any] = next((r for r in reversed(state.history) if r.get("step") == state.best_step), {})
         loss, best_loss = record.get("val_loss"), best.get("val_loss")
         return loss is not None and best_loss is not None and loss < best_loss
 

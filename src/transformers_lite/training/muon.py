@@ -73,7 +73,7 @@ class Muon(torch.optim.Optimizer):
                 raise ValueError(f"Muon orthogonalises matrices only; got parameters of shapes {shapes}")
 
     @torch.no_grad()
-    def step(self, closure: Any = None) -> None:  # noqa: ANN401
+    def step(self, closure: None = None) -> None:  # type: ignore[override]  # no closure: one gradient per step
         for group in self.param_groups:
             lr, wd = group["lr"], group["weight_decay"]
             for p in group["params"]:
@@ -92,8 +92,10 @@ class Muon(torch.optim.Optimizer):
         buf = state.get("momentum_buffer")
         if buf is None:
             buf = state["momentum_buffer"] = torch.zeros_like(p)
-        buf.lerp_(p.grad, 1 - beta)  # M ← βM + (1-β)g
-        nesterov = p.grad.lerp(buf, beta)  # look ahead: (1-β)g + βM
+        grad = p.grad
+        assert grad is not None  # step() skips parameters without one
+        buf.lerp_(grad, 1 - beta)  # M ← βM + (1-β)g
+        nesterov = grad.lerp(buf, beta)  # look ahead: (1-β)g + βM
         return newton_schulz(nesterov).to(p.dtype) * shape_scale(p)
 
     @staticmethod

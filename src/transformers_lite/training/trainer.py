@@ -123,7 +123,7 @@ class Trainer:
             config.cooldown,
         )
         # the best evaluation is known before the run's own callbacks (its checkpoint) see it
-        metric = config.best_metric or getattr(task, "main_metric", "val_loss")
+        metric = str(config.best_metric or getattr(task, "main_metric", "val_loss"))
         self.keep = KeepBest(metric, config.patience, getattr(task, "metrics", ()), config.eval_train)
         self.callbacks = [ProgressBar(), self.keep, *callbacks]
         self.ddp = None
@@ -176,7 +176,7 @@ class Trainer:
                     break
                 self.after_step(state, loss)
                 self._fit_warmup_to_budget(state)
-        if state.warmup_end_s is None and not state.stop_reason.startswith(("paused", "interrupted")):
+        if state.warmup_end_s is None and not (state.stop_reason or "").startswith(("paused", "interrupted")):
             warn(
                 f"training ended at step {state.step}, still warming up (warmup: {self.schedule.warmup_steps} "
                 f"steps): the learning rate never reached its peak {self.config.lr:g}; give more time or steps, or "
