@@ -129,3 +129,11 @@ def test_code_sent_as_text_is_checked_in_a_bounded_child_process(tmp_path, monke
     assert not loop.passed and "did not finish within 2 s" in loop.message
     broken = check_code("relu-backward", "def relu_backward(a, dy):\n    return dy *\n")
     assert not broken.passed and "does not run: SyntaxError" in broken.message
+
+
+def test_a_muon_step_without_its_look_ahead_or_its_orthogonalisation_is_named():
+    plain = _verdict("muon-step", c.muon_without_look_ahead)
+    assert not plain.passed and plain.message.startswith("w_new[") and "look-ahead" in plain.cause
+    sgd = _verdict("muon-step", c.muon_not_orthogonalised)
+    assert not sgd.passed and "not orthogonalised" in sgd.cause
+    assert _verdict("muon-step", c.muon_step).passed

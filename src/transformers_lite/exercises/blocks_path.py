@@ -12,6 +12,8 @@ from .catalog import (
     _block,
     _embedding,
     _heads,
+    _muon,
+    _muon_inputs,
     _residual,
     _step,
     _tied,
@@ -27,6 +29,9 @@ from .catalog import (
     embedding_backward,
     merge_heads_backward,
     merge_heads_forward,
+    muon_not_orthogonalised,
+    muon_step,
+    muon_without_look_ahead,
     pre_norm_block,
     residual_backward,
     sgd_step,
@@ -265,5 +270,29 @@ BLOCKS: tuple[Exercise, ...] = (
         _step,
         _adamw,
         {"no bias correction (m and v used as they are)": only(adam_without_bias_correction)},
+    ),
+    Exercise(
+        "muon-step",
+        "One Muon step",
+        "after the posts: the optimizer of the speedrun GPTs (--optimizer muon)",
+        "— (the posts train with Adam)",
+        "m ← βm + (1−β)g; o ← NS₅((1−β)g + βm); w ← w (1 − lr·λ) − lr·√max(1, rows/cols)·o",
+        ("w", "g", "m", "lr", "momentum", "weight_decay"),
+        ("w_new", "m_new"),
+        "w, g, m: one (rows, cols) matrix; lr, momentum, weight_decay: numbers\nw_new, m_new: that shape",
+        (
+            "Update the momentum as SGD with momentum does, then step along a Nesterov look-ahead: "
+            "(1 − β) g + β m, orthogonalised.",
+            "Orthogonalise X by 5 Newton–Schulz steps: X ← X / ‖X‖_F, then 5 times A = X Xᵀ, "
+            "X ← 3.4445 X + (−4.7750 A + 2.0315 A A) X (on Xᵀ when X has more rows than columns).",
+            "w_new = w * (1 - lr * wd) - lr * max(1, rows / cols) ** 0.5 * ns(look); see docs/training.md.",
+        ),
+        muon_step,
+        _muon_inputs,
+        _muon,
+        {
+            "the momentum orthogonalised without Nesterov's look-ahead": only(muon_without_look_ahead),
+            "the step not orthogonalised (SGD with Nesterov momentum)": only(muon_not_orthogonalised),
+        },
     ),
 )

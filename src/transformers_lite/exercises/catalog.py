@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 
 from ..backprop import ops
+from ..training.muon import Muon, newton_schulz
 from .exercise import Inputs
 
 
@@ -125,6 +126,22 @@ def _adamw(w, g, m, v, step, lr, beta1, beta2, eps, weight_decay):  # noqa: ANN0
     return p.detach(), opt.state[p]["exp_avg"], opt.state[p]["exp_avg_sq"]
 
 
+def _muon_inputs(src: Any) -> Inputs:  # noqa: ANN401 - a weight matrix of the model, a gradient, a momentum
+    w = _dense(src)["w"]
+    m = 0.1 * src.random_like(w)
+    return {"w": w, "g": src.random_like(w), "m": m, "lr": 0.02, "momentum": 0.95, "weight_decay": 0.01}
+
+
+def _muon(w, g, m, lr, momentum, weight_decay):  # noqa: ANN001, ANN202
+    """The training engine's Muon (``--optimizer muon``), one step from momentum ``m``."""
+    p = torch.nn.Parameter(w.clone())
+    opt = Muon([{"params": [p], "muon": True, "weight_decay": weight_decay}], lr=lr, momentum=momentum)
+    p.grad = g.clone()
+    opt.state[p] = {"momentum_buffer": m.clone()}
+    opt.step()
+    return p.detach(), opt.state[p]["momentum_buffer"]
+
+
 # ---------------------------------------------------------------- the reference solutions
 def dense_forward(x, w, b):  # noqa: ANN001, ANN201
     return ops.linear_forward(x, w, b)[0]  # (N, in) @ (in, out) + (out,)
@@ -214,6 +231,13 @@ def adam_step(w, g, m, v, step, lr, beta1, beta2, eps, weight_decay):  # noqa: A
     return w - lr * m_hat / (torch.sqrt(v_hat) + eps), m, v
 
 
+def muon_step(w, g, m, lr, momentum, weight_decay):  # noqa: ANN001, ANN201
+    m = momentum * m + (1 - momentum) * g  # the momentum, as SGD's
+    look = (1 - momentum) * g + momentum * m  # Nesterov: a look ahead along it
+    scale = max(1.0, w.shape[0] / w.shape[1]) ** 0.5  # a tall matrix's step as large per element as a square one's
+    return w * (1 - lr * weight_decay) - lr * scale * newton_schulz(look), m
+
+
 # ---------------------------------------------------------------- common mistakes, by the cause a learner is told
 def softmax_over_columns(s):  # noqa: ANN001, ANN201
     return torch.softmax(s, -2)
@@ -231,6 +255,17 @@ def attention_unscaled(q, k, v, mask):  # noqa: ANN001, ANN201
 def adam_without_bias_correction(w, g, m, v, step, lr, beta1, beta2, eps, weight_decay):  # noqa: ANN001, ANN201
     m, v = beta1 * m + (1 - beta1) * g, beta2 * v + (1 - beta2) * g * g
     return (w * (1 - lr * weight_decay) - lr * m / (torch.sqrt(v) + eps),)
+
+
+def muon_without_look_ahead(w, g, m, lr, momentum, weight_decay):  # noqa: ANN001, ANN201
+    m = momentum * m + (1 - momentum) * g
+    scale = max(1.0, w.shape[0] / w.shape[1]) ** 0.5
+    return w * (1 - lr * weight_decay) - lr * scale * newton_schulz(m), m
+
+
+def muon_not_orthogonalised(w, g, m, lr, momentum, weight_decay):  # noqa: ANN001, ANN201
+    m = momentum * m + (1 - momentum) * g
+    return w * (1 - lr * weight_decay) - lr * ((1 - momentum) * g + momentum * m), m
 
 
 def unbiased_layer_norm(x, gamma, beta, eps):  # noqa: ANN001, ANN201

@@ -33,9 +33,10 @@ NS_STEPS = 5
 
 
 def newton_schulz(g: Tensor, steps: int = NS_STEPS, eps: float = 1e-7) -> Tensor:
-    """An approximation of ``U Vᵀ`` for ``g = U Σ Vᵀ`` (``(m, n)``, float32), same shape as ``g``."""
+    """An approximation of ``U Vᵀ`` for ``g = U Σ Vᵀ`` (``(m, n)``), same shape as ``g``: in float32, or in
+    float64 for a float64 ``g`` (the exercises check in float64)."""
     a, b, c = COEFFICIENTS
-    x = g.float()
+    x = g if g.dtype == torch.float64 else g.float()
     tall = x.shape[-2] > x.shape[-1]
     if tall:  # iterate on the wide side: X Xᵀ is then the smaller (min(m, n), min(m, n)) matrix
         x = x.mT
