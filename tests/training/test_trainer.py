@@ -335,7 +335,7 @@ def test_metrics_csv_has_one_training_loss_per_step_and_one_row_per_step():
 def test_a_warmup_longer_than_a_quarter_of_the_run_becomes_a_tenth_with_a_warning(warmup, total, fitted):
     import warnings
 
-    from transformers_lite.training.trainer import fitted_warmup
+    from transformers_lite.training.optim import fitted_warmup
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -16,6 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ..errors import warn
 from .muon import Muon
 from .settings import OPTIMIZERS, SCHEDULES
 
@@ -84,6 +85,28 @@ def make_optimizer(
         return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps, fused=fused)
     except (RuntimeError, TypeError):
         return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=eps)
+
+
+def fitted_warmup(warmup_steps: int, total_steps: int | None, expected: bool = False) -> int:
+    """The warmup a run of ``total_steps`` gets: as asked, unless it would spend more than a quarter of
+    the run warming up (a recipe's 300 warmup steps in a ``--max-steps 300`` run never reach the peak
+    rate); then a tenth of the run, with a warning saying so. ``expected``: ``total_steps`` is what a
+    time budget buys at the speed measured so far."""
+    if total_steps is None or warmup_steps <= total_steps // 4:
+        return warmup_steps
+    fitted = max(1, total_steps // 10)
+    if fitted >= warmup_steps:
+        return warmup_steps
+    steps = (
+        f"the about {total_steps} steps this run's time budget buys at its speed"
+        if expected
+        else f"this run's {total_steps} steps"
+    )
+    warn(
+        f"warmup_steps={warmup_steps} would spend {min(warmup_steps / total_steps, 1):.0%} of {steps} "
+        f"warming up; warming up for {fitted} steps instead (a tenth of the run)"
+    )
+    return fitted
 
 
 @dataclass(frozen=True)

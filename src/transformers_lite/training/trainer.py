@@ -34,7 +34,7 @@ from ..errors import warn
 from .callbacks import Callback, KeepBest, ProgressBar
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, same_weights_everywhere
 from .ema import averaged, update_average
-from .optim import Schedule, make_optimizer, set_lr
+from .optim import Schedule, fitted_warmup, make_optimizer, set_lr
 from .settings import TrainConfig
 from .state import TrainState
 from .task import Task
@@ -55,28 +55,6 @@ def _to(batch: Any, device: torch.device) -> Any:  # noqa: ANN401
     if isinstance(batch, dict):
         return {k: _to(v, device) for k, v in batch.items()}
     return batch
-
-
-def fitted_warmup(warmup_steps: int, total_steps: int | None, expected: bool = False) -> int:
-    """The warmup a run of ``total_steps`` gets: as asked, unless it would spend more than a quarter of
-    the run warming up (a recipe's 300 warmup steps in a ``--max-steps 300`` run never reach the peak
-    rate); then a tenth of the run, with a warning saying so. ``expected``: ``total_steps`` is what a
-    time budget buys at the speed measured so far."""
-    if total_steps is None or warmup_steps <= total_steps // 4:
-        return warmup_steps
-    fitted = max(1, total_steps // 10)
-    if fitted >= warmup_steps:
-        return warmup_steps
-    steps = (
-        f"the about {total_steps} steps this run's time budget buys at its speed"
-        if expected
-        else f"this run's {total_steps} steps"
-    )
-    warn(
-        f"warmup_steps={warmup_steps} would spend {min(warmup_steps / total_steps, 1):.0%} of {steps} "
-        f"warming up; warming up for {fitted} steps instead (a tenth of the run)"
-    )
-    return fitted
 
 
 class Trainer:
