@@ -201,12 +201,12 @@ def _trace(driver, run, text, target=None):
     from selenium.webdriver.common.by import By
 
     pick(driver, run)
+    wait(driver, lambda d: d.find_element(By.ID, "trace-result").is_displayed())  # the run's example, traced
     box = driver.find_element(By.ID, "trace-text")
     box.clear()
     box.send_keys(text)
     if target is not None:
         driver.find_element(By.ID, "trace-target").send_keys(target)
-    wait(driver, lambda d: d.find_element(By.ID, "trace-result").is_displayed())  # the run's example, traced
     driver.execute_script("document.getElementById('trace-tokens').replaceChildren()")
     driver.find_element(By.ID, "trace").click()
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "#trace-tokens .chip"))  # this text's tokens

@@ -24,9 +24,11 @@ export async function setupTrace(info) {
   await runTrace(true).catch((e) => showError(e.message));  // the way in: this model's map, before anything is typed
 }
 
-function traceBody() {
-  const body = { text: $("trace-text").value, block: trace.block, switch_off: [...trace.off] };
-  if (can("translate") && $("trace-target").value.trim()) body.target = $("trace-target").value;
+// `typed`: the text and target read once per trace, so its two requests trace the same text even when the
+// box changes in between
+function traceBody(typed = { text: $("trace-text").value, target: $("trace-target").value }) {
+  const body = { text: typed.text, block: trace.block, switch_off: [...trace.off] };
+  if (can("translate") && typed.target.trim()) body.target = typed.target;
   if (!can("classify")) body.position = trace.pos;
   return body;
 }
@@ -35,12 +37,13 @@ export async function runTrace(fresh) {
   if (fresh) Object.assign(trace, { block: "", off: new Set(), step: 0, pos: 0, src: 0 });
   const run = state.run;
   setStatus("tracing\u2026");
-  let data = await api(runPath(run, "/trace"), traceBody());
+  const typed = { text: $("trace-text").value, target: $("trace-target").value };
+  let data = await api(runPath(run, "/trace"), traceBody(typed));
   if (!trace.block && data.blocks.length) {  // the first answer names the blocks: fetch the first one's steps
     trace.block = data.blocks[0];
     trace.pos = data.tokens.length - 1;
     trace.src = Math.max(0, data.source_tokens.length - 1);
-    data = await api(runPath(run, "/trace"), traceBody());
+    data = await api(runPath(run, "/trace"), traceBody(typed));
   }
   if (state.run !== run) return;
   trace.data = data;
