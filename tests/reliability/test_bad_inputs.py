@@ -164,6 +164,8 @@ ERRORS = {
     ),
     "inspect-a-classifier": (["inspect", "all", "{cls}"], "inspect draws generator and translator runs"),
     "inspect-block-out-of-range": (["inspect", "attention", "{gen}", "--block", "5"], "block 5 / head 0 out of range"),
+    "inspect-empty-prompt": (["inspect", "next-token", "{gen}", "--prompt", ""], "the prompt is empty"),
+    "inspect-empty-text": (["inspect", "attention", "{gen}", "--text", ""], "the text for the attention maps is empty"),
     "summary-unknown-preset": (["summary", "nope"], "unknown preset 'nope'"),
     "download-marc": (["data", "download", "amazon_reviews_multi_en"], "MARC was withdrawn"),
 }

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from ..errors import DataError
+from ..generation.prompt import read_prompt
 from ..runs import LoadedRun
 from ..tokenizers import Tokenizer
 from . import plots, scores
@@ -37,6 +39,8 @@ def write_generator_plots(
     written = []
     if "attention" in kinds:
         ids = torch.tensor(tokenizer.encode(text)[: model.config.max_length], dtype=torch.long)
+        if not len(ids):
+            raise DataError("the text for the attention maps is empty; give at least one character")
         weights = scores.generator_attention(model, ids, block, head)
         chars = [tokenizer.shown(i) for i in ids.tolist()]
         written.append(
@@ -49,7 +53,8 @@ def write_generator_plots(
             )
         )
     if "next-token" in kinds:
-        probs = scores.next_token_probabilities(model, torch.tensor(tokenizer.encode(prompt), dtype=torch.long))
+        ids = torch.tensor(read_prompt(tokenizer, prompt).ids, dtype=torch.long)  # an empty prompt: an error
+        probs = scores.next_token_probabilities(model, ids)
         shown = torch.arange(len(probs)) if all_tokens else torch.topk(probs, min(20, len(probs))).indices
         written.append(
             plots.bars(
