@@ -264,25 +264,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs-test-fraction", type=float, default=0.05, help="translation pairs")
     args = parser.parse_args(argv)
     summary = []
+
+    def classifier_set(name: str, rows: list, order: tuple[str, ...] | None = None) -> None:
+        """A labelled table split by class into train.csv and test.csv, and its summary line."""
+        train, test = split_by(rows, lambda r: r[1], args.test_fraction, args.seed)
+        write_table(args.out / name / "train.csv", train, "train")
+        write_table(args.out / name / "test.csv", test, "test")
+        summary.append(describe_classes(name, train, test, order))
+
     if "fortunes" in args.sets:
         got = fortunes()
         if isinstance(got, str):
             summary.append(f"fortunes: skipped ({got})")
         else:
-            train, test = split_by(got["all"], lambda r: r[1], args.test_fraction, args.seed)
-            write_table(args.out / "fortunes" / "train.csv", train, "train")
-            write_table(args.out / "fortunes" / "test.csv", test, "test")
-            summary.append(describe_classes("fortunes", train, test))
+            classifier_set("fortunes", got["all"])
     if "packages" in args.sets:
         got = packages(args.seed)
         if isinstance(got, str):
             summary.append(f"sections, priority: skipped ({got})")
         else:
-            for name, order in (("sections", None), ("priority", PRIORITIES)):
-                train, test = split_by(got[name], lambda r: r[1], args.test_fraction, args.seed)
-                write_table(args.out / name / "train.csv", train, "train")
-                write_table(args.out / name / "test.csv", test, "test")
-                summary.append(describe_classes(name, train, test, order))
+            classifier_set("sections", got["sections"])
+            classifier_set("priority", got["priority"], PRIORITIES)
     if "gettext" in args.sets:
         got = gettext_pairs()
         if isinstance(got, str):
