@@ -15,6 +15,10 @@
 #   classifier  the default classifier (8 members) and one member, end to end, with dev accuracy
 #   translator  the default translator (18 epochs) and its validation BLEU, beam 4 and greedy, for each
 #               random seed in SEEDS (default 0)
+#   speedrun    Muon's cost per step on the GPU (bench_muon.py), then the speedrun ablation's final rows
+#               (experiments/speedrun_ablation.py: today's preset, Muon + wsd, and the combination) for
+#               STEPS steps (default 2000) per random seed in SEEDS (default 0), under bf16 and torch.compile
+#               (NANOGPT_DIR is not used: pass .)
 # Each part writes its logs and runs under OUT_DIR and prints one JSON line per result.
 set -euo pipefail
 part=$1 nanogpt=$(cd "$2" && pwd) out=$3
@@ -92,8 +96,16 @@ translator)
     done
   done
   ;;
+speedrun)
+  for preset in baby-gpt small-gpt; do
+    "$py" benchmarks/bench_muon.py --device "$dev" --preset $preset --repeats 50
+  done
+  # shellcheck disable=SC2086
+  "$py" experiments/speedrun_ablation.py --steps "${STEPS:-2000}" --seeds "$(echo ${SEEDS:-0} | tr ' ' ,)" \
+    --only base muon-lr0.01-wsd combined --device "$dev" --bf16 --compile | tee "$out/speedrun.jsonl"
+  ;;
 *)
-  echo "unknown part $part: smoke, speed, generator, classifier or translator" >&2
+  echo "unknown part $part: smoke, speed, generator, classifier, translator or speedrun" >&2
   exit 2
   ;;
 esac

@@ -8,6 +8,7 @@ updates, relative to their size) says how much bfloat16 changes the step.
 
     .venv/bin/python benchmarks/bench_muon.py                      # baby-gpt
     .venv/bin/python benchmarks/bench_muon.py --preset small-gpt --repeats 30
+    python3 benchmarks/bench_muon.py --device cuda                # on a GPU
 """
 
 from __future__ import annotations
@@ -25,9 +26,13 @@ from transformers_lite.training.muon import Muon
 from transformers_lite.training.optim import muon_matrix
 
 
-def _timed(fn) -> float:  # noqa: ANN001
+def _timed(fn, device: torch.device) -> float:  # noqa: ANN001
+    if device.type == "cuda":  # a GPU runs asynchronously: time from an idle device to an idle device
+        torch.cuda.synchronize(device)
     start = time.perf_counter()
     fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
     return time.perf_counter() - start
 
 
@@ -35,11 +40,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--preset", default="baby-gpt")
     parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda: where the matrices live")
     args = parser.parse_args()
+    device = torch.device(args.device)
     recipe = get_preset(args.preset)
     torch.manual_seed(0)
     cfg = recipe.model.replace(vocab_size=65)
-    model = build_model(cfg)
+    model = build_model(cfg).to(device)
     matrices = [p for n, p in model.named_parameters() if muon_matrix(n, p)]
     for p in matrices:
         p.grad = torch.randn_like(p)
@@ -54,7 +61,7 @@ def main() -> None:
     if hasattr(torch.optim, "Muon"):
         optimizers["torch"] = torch.optim.Muon(copies["torch"], lr=0.02, momentum=0.95, nesterov=True, weight_decay=0.0)
     batch = recipe.data.batch_size
-    ids = torch.randint(0, 65, (batch, cfg.max_length + 1))
+    ids = torch.randint(0, 65, (batch, cfg.max_length + 1), device=device)
 
     def train_step() -> None:
         logits = model(ids[:, :-1])  # (B, T, V)
@@ -63,10 +70,10 @@ def main() -> None:
     times: dict[str, list[float]] = {name: [] for name in [*optimizers, "forward+backward"]}
     for i in range(args.repeats + 2):  # two untimed rounds first
         for name, opt in optimizers.items():
-            t = _timed(opt.step)
+            t = _timed(opt.step, device)
             if i >= 2:
                 times[name].append(t)
-        t = _timed(train_step)
+        t = _timed(train_step, device)
         if i >= 2:
             times["forward+backward"].append(t)
     median = {name: statistics.median(ts) * 1e3 for name, ts in times.items()}
@@ -87,6 +94,7 @@ def main() -> None:
     emit(
         benchmark="muon",
         preset=args.preset,
+        device=torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
         matrices=len(matrices),
         median_ms={k: round(v, 3) for k, v in median.items()},
         muon_share_of_a_step=round(median["ours"] / (median["forward+backward"] + median["adamw"]), 3),
