@@ -80,6 +80,25 @@ def test_muon_steps_only_the_blocks_matrices_at_its_own_rate():
     assert rates[True] == pytest.approx(0.01) and rates[False] == pytest.approx(5e-4)
 
 
+@pytest.mark.parametrize("preset", ["seq2seq-tiny", "classifier"])
+def test_muon_steps_every_matrix_inside_a_block_of_each_family(preset):
+    """The translator's decoder blocks and each ensemble member's encoder blocks are blocks too; embedding
+    tables and output layers never are."""
+    from transformers_lite import get_preset
+
+    model = build_model(get_preset(preset).model)
+    stepped = {n for n, p in model.named_parameters() if muon_matrix(n, p)}
+    in_blocks = {
+        n for n, p in model.named_parameters() if p.dim() == 2 and ("blocks." in n or n.startswith("decoder."))
+    }
+    assert stepped == in_blocks and stepped
+    assert not any("embedding" in n or n.startswith("head") for n in stepped)
+    if preset == "seq2seq-tiny":
+        assert any(n.startswith("decoder.1.") for n in stepped) and any(
+            n.startswith("encoder.blocks.") for n in stepped
+        )
+
+
 def test_muon_refuses_a_vector():
     with pytest.raises(ValueError, match=r"matrices only.*\(3,\)"):
         Muon([{"params": [nn.Parameter(torch.zeros(3))], "muon": True}], lr=0.1)

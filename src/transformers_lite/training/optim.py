@@ -9,6 +9,7 @@ resuming needs only those two numbers, never a pickled scheduler.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,11 +21,14 @@ from ..errors import warn
 from .muon import Muon
 from .settings import OPTIMIZERS, SCHEDULES
 
+_IN_A_BLOCK = re.compile(r"(^|\.)(blocks|decoder)\.\d+\.")  # encoder/GPT blocks, and a translator's decoder blocks
+
 
 def muon_matrix(name: str, p: torch.Tensor) -> bool:
-    """Whether Muon steps this parameter: a matrix inside a block (attention and feed-forward weights).
-    Embedding tables, the output head, norms and biases stay with AdamW, as in the speedrun."""
-    return p.dim() == 2 and ".blocks." in f".{name}"
+    """Whether Muon steps this parameter: a matrix inside a block (attention and feed-forward weights, the
+    translator's decoder blocks included). Embedding tables, the output head, norms and biases stay with
+    AdamW, as in the speedrun."""
+    return p.dim() == 2 and _IN_A_BLOCK.search(name) is not None
 
 
 def make_optimizer(
@@ -36,7 +40,7 @@ def make_optimizer(
     fused: bool | None = None,
     plan: Mapping[str, tuple[float, int]] | None = None,
     kind: str = "adamw",
-    muon_lr: float = 0.02,
+    muon_lr: float = 0.01,
 ) -> torch.optim.Optimizer:
     """AdamW over groups: matrices with ``weight_decay``, vectors (biases, norms) without. With
     ``kind="muon"`` the blocks' matrices (``muon_matrix``) are stepped by Muon at ``muon_lr`` (its group's
