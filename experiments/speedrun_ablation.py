@@ -1,7 +1,8 @@
 """The speedrun's techniques, one at a time, on the character GPT that ``--preset auto`` trains.
 
-Each trial is a preset's recipe (``baby-gpt`` by default: what ``--preset auto`` chooses for 2 to 15
-minutes on the 2-core machine) with one technique added, trained through ``Recipe.run`` (the code path
+Each trial is a preset's model (``baby-gpt`` by default: what ``--preset auto`` chooses for 2 to 15
+minutes on the 2-core machine) with its AdamW recipe (``BASE``: AdamW and a cosine schedule, as the
+presets trained before Muon won this ablation) and one technique added, trained through ``Recipe.run`` (the code path
 of ``tlite train``) on tiny Shakespeare and scored on the whole validation split (the last 10 %). One
 JSON line per trial and random seed, with the steps taken, the wall-clock seconds and the seconds per
 step, so a trial that wins per step can be weighed against what it costs per step.
@@ -9,6 +10,7 @@ step, so a trial that wins per step can be weighed against what it costs per ste
     .venv/bin/python experiments/speedrun_ablation.py --steps 2000                     # per step: no timing noise
     .venv/bin/python experiments/speedrun_ablation.py --minutes 5 --seeds 0,1,2        # the user's budget
     .venv/bin/python experiments/speedrun_ablation.py --steps 2000 --only base muon
+    python3 experiments/speedrun_ablation.py --steps 2000 --device cuda --bf16 --compile   # on a GPU
 
 ``--steps N`` compares the techniques at a fixed number of steps (deterministic: it can run beside other
 work); ``--minutes M`` compares what each buys in a time budget and needs a quiet machine, one trial
@@ -23,6 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 from common import DATA, MACHINE  # noqa: E402
 
@@ -30,14 +34,22 @@ from transformers_lite import get_preset  # noqa: E402
 
 TEXT = DATA / "tinyshakespeare" / "input.txt"
 
-# name -> (trainer settings, model overrides), each added alone to the preset's recipe
+# the reference every trial starts from: each GPT preset's recipe before Muon won this ablation (AdamW, cosine)
+BASE = {
+    "post-gpt": {"optimizer": "adamw", "schedule": "cosine", "min_lr_ratio": 0.0},
+    "baby-gpt": {"optimizer": "adamw", "schedule": "cosine", "min_lr_ratio": 0.1},
+    "small-gpt": {"optimizer": "adamw", "schedule": "cosine", "min_lr_ratio": 0.1},
+}
+# name -> (trainer settings, model overrides), each added alone to BASE and the preset's model
 TRIALS: dict[str, tuple[dict, list[str]]] = {
     "base": ({}, []),
-    "muon": ({"optimizer": "muon"}, []),
+    "muon": ({"optimizer": "muon", "muon_lr": 0.02}, []),
     "muon-lr0.01": ({"optimizer": "muon", "muon_lr": 0.01}, []),
     "muon-lr0.05": ({"optimizer": "muon", "muon_lr": 0.05}, []),
     "muon-lr0.005": ({"optimizer": "muon", "muon_lr": 0.005}, []),
     "muon-lr0.01-wsd": ({"optimizer": "muon", "muon_lr": 0.01, "schedule": "wsd", "min_lr_ratio": 0.0}, []),
+    "muon-lr0.03-wsd": ({"optimizer": "muon", "muon_lr": 0.03, "schedule": "wsd", "min_lr_ratio": 0.0}, []),
+    "muon-lr0.1-wsd": ({"optimizer": "muon", "muon_lr": 0.1, "schedule": "wsd", "min_lr_ratio": 0.0}, []),
     "wsd": ({"schedule": "wsd", "min_lr_ratio": 0.0}, []),
     "ema0.99": ({"ema": 0.99}, []),
     "ema0.999": ({"ema": 0.999}, []),
@@ -57,10 +69,14 @@ TRIALS: dict[str, tuple[dict, list[str]]] = {
 }
 
 
-def trial(preset: str, name: str, seed: int, minutes: float | None, steps: int | None, eval_every: int) -> dict:
+def trial(
+    preset: str, name: str, seed: int, minutes: float | None, steps: int | None, eval_every: int, device: dict
+) -> dict:
+    """One trial: ``device`` holds the trainer's device settings (``device``, ``bf16``, ``compile``)."""
     settings, model = TRIALS[name]
     limit = {"max_steps": steps} if steps else {"max_minutes": minutes}
-    recipe = get_preset(preset).override(model, text=str(TEXT), seed=seed, eval_every=eval_every, **limit, **settings)
+    options = {**BASE.get(preset, {}), **settings, **limit, **device}
+    recipe = get_preset(preset).override(model, text=str(TEXT), seed=seed, eval_every=eval_every, **options)
     with tempfile.TemporaryDirectory() as tmp:
         result = recipe.run(Path(tmp) / "run", log=lambda *_: None)
     last = result.state.history[-1]
@@ -75,8 +91,15 @@ def trial(preset: str, name: str, seed: int, minutes: float | None, steps: int |
         "val_loss": round(last["val_loss"], 4),
         "settings": settings,
         "model": model,
-        "machine": MACHINE,
+        **device,
+        "machine": _machine(device["device"]),
     }
+
+
+def _machine(device: str) -> str:
+    if device.startswith("cuda"):
+        return f"{torch.cuda.get_device_name(torch.device(device))}, torch {torch.__version__}"
+    return MACHINE
 
 
 def main() -> None:
@@ -88,10 +111,15 @@ def main() -> None:
     group.add_argument("--minutes", type=float, help="a time budget per trial (a quiet machine)")
     group.add_argument("--steps", type=int, help="a step limit per trial (no timing noise)")
     parser.add_argument("--eval-every", type=int, default=100_000, help="steps between evaluations (one at the end)")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:N or mps")
+    parser.add_argument("--bf16", action="store_true", help="bfloat16 autocast (a GPU's precision)")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the model")
     args = parser.parse_args()
-    for name in args.only or TRIALS:
-        for seed in (int(s) for s in args.seeds.split(",")):
-            print(json.dumps(trial(args.preset, name, seed, args.minutes, args.steps, args.eval_every)), flush=True)
+    device = {"device": args.device, "bf16": args.bf16, "compile": args.compile}
+    for seed in (int(s) for s in args.seeds.split(",")):  # every trial once per seed: a slow drift hits all alike
+        for name in args.only or TRIALS:
+            row = trial(args.preset, name, seed, args.minutes, args.steps, args.eval_every, device)
+            print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,19 @@ def test_the_choice_gets_the_steps_it_needs_and_the_next_size_would_not(rates, m
         assert int(minutes * 60 * rates[larger.preset]) < larger.min_steps and larger.preset in why
 
 
+@given(rates=rates, minutes=st.floats(0.1, 120), optimizer=st.sampled_from(["adamw", "muon"]))
+def test_each_size_needs_the_steps_of_its_own_optimizer(rates, minutes, optimizer):
+    name, why = choose(minutes, rates, optimizers=dict.fromkeys(NAMES, optimizer))
+    i = NAMES.index(name)
+    assert int(minutes * 60 * rates[name]) >= SIZES[i].needs(optimizer)
+    if i + 1 < len(SIZES):
+        assert int(minutes * 60 * rates[NAMES[i + 1]]) < SIZES[i + 1].needs(optimizer) and f"with {optimizer}" in why
+
+
+def test_a_muon_step_is_worth_more_so_larger_sizes_need_fewer_of_them():
+    assert all(size.needs("muon") <= size.needs("adamw") for size in SIZES)
+
+
 def test_a_machine_half_as_fast_picks_as_half_the_minutes_would():
     fast = {name: 40.0 / (4**i) for i, name in enumerate(NAMES)}
     slow = {k: v / 2 for k, v in fast.items()}
@@ -109,10 +122,10 @@ def test_auto_measures_the_configuration_it_trains_within_the_users_limits(
     assert ("--max-steps" in line) == (max_steps is not None)
     assert max_steps is None or f"at most --max-steps {max_steps:,}" in line
     i = NAMES.index(recipe.preset)
-    assert steps >= SIZES[i].min_steps  # it gets the steps its size needs, and the next size would not
+    assert steps >= SIZES[i].needs(trained.train.optimizer)  # it gets the steps it needs, the next size would not
     if i + 1 < len(SIZES):
         larger = measured[NAMES[i + 1]]
-        assert auto.planned_steps(minutes, _rate(larger), max_steps) < SIZES[i + 1].min_steps
+        assert auto.planned_steps(minutes, _rate(larger), max_steps) < SIZES[i + 1].needs(larger.train.optimizer)
 
 
 def test_the_measurement_runs_the_users_batch_accumulation_and_model(monkeypatch):

@@ -3,9 +3,10 @@
 A larger GPT learns more per step but takes longer per step, so within a time budget the best size is
 the largest one that still gets enough steps. ``experiments/gpt_budget_sweep.py`` trained each size
 for several budgets on tiny Shakespeare (docs/results/generator.md); from it, each size's
-``min_steps`` is the number of steps from which it beat the size below it at equal wall time. At the
-start of training each candidate's step speed is measured on this machine (a few steps on random
-ids), and the largest size whose budget buys its ``min_steps`` is chosen. The rule is in steps, not
+``min_steps`` is the number of steps from which it beat the size below it at equal wall time, one
+threshold per optimizer (a Muon step learns more than an AdamW step). At the start of training each
+candidate's step speed is measured on this machine (a few steps on random ids, with its optimizer), and
+the largest size whose budget buys the steps it needs is chosen. The rule is in steps, not
 minutes, so a machine twice as slow picks as a budget half as long would. The choice and its reason
 are the recipe's ``notes``, recorded in the run: ``--resume`` reads them and measures nothing.
 """
@@ -35,13 +36,24 @@ WARMUP_STEPS, MEASURED_STEPS = 2, 5  # per candidate: untimed (allocation, first
 @dataclass(frozen=True)
 class Size:
     preset: str
-    min_steps: int  # the steps from which it beats the size below it (the sweep)
+    min_steps: int  # the steps from which it beats the size below it, trained with AdamW (the sweep)
+    min_steps_muon: int  # the same with Muon: a Muon step learns more, so a larger size pays off sooner
+
+    def needs(self, optimizer: str) -> int:
+        """The steps this size needs to beat the size below it when trained with ``optimizer``."""
+        return self.min_steps_muon if optimizer == "muon" else self.min_steps
 
 
-# smallest first; the crossings measured (docs/results/generator.md): baby-gpt lost to post-gpt at 1,019 steps
-# (+0.178) and beat it at 2,097 (-0.007); small-gpt lost to baby-gpt at 991 steps (+0.267) and tied at 3,110
-# (-0.004); each threshold is where the loss difference, interpolated in log steps, crosses zero
-SIZES = (Size("post-gpt", 0), Size("baby-gpt", 2_000), Size("small-gpt", 3_000))
+# smallest first; the crossings measured (docs/results/generator.md). AdamW: baby-gpt lost to post-gpt at
+# 1,019 steps (+0.178) and beat it at 2,097 (-0.007); small-gpt lost to baby-gpt at 991 steps (+0.267) and tied
+# at 3,110 (-0.004); each threshold is where the loss difference, interpolated in log steps, crosses zero.
+# Muon (baby-gpt and small-gpt train with it; experiments/speedrun_ablation.py --steps N, seed 0): baby-gpt at
+# 500 and 1,000 steps (1.9011, 1.7361) against post-gpt at 1,500 and 3,000 (1.8577, 1.7729), post-gpt taking 3.0
+# to 3.6 steps in the time of one of baby-gpt's: the crossing falls at 725 to 890 steps, so 800. small-gpt in
+# 5 minutes (884 steps, 1.6182) lost to baby-gpt in the same 5 minutes (1.5464) by 0.072, a quarter of AdamW's
+# gap at that many steps; at AdamW's rate of closing (0.16 a doubling) or half of it the crossing falls at 1,200
+# to 1,700 steps, so 1,500 (a 15-minute budget buys small-gpt about 2,700 Muon steps here)
+SIZES = (Size("post-gpt", 0, 0), Size("baby-gpt", 2_000, 800), Size("small-gpt", 3_000, 1_500))
 
 
 def steps_per_second(recipe: Recipe) -> float:
@@ -109,19 +121,24 @@ def planned_steps(minutes: float, rate: float, max_steps: int | None) -> int:
     return steps if max_steps is None else min(steps, max_steps)
 
 
-def choose(minutes: float, rates: dict[str, float], max_steps: int | None = None) -> tuple[str, str]:
+def choose(
+    minutes: float, rates: dict[str, float], max_steps: int | None = None, optimizers: dict[str, str] | None = None
+) -> tuple[str, str]:
     """The largest size whose ``minutes`` at its measured rate (steps per second), capped by ``max_steps``,
-    buy its ``min_steps``, and a sentence saying why."""
+    buy the steps it needs with its optimizer (``optimizers``, by preset; AdamW where not given), and a
+    sentence saying why."""
     chosen, why = SIZES[0].preset, ""
     cap = "" if max_steps is None else f", at most --max-steps {max_steps:,}"
     for size in SIZES:
         steps = planned_steps(minutes, rates[size.preset], max_steps)
-        if steps >= size.min_steps:
+        optimizer = (optimizers or {}).get(size.preset, "adamw")
+        needs = size.needs(optimizer)
+        if steps >= needs:
             chosen = size.preset
             why = f"{size.preset}: {minutes:g} min x {rates[size.preset]:.1f} steps/s{cap} = {steps:,} steps"
-            why += f" >= the {size.min_steps:,} it needs" if size.min_steps else ""
+            why += f" >= the {needs:,} it needs with {optimizer}" if needs else ""
         else:
-            why += f"; {size.preset} would get {steps:,} of the {size.min_steps:,} steps it needs"
+            why += f"; {size.preset} would get {steps:,} of the {needs:,} steps it needs with {optimizer}"
             break
     return chosen, why
 
@@ -143,11 +160,13 @@ def auto_recipe(
     for size in SIZES:
         candidates[size.preset] = get_preset(size.preset).override(list(model_overrides), **settings)
         rates[size.preset] = steps_per_second(candidates[size.preset])
-        if planned_steps(minutes, rates[size.preset], candidates[size.preset].train.max_steps) < size.min_steps:
+        train = candidates[size.preset].train
+        if planned_steps(minutes, rates[size.preset], train.max_steps) < size.needs(train.optimizer):
             break  # a larger size would get even fewer steps
     recipe = candidates[SIZES[0].preset]
     max_steps = recipe.train.max_steps
-    chosen, why = choose(minutes, rates, max_steps)
+    optimizers = {name: candidate.train.optimizer for name, candidate in candidates.items()}
+    chosen, why = choose(minutes, rates, max_steps, optimizers)
     recipe = candidates[chosen]
     measured = ", ".join(f"{name} {rate:.1f}" for name, rate in rates.items())
     assumed = describe(recipe)

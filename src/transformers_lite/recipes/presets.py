@@ -47,6 +47,18 @@ _POST_ADAM = TrainConfig(
     eval_every=0,
     eval_at_start=True,
 )
+# the larger GPTs' training: AdamW on embeddings, head and gains, Muon on the blocks' matrices, and a
+# warmup-stable-decay schedule to 0 (experiments/speedrun_ablation.py, docs/results/generator.md)
+_MUON_GPT_TRAIN = TrainConfig(
+    optimizer="muon",
+    muon_lr=0.01,
+    schedule="wsd",
+    min_lr_ratio=0.0,
+    warmup_steps=100,
+    weight_decay=0.01,
+    eval_every=1000,
+    max_minutes=2.0,
+)
 _BABY_GPT = GeneratorConfig(
     dim=128,
     n_heads=4,
@@ -131,21 +143,24 @@ PRESETS: dict[str, Recipe] = {
         ),
         # a widely used CPU reference configuration ("baby GPT"); at 3,000 steps (experiments/gpt_recipes.py
         # baby-gpt --steps 3000): lr 2e-3 1.684, 1e-3 1.691, 2e-3 with beta2 0.95 + weight decay 0.1 + cosine to
-        # 0 1.690, 3e-3 with GPT-2 initialisation 1.697; batch 24 and 8 lost at 1 minute
+        # 0 1.690, 3e-3 with GPT-2 initialisation 1.697; batch 24 and 8 lost at 1 minute. Then Muon on the blocks'
+        # matrices (0.01) with a warmup-stable-decay schedule to 0: -0.178 at 2,000 steps, -0.031 in 5 minutes
+        # (experiments/speedrun_ablation.py, experiments/gpt_budget_sweep.py; docs/results/generator.md)
         Recipe(
             "generator",
             _BABY_GPT,
-            TrainConfig(lr=2e-3, warmup_steps=100, weight_decay=0.01, max_minutes=2.0, eval_every=1000),
+            _MUON_GPT_TRAIN.replace(lr=2e-3, max_minutes=2.0),
             GeneratorSettings(batch_size=12),
             "baby-gpt",
-            "lr 2e-3, batch 12: experiments/gpt_recipes.py baby-gpt --steps 3000",
+            "lr 2e-3, batch 12: experiments/gpt_recipes.py baby-gpt --steps 3000; Muon 0.01 with wsd to 0: "
+            "experiments/speedrun_ablation.py, experiments/gpt_budget_sweep.py",
         ),
         # baby-gpt made deeper, wider and longer-sighted (6 x 192, context 128, 2.7 M parameters) for budgets
         # of a quarter of an hour and more; --preset auto picks it when the budget buys its steps
         Recipe(
             "generator",
             _BABY_GPT.replace(dim=192, n_heads=6, dim_hidden=768, n_blocks=6, max_length=128),
-            TrainConfig(lr=1.5e-3, warmup_steps=100, weight_decay=0.01, max_minutes=15.0, eval_every=1000),
+            _MUON_GPT_TRAIN.replace(lr=1.5e-3, max_minutes=15.0),
             GeneratorSettings(batch_size=12),
             "small-gpt",
             "baby-gpt's recipe at lr 1.5e-3: experiments/gpt_budget_sweep.py",

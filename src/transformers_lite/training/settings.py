@@ -43,7 +43,7 @@ class TrainConfig:
         "adamw",
         choices=OPTIMIZERS,
     )
-    muon_lr: float = setting("Muon's peak learning rate", 0.02, applies=("optimizer", ("muon",)))
+    muon_lr: float = setting("Muon's peak learning rate", 0.01, applies=("optimizer", ("muon",)))
     weight_decay: float = setting("AdamW weight decay on matrices (biases and norms are never decayed)", 0.01)
     beta1: float = setting("AdamW beta1", 0.9)
     beta2: float = setting("AdamW beta2", 0.99)
