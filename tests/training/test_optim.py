@@ -1,11 +1,16 @@
 import math
+import warnings
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from transformers_lite import GeneratorConfig, build_model
-from transformers_lite.training.optim import Schedule, make_optimizer
+from transformers_lite.training.optim import Schedule, make_optimizer, warn_if_cut_short
+from transformers_lite.training.state import TrainState
 
 CFG = GeneratorConfig(vocab_size=5, max_length=8, dim=8, n_heads=2, dim_hidden=16, n_blocks=1)
+REASONS = ["time budget of 3 minutes used", "time budget used", "limit reached", "early stop"]
 
 
 def test_schedules():
@@ -46,3 +51,16 @@ def test_wsd_holds_the_peak_then_decays_linearly_over_the_cooldown():
     assert s(90, 0.8) == pytest.approx(0.5) and s(110, 1.0) == pytest.approx(0.0)
     timed = Schedule("wsd", lr=2.0, warmup_steps=0, total_steps=None, min_lr_ratio=0.1, budget_s=60.0, cooldown=0.5)
     assert timed(999, timed.progress(999, elapsed=45.0, warmup_end_s=0.0)) == pytest.approx(0.2 + 1.8 * 0.5)
+
+
+@given(step=st.integers(0, 2_000), epoch=st.integers(1, 1_000), reason=st.sampled_from(REASONS), warm=st.booleans())
+def test_a_run_cut_short_is_warned_about_once_for_each_reason(step, epoch, reason, warm):
+    state = TrainState(step=step, warmup_end_s=None if warm else 1.0, stop_reason=reason)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_if_cut_short(state, 100, 1e-3, epoch)
+    said = [str(w.message) for w in caught]
+    assert any("still warming up" in line for line in said) == warm
+    short = reason.startswith("time budget") and step < epoch  # the budget ran out inside the first epoch
+    assert any(f"{step / epoch:.0%} of one epoch ({epoch:,} steps)" in line for line in said) == short
+    assert len(said) == warm + short

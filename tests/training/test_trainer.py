@@ -260,6 +260,13 @@ def test_a_run_that_ends_still_warming_up_says_so(tmp_path, text_file):
         train(tmp_path / "w", text_file, max_steps=None, max_minutes=0.05, warmup_steps=10, clock=FakeClock())
 
 
+def test_a_budget_that_runs_out_inside_the_first_epoch_says_so(tmp_path, text_file):
+    epoch = make_task(text_file, 3).steps_per_epoch()  # batches of 4 windows: more than the budget's 30 steps
+    with pytest.warns(UserWarning, match=rf"the time budget ran out at step 30, {30 / epoch:.0%} of one epoch"):
+        state, _ = budgeted(tmp_path / "short", text_file)
+    assert state.step == 30 < epoch
+
+
 def test_resuming_mid_budget_is_bitwise_exact(tmp_path, text_file):
     budgeted(tmp_path / "a", text_file)
     budgeted(tmp_path / "b", text_file, stop_at=14)

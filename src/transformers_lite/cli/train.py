@@ -26,6 +26,7 @@ from ..errors import ConfigError, DataError
 from ..families import FAMILIES, expect
 from ..recipes import ALIASES, ORIGINAL, Recipe, get_preset, presets_of, resume_recipe
 from ..recipes.auto import auto_recipe
+from ..recipes.sized import CANDIDATES, sized_recipe
 from ..training.distributed import cleanup, setup
 from .common import command, show_help
 from .options import add_options, given
@@ -53,7 +54,8 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         )
         names = presets_of(fam.name)
         old = ", ".join(f"{o} = {n}" for o, n in ALIASES.items() if n in names)
-        auto = ", auto (the largest size this machine trains well in --max-minutes)" if fam.name == "generator" else ""
+        sized = fam.name == "generator" or fam.name in CANDIDATES
+        auto = ", auto (the largest size this machine trains well in --max-minutes)" if sized else ""
         t.add_argument(
             "--preset",
             help=f"what to train: {', '.join(names)}{auto} (default: {preset})"
@@ -112,9 +114,12 @@ def _base(args: argparse.Namespace, options: dict[str, Any]) -> Recipe:
             raise ConfigError("give either --preset or --config, not both")
         recipe = read_recipe_file(Path(config_file), fam.name)
     elif args.preset == "auto":
-        expect("--preset auto", "generator", fam.name)
         # measured with the user's own settings: the configuration it will train
-        recipe = auto_recipe(args.max_minutes, args.set or [], options, log=lambda line: print(line, file=sys.stderr))
+        say = lambda line: print(line, file=sys.stderr)  # noqa: E731
+        if fam.name == "generator":
+            recipe = auto_recipe(args.max_minutes, args.set or [], options, log=say)
+        else:  # sized to the data too: the classifier and the translator read it to measure
+            recipe = sized_recipe(fam.name, args.max_minutes, args.set or [], options, log=say)
     else:
         preset = args.preset or (ORIGINAL[fam.name] if args.recipe == "seed" else fam.default_preset)
         recipe = get_preset(preset)

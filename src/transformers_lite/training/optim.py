@@ -20,6 +20,7 @@ from torch import nn
 from ..errors import warn
 from .muon import Muon
 from .settings import OPTIMIZERS, SCHEDULES
+from .state import TrainState
 
 _IN_A_BLOCK = re.compile(r"(^|\.)(blocks|decoder)\.\d+\.")  # encoder/GPT blocks, and a translator's decoder blocks
 
@@ -111,6 +112,24 @@ def fitted_warmup(warmup_steps: int, total_steps: int | None, expected: bool = F
         f"warming up; warming up for {fitted} steps instead (a tenth of the run)"
     )
     return fitted
+
+
+def warn_if_cut_short(state: TrainState, warmup_steps: int, lr: float, steps_per_epoch: int) -> None:
+    """At a run's end (not a pause): warn when its schedule did little of use. A run that ended still
+    warming up never trained at its peak ``lr``; a run whose time budget ran out within its first epoch
+    never saw part of its training data (a model too large or a machine too busy for the minutes)."""
+    if state.warmup_end_s is None:
+        warn(
+            f"training ended at step {state.step}, still warming up (warmup: {warmup_steps} steps): the learning "
+            f"rate never reached its peak {lr:g}; give more time or steps, or fewer --warmup-steps"
+        )
+    if (state.stop_reason or "").startswith("time budget") and state.step < steps_per_epoch:
+        part = state.step / steps_per_epoch
+        warn(
+            f"the time budget ran out at step {state.step:,}, {part:.0%} of one epoch ({steps_per_epoch:,} steps): "
+            f"about {1 - part:.0%} of the training data was never trained on; give more minutes or train a "
+            "smaller model"
+        )
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from ..errors import warn
 from .callbacks import Callback, KeepBest, ProgressBar
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, same_weights_everywhere
 from .ema import averaged, update_average
-from .optim import Schedule, fitted_warmup, make_optimizer, set_lr
+from .optim import Schedule, fitted_warmup, make_optimizer, set_lr, warn_if_cut_short
 from .settings import TrainConfig
 from .state import TrainState
 from .task import Task
@@ -154,12 +154,8 @@ class Trainer:
                     break
                 self.after_step(state, loss)
                 self._fit_warmup_to_budget(state)
-        if state.warmup_end_s is None and not (state.stop_reason or "").startswith(("paused", "interrupted")):
-            warn(
-                f"training ended at step {state.step}, still warming up (warmup: {self.schedule.warmup_steps} "
-                f"steps): the learning rate never reached its peak {self.config.lr:g}; give more time or steps, or "
-                "fewer --warmup-steps"
-            )
+        if not (state.stop_reason or "").startswith(("paused", "interrupted")):
+            warn_if_cut_short(state, self.schedule.warmup_steps, self.config.lr, self.steps_per_epoch)
         if self.dist.active:
             same = same_weights_everywhere(self.model, self.dist)
             self.log(f"weights identical on all {self.dist.world} ranks: {same}")
