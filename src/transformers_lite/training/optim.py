@@ -127,7 +127,7 @@ def warn_if_cut_short(state: TrainState, warmup_steps: int, lr: float, steps_per
         part = state.step / steps_per_epoch
         warn(
             f"the time budget ran out at step {state.step:,}, {part:.0%} of one epoch ({steps_per_epoch:,} steps): "
-            f"about {1 - part:.0%} of the training data was never trained on; give more minutes or train a "
+            f"the model saw at most {part:.0%} of its training data; give more minutes or train a "
             "smaller model"
         )
 
