@@ -22,6 +22,7 @@ from .. import validate
 from ..runs.history import HistoryFileError, read_metrics
 from ..training.muon import newton_schulz
 from ..training.optim import make_optimizer, muon_matrix
+from ..training.settings import MUON_LR
 from .backward import trace_backward
 from .inspection import InspectedRun
 
@@ -69,7 +70,7 @@ def one_step(
         step_with: torch.optim.Optimizer = torch.optim.SGD(model.parameters(), lr=rate)
     else:  # Muon's rate keeps its recorded ratio to the peak (its default when the run used AdamW)
         betas = (train.get("beta1", 0.9), train.get("beta2", 0.99))
-        muon_lr = float(train.get("muon_lr", 0.02)) * rate / peak
+        muon_lr = float(train.get("muon_lr", MUON_LR)) * rate / peak
         step_with = make_optimizer(model, rate, train.get("weight_decay", 0.01), betas, kind=optimizer, muon_lr=muon_lr)
     start = dict(run.model.named_parameters())  # the run's own weights: the copy is what moves
     for name, p in model.named_parameters():

@@ -169,7 +169,12 @@ def auto_recipe(
     chosen, why = choose(minutes, rates, max_steps, optimizers)
     recipe = candidates[chosen]
     measured = ", ".join(f"{name} {rate:.1f}" for name, rate in rates.items())
-    assumed = describe(recipe)
+    return noted(recipe, why, describe(recipe), measured, log)
+
+
+def noted(recipe: Recipe, why: str, assumed: str, measured: str, log: Callable[[str], object]) -> Recipe:
+    """``recipe`` with ``--preset auto``'s choice (``why``, what the measurement ``assumed`` and what it
+    ``measured``) logged and kept in its notes, where ``--resume`` reads it instead of measuring again."""
     log(f"--preset auto: {why} (steps/s measured here with {assumed}: {measured})")
     notes = f"--preset auto chose {why} (steps/s measured with {assumed}: {measured}); {recipe.notes}"
     return dataclasses.replace(recipe, notes=notes)

@@ -15,7 +15,6 @@ recipe's ``notes``, recorded in the run: ``--resume`` reads them and measures no
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import time
 import warnings
@@ -31,7 +30,7 @@ from ..models import build_model
 from ..training.state import TrainState
 from ..training.trainer import Trainer
 from ..validate import INT_MAX
-from .auto import MEASURED_STEPS, WARMUP_STEPS, planned_steps
+from .auto import MEASURED_STEPS, WARMUP_STEPS, noted, planned_steps
 from .presets import get_preset
 from .recipe import Recipe
 
@@ -181,7 +180,4 @@ def sized_recipe(
     chosen, why = choose(minutes, speeds, first.train.max_steps, first.train.epochs)
     recipe = recipes[chosen]
     measured = ", ".join(f"{name} {speed.rate:.2f}" for name, speed in speeds.items())
-    assumed = describe(recipe)
-    log(f"--preset auto: {why} (steps/s measured here with {assumed}: {measured})")
-    notes = f"--preset auto chose {why} (steps/s measured with {assumed}: {measured}); {recipe.notes}"
-    return dataclasses.replace(recipe, notes=notes)
+    return noted(recipe, why, describe(recipe), measured, log)

@@ -19,7 +19,7 @@ from torch import nn
 
 from ..errors import warn
 from .muon import Muon
-from .settings import OPTIMIZERS, SCHEDULES
+from .settings import MUON_LR, OPTIMIZERS, SCHEDULES
 from .state import TrainState
 
 _IN_A_BLOCK = re.compile(r"(^|\.)(blocks|decoder)\.\d+\.")  # encoder/GPT blocks, and a translator's decoder blocks
@@ -41,7 +41,7 @@ def make_optimizer(
     fused: bool | None = None,
     plan: Mapping[str, tuple[float, int]] | None = None,
     kind: str = "adamw",
-    muon_lr: float = 0.01,
+    muon_lr: float = MUON_LR,
 ) -> torch.optim.Optimizer:
     """AdamW over groups: matrices with ``weight_decay``, vectors (biases, norms) without. With
     ``kind="muon"`` the blocks' matrices (``muon_matrix``) are stepped by Muon at ``muon_lr`` (its group's

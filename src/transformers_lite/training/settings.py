@@ -33,6 +33,9 @@ def setting(text: str, default: Any = None, **kw: Any) -> Any:  # noqa: ANN401
     return field(default=default, metadata={"help": text, **kw})
 
 
+MUON_LR = 0.01  # Muon's default rate: the best of 0.005-0.05 for baby-gpt (experiments/speedrun_ablation.py)
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     lr: float = setting(
@@ -43,7 +46,7 @@ class TrainConfig:
         "adamw",
         choices=OPTIMIZERS,
     )
-    muon_lr: float = setting("Muon's peak learning rate", 0.01, applies=("optimizer", ("muon",)))
+    muon_lr: float = setting("Muon's peak learning rate", MUON_LR, applies=("optimizer", ("muon",)))
     weight_decay: float = setting("AdamW weight decay on matrices (biases and norms are never decayed)", 0.01)
     beta1: float = setting("AdamW beta1", 0.9)
     beta2: float = setting("AdamW beta2", 0.99)
