@@ -28,3 +28,24 @@ def shared_data(*parts: str) -> Path:
     if not path.exists():
         pytest.skip(f"real data not available: {path} is absent (set TLITE_DATA_DIR or place ../shared/data)")
     return path
+
+
+def _binary(value: object) -> bool:
+    return isinstance(value, bytes) and any(not (32 <= b < 127 or b in b"\t\n\r") for b in value)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Refuse test ids built from binary bytes: they can hide values that differ per process.
+
+    pytest-xdist collects the suite once per worker and stops when the ids differ; a gzip header
+    (which holds the time it was written) once made them differ by one second. Readable ids
+    (``ids=`` on the parametrize) keep every worker's collection the same.
+    """
+    unreadable = [
+        item.nodeid
+        for item in items
+        if "\\x" in item.nodeid
+        and any(_binary(v) for v in getattr(item, "callspec", None) and item.callspec.params.values() or ())
+    ]
+    if unreadable:
+        raise pytest.UsageError(f"test ids hold binary bytes; give the parametrize readable ids=: {unreadable[:3]}")

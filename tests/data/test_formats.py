@@ -142,19 +142,24 @@ def test_a_text_file_reads_as_its_lines_whatever_its_compression_and_first_chara
     assert read_inputs(str(path)) == (lines, False)
 
 
+# (name, bytes, expected format); ids name the file and the answer, since raw bytes make unreadable ids
+FORMAT_CASES = [
+    ("reviews.csv.gz", gzip.compress(b"text,label\ngood,pos\n", mtime=0), "csv"),
+    ("input.TXT.GZ", gzip.compress(b'{"text": 1}\nplain\n', mtime=0), "text"),
+    ("notes.txt", b'{"a": 1}\nsecond line\n', "text"),
+    ("list.txt", b"[1, 2]\n", "text"),
+    ("records.txt", b'{"a": 1}\n{"a": 2}\n', "jsonl"),
+    ("data.json", b'{"data": [{"a": 1}]}', "json"),
+    ("data.json", b'{"a": 1}\n{"a": 2}\n', "jsonl"),
+    ("x.jsonl", b"[1, 2]\n", "jsonl"),
+    ("pairs", b"de\ten\nHund\tdog\n", "tsv"),
+]
+
+
 @pytest.mark.parametrize(
     ("name", "raw", "expected"),
-    [
-        ("reviews.csv.gz", gzip.compress(b"text,label\ngood,pos\n"), "csv"),
-        ("input.TXT.GZ", gzip.compress(b'{"text": 1}\nplain\n'), "text"),
-        ("notes.txt", b'{"a": 1}\nsecond line\n', "text"),
-        ("list.txt", b"[1, 2]\n", "text"),
-        ("records.txt", b'{"a": 1}\n{"a": 2}\n', "jsonl"),
-        ("data.json", b'{"data": [{"a": 1}]}', "json"),
-        ("data.json", b'{"a": 1}\n{"a": 2}\n', "jsonl"),
-        ("x.jsonl", b"[1, 2]\n", "jsonl"),
-        ("pairs", b"de\ten\nHund\tdog\n", "tsv"),
-    ],
+    FORMAT_CASES,
+    ids=[f"{name}-{expected}" for name, _, expected in FORMAT_CASES],
 )
 def test_the_format_comes_from_the_content(tmp_path, name, raw, expected):
     (tmp_path / name).write_bytes(raw)

@@ -296,7 +296,9 @@ def test_a_lone_surrogate_in_any_post_body_is_a_json_4xx_naming_the_field(client
 
 @pytest.mark.parametrize("path", sorted(POSTS))
 @pytest.mark.parametrize(
-    "raw", [b'{"x": "\\ud800"}', b'{"x": "\xed\xa0\x80"}', b'{"x": "\xff"}', b"\xff\xfe", b'{"x": "\\ud800'], ids=str
+    "raw",
+    [b'{"x": "\\ud800"}', b'{"x": "\xed\xa0\x80"}', b'{"x": "\xff"}', b"\xff\xfe", b'{"x": "\\ud800'],
+    ids=["escaped-surrogate", "utf8-surrogate", "stray-ff", "utf16-mark", "cut-off-escape"],
 )
 def test_unencodable_or_undecodable_bodies_are_json_4xx(client, path, raw):
     raw = raw.replace(b'"x"', f'"{POSTS[path][0]}"'.encode())
