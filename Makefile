@@ -27,7 +27,7 @@ browser:
 	fi
 
 test: lint browser
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 --durations=15
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks experiments examples

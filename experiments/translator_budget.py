@@ -3,6 +3,7 @@ user's own command and scored with beam 4 on the whole validation split, with it
 
     .venv/bin/python experiments/translator_budget.py                                  # every recipe, 30 min, seed 0
     .venv/bin/python experiments/translator_budget.py --recipes seq2seq-budget --seeds 0 1 2
+    .venv/bin/python experiments/translator_budget.py --recipes default muon --minutes 30    # Muon at equal time
     .venv/bin/python experiments/translator_budget.py --score outputs/mt-a outputs/mt-b   # runs you already have
 
 Each cell runs ``tlite train seq2seq --max-minutes M --seed S`` plus the recipe's options (so a cell
@@ -31,6 +32,8 @@ RECIPES = {  # the options of each recipe
     "seq2seq-budget": ["--preset", "seq2seq-budget"],  # the same, the budget its only limit
     # the previous default: twice the tokens per batch, an 8,000-token joint BPE
     "previous-default": ["--max-tokens", "4096", "--vocab-size", "8000"],
+    # the default with Muon on the blocks' matrices (--muon-lr 0.01, the generators' rate), AdamW for the rest
+    "muon": ["--optimizer", "muon"],
 }
 
 
