@@ -204,6 +204,8 @@ def test_classify_and_evaluate_through_the_cli(tmp_path, corpus):
             "dim_hidden=32",
             "--set",
             "max_length=16",
+            "--set",
+            "members=2",  # still an ensemble, a quarter of the default's eight members' time
             "--epochs",
             "8",
             "--lr",
@@ -382,3 +384,28 @@ def test_word_vectors_start_the_rows_of_their_words_scaled_to_the_table(tmp_path
         )
     with pytest.raises(ConfigError, match="--init-from or --vectors, not both"):
         ClassifierSettings(str(train), vectors=str(path), init_from=str(tmp_path))
+
+
+@pytest.mark.parametrize("split", ["words", "punct"])
+def test_punctuation_is_read_only_when_the_word_split_keeps_it(tmp_path, split):
+    """Questions and exclamations of the same words: a class told by its mark alone is learned with
+    ``word_split="punct"`` and cannot be with post 000's words (which drop punctuation); the run's
+    tokenizer keeps its split, so a loaded run reads the marks as training did."""
+    from transformers_lite.runs import load
+
+    rng = random.Random(0)
+    rows = [
+        {"text": " ".join(rng.sample(FILLER, 5)) + mark, "label": kind}
+        for kind, mark in [("ask", " ?"), ("say", " !")]
+        for _ in range(150)
+    ]
+    rng.shuffle(rows)
+    (tmp_path / "marks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = ClassifierConfig(dim=16, n_heads=2, dim_hidden=32, head="mean", dropout=0.0, max_length=16, pad_id=1)
+    settings = ClassifierSettings(str(tmp_path / "marks.jsonl"), min_df=1, word_split=split)
+    result = train_run(config, settings, tmp_path / "run", epochs=6, lr=5e-3, warmup_steps=10, eval_every=0)
+    tokenizer = load(tmp_path / "run").tokenizers["tokenizer"]
+    assert tokenizer.split == split
+    assert ("?" in tokenizer.lookup) == ("!" in tokenizer.lookup) == (split == "punct")
+    accuracy = result.state.history[-1]["val_accuracy"]
+    assert accuracy == 1.0 if split == "punct" else accuracy < 0.75

@@ -91,3 +91,17 @@ def test_a_soft_hyphen_inside_a_word_is_the_word():
     assert tok.encode("excel\u00adlent box") == tok.encode("excellent box")
     ids, valid = tok.encode_batch(["excel\u00adlent\u2060 box", "excellent box"], pad_to=4, max_length=4)
     assert ids[0].tolist() == ids[1].tolist()  # the vectorised path agrees
+
+
+@settings(max_examples=50)
+@given(st.lists(st.text(alphabet="ab c.!?,\n'", max_size=20), max_size=8), st.integers(1, 3))
+def test_a_vocabulary_is_cut_by_the_split_it_names(corpus, min_df):
+    """With ``split="punct"`` the vocabulary holds the words and marks ``words_and_punctuation`` gives,
+    each in at least ``min_df`` documents, most frequent first; an unknown split is named."""
+    vocabulary = select_vocabulary(corpus, min_df, split="punct")
+    counts = document_frequencies(corpus, split="punct")
+    assert set(vocabulary) == {t for t in set().union(*map(words_and_punctuation, corpus)) if counts[t] >= min_df}
+    assert [counts[t] for t in vocabulary] == sorted((counts[t] for t in vocabulary), reverse=True)
+    assert select_vocabulary(corpus, min_df) == select_vocabulary(corpus, min_df, split="words")
+    with pytest.raises(ValueError, match="'chars'"):
+        select_vocabulary(corpus, min_df, split="chars")

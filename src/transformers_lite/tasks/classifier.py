@@ -25,7 +25,7 @@ from ..errors import ConfigError, DataError, warn
 from ..evaluation.metrics import accuracy, confusion_matrix, macro_f1, ordinal_errors
 from ..evaluation.prediction import class_names, encode_for_classifier, is_ordinal, predict_logits, predictions
 from ..models.ensemble import classifier_members
-from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
+from ..tokenizers import Tokenizer
 from ..training.task import TaskBase
 from .classifier_settings import ClassifierSettings, class_weight_values
 from .embeddings import ppmi_init, token_vectors, vectors_init
@@ -190,8 +190,7 @@ class ClassifierTask(TaskBase):
         if tokenizer is None and pretrained is not None:
             tokenizer = pretrained.tokenizer
         if tokenizer is None:
-            words = load_vocabulary(vocab_path) if vocab_path else select_vocabulary(splits.train.texts, s.min_df)
-            tokenizer = WordTokenizer(words, "[UNK]", pad="[PAD]" if s.padding == "pad" else None)
+            tokenizer = s.tokenizer(splits.train.texts, **({"pad": "[PAD]"} if s.padding == "pad" else {}))
         return cls(
             s,
             config,

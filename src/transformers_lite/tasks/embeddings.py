@@ -24,7 +24,8 @@ from .. import validate
 from ..data.cooccurrence import ppmi_vectors
 from ..data.vectors import read_word_vectors
 from ..errors import ConfigError
-from ..tokenizers import Tokenizer
+from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
+from ..tokenizers.text import SPLITS
 from ..training.settings import setting
 
 PPMI_MAX_TOKENS = 2048  # longer texts are cut here when counting co-occurrences
@@ -44,6 +45,13 @@ class WordSettings:
         2,
         applies=("vocab", (None,)),
     )
+    word_split: str = setting(
+        "how a text becomes words: words (post 000: lowercased words of two or more letters or digits, accents "
+        "and punctuation dropped) or punct (every lowercased word and every punctuation mark a token: keeps what "
+        "punctuation tells, such as a definition's ':' or a quotation's '--')",
+        "words",
+        choices=tuple(SPLITS),
+    )
     embedding_init: str = setting(
         "how the embedding table starts: random N(0, 1) (post 000) or PPMI co-occurrence vectors of the training texts",
         "random",
@@ -58,6 +66,14 @@ class WordSettings:
         for name in ("min_df", "embedding_window"):
             validate.integer(name, getattr(self, name))
         validate.choice("embedding_init", self.embedding_init, EMBEDDING_INITS)
+        validate.choice("word_split", self.word_split, tuple(SPLITS))
+
+    def tokenizer(self, texts: Sequence[str], **specials: str) -> WordTokenizer:
+        """The word tokenizer these settings describe: the ``vocab`` file's words, or the words of ``texts``
+        found in at least ``min_df`` of them, cut by ``word_split``; ``specials``: its pad/mask tokens."""
+        split = self.word_split
+        words = load_vocabulary(self.vocab) if self.vocab else select_vocabulary(texts, self.min_df, split=split)
+        return WordTokenizer(words, "[UNK]", split=split, **specials)
 
 
 @torch.no_grad()

@@ -29,7 +29,7 @@ from ..data.tables import split_validation
 from ..errors import ConfigError, DataError
 from ..evaluation.pretraining import score
 from ..models import TransformerEncoderLM
-from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
+from ..tokenizers import Tokenizer
 from ..training.settings import setting
 from ..training.task import TaskBase
 from .embeddings import WordSettings, ppmi_init
@@ -106,8 +106,7 @@ class MaskedLMTask(TaskBase):
         train_docs = [docs[i] for i in train_idx]
         tokenizer = (tokenizers or {}).get("tokenizer")
         if tokenizer is None:
-            words = load_vocabulary(s.vocab) if s.vocab else select_vocabulary(train_docs, s.min_df)
-            tokenizer = WordTokenizer(words, "[UNK]", pad="[PAD]", mask="[MASK]")
+            tokenizer = s.tokenizer(train_docs, pad="[PAD]", mask="[MASK]")
         if getattr(tokenizer, "mask_id", None) is None or tokenizer.pad_id is None:
             raise ConfigError("the tokenizer needs [PAD] and [MASK] tokens for pretraining")
         return cls(s, config, tokenizer, train_docs, [docs[i] for i in val_idx], seed=seed, sources=paths)

@@ -92,13 +92,24 @@ def words_and_punctuation(text: str, lowercase: bool = True) -> list[str]:
     return _WORD_OR_MARK.findall(text.lower() if lowercase else text)
 
 
+# how a text becomes words, by name: post 000's words (punctuation dropped), or words and punctuation marks
+SPLITS: dict[str, Callable[[str], list[str]]] = {"words": words, "punct": words_and_punctuation}
+
+
 def document_frequencies(
-    corpus: Iterable[str], transform: Callable[[str], str] | None = simplify, pattern: re.Pattern = WORD_PATTERN
+    corpus: Iterable[str],
+    transform: Callable[[str], str] | None = simplify,
+    pattern: re.Pattern = WORD_PATTERN,
+    *,
+    split: str = "words",
 ) -> Counter:
-    """How many documents contain each word (a word counts once per document)."""
+    """How many documents contain each word (a word counts once per document). ``split`` names a rule
+    of ``SPLITS``; ``transform`` and ``pattern`` shape the ``words`` rule."""
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {sorted(SPLITS)}, got {split!r}")
     counts: Counter = Counter()
     for document in corpus:
-        counts.update(set(words(document, transform, pattern)))
+        counts.update(set(words(document, transform, pattern) if split == "words" else SPLITS[split](document)))
     return counts
 
 
@@ -108,14 +119,17 @@ def select_vocabulary(
     max_size: int | None = None,
     transform: Callable[[str], str] | None = simplify,
     pattern: re.Pattern = WORD_PATTERN,
+    *,
+    split: str = "words",
 ) -> list[str]:
-    """Words found in at least ``min_document_frequency`` documents, most frequent first.
+    """Words (as ``SPLITS[split]`` cuts them) found in at least ``min_document_frequency`` documents,
+    most frequent first.
 
     Ties are broken alphabetically so the result does not depend on the corpus order.
     """
     if min_document_frequency < 1:
         raise ValueError(f"min_document_frequency must be >= 1, got {min_document_frequency}")
-    counts = document_frequencies(corpus, transform, pattern)
+    counts = document_frequencies(corpus, transform, pattern, split=split)
     vocab = sorted((w for w, n in counts.items() if n >= min_document_frequency), key=lambda w: (-counts[w], w))
     return vocab if max_size is None else vocab[:max_size]
 

@@ -17,7 +17,7 @@ Two splits:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,9 +26,8 @@ from torch import Tensor
 
 from .base import Tokenizer
 from .fast_words import encode_corpus
-from .text import words, words_and_punctuation
+from .text import SPLITS
 
-SPLITS: dict[str, Callable[[str], list[str]]] = {"words": words, "punct": words_and_punctuation}
 OLD_SPLITS = {"seed": "words"}  # the words split's name until 0.2
 _SPACE_BEFORE_MARK = re.compile(r" ([.,!?;:])")
 
