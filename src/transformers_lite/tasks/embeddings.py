@@ -48,7 +48,8 @@ class WordSettings:
     word_split: str = setting(
         "how a text becomes words: words (post 000: lowercased words of two or more letters or digits, accents "
         "and punctuation dropped) or punct (every lowercased word and every punctuation mark a token: keeps what "
-        "punctuation tells, such as a definition's ':' or a quotation's '--')",
+        "punctuation tells, such as a definition's ':' or a quotation's '--'); a classifier fine-tuned with "
+        "--init-from reads as its pretrained run does",
         "words",
         choices=tuple(SPLITS),
     )
