@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
 from ..errors import ConfigError
 from ..tasks import ClassifierSettings, GeneratorSettings, MaskedLMSettings, Seq2SeqSettings
-from ..training.settings import TrainConfig
+from ..training.settings import MUON_LR, TrainConfig
 from .recipe import PRESET_MODELS, Recipe
 
 # tuned on the MARC dev split (docs/results/classifier.md, benchmarks/bench_classifier.py)
@@ -51,7 +51,7 @@ _POST_ADAM = TrainConfig(
 # warmup-stable-decay schedule to 0 (experiments/speedrun_ablation.py, docs/results/generator.md)
 _MUON_GPT_TRAIN = TrainConfig(
     optimizer="muon",
-    muon_lr=0.01,
+    muon_lr=MUON_LR,
     schedule="wsd",
     min_lr_ratio=0.0,
     warmup_steps=100,
