@@ -2,8 +2,8 @@
 user's own command and scored with beam 4 on the whole validation split, with its time-to-BLEU curve.
 
     .venv/bin/python experiments/translator_budget.py                                  # every recipe, 30 min, seed 0
-    .venv/bin/python experiments/translator_budget.py --recipes seq2seq-budget --seeds 0 1 2
-    .venv/bin/python experiments/translator_budget.py --recipes default muon --minutes 30    # Muon at equal time
+    .venv/bin/python experiments/translator_budget.py --recipes default --seeds 0 1 2
+    .venv/bin/python experiments/translator_budget.py --recipes default adamw --minutes 30   # Muon vs AdamW
     .venv/bin/python experiments/translator_budget.py --score outputs/mt-a outputs/mt-b   # runs you already have
 
 Each cell runs ``tlite train seq2seq --max-minutes M --seed S`` plus the recipe's options (so a cell
@@ -28,12 +28,12 @@ from common import DATA, emit  # noqa: E402
 PAIRS = DATA / "multi30k"
 TLITE = [sys.executable, "-m", "transformers_lite"]
 RECIPES = {  # the options of each recipe
-    "default": [],  # seq2seq-small: 2,048-token batches, a 4,000-token joint BPE, 18 epochs (or the budget)
-    "seq2seq-budget": ["--preset", "seq2seq-budget"],  # the same, the budget its only limit
-    # the previous default: twice the tokens per batch, an 8,000-token joint BPE
-    "previous-default": ["--max-tokens", "4096", "--vocab-size", "8000"],
-    # the default with Muon on the blocks' matrices (--muon-lr 0.01, the generators' rate), AdamW for the rest
-    "muon": ["--optimizer", "muon"],
+    # seq2seq-budget (what --max-minutes starts from): seq2seq-small's model, 2,048-token batches and 4,000-token
+    # joint BPE, the budget its only limit, Muon on the blocks' matrices (at 0.01, the GPTs' rate), AdamW on the rest
+    "default": [],
+    "adamw": ["--optimizer", "adamw"],  # the same with AdamW on every parameter
+    # an earlier default: AdamW, twice the tokens per batch, an 8,000-token joint BPE
+    "previous-default": ["--optimizer", "adamw", "--max-tokens", "4096", "--vocab-size", "8000"],
 }
 
 

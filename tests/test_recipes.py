@@ -21,6 +21,25 @@ def test_the_readme_gpt_commands_use_the_measured_recipes():
     assert (baby.train.lr, baby.data.batch_size, baby.train.max_minutes) == (2e-3, 12, 2)
 
 
+def test_a_translator_given_minutes_starts_from_the_budget_recipe_and_one_given_epochs_does_not():
+    def printed(*options: str) -> dict:
+        return json.loads(tlite("train", "seq2seq", *options, "--print-config").stdout)
+
+    budget = printed("--max-minutes", "30")
+    small = printed()
+    chosen = lambda p, limit: (p["preset"], p["train"]["optimizer"], p["train"][limit])  # noqa: E731
+    assert chosen(budget, "max_minutes") == ("seq2seq-budget", "muon", 30)
+    assert chosen(small, "epochs") == ("seq2seq-small", "adamw", 18)
+    # the same model, data and everything else of training but the optimizer and the limits
+    assert budget["model"] == small["model"] and budget["data"] == small["data"]
+    differ = {k for k in small["train"] if small["train"][k] != budget["train"][k]}
+    assert differ == {"optimizer", "epochs", "max_minutes"}, differ
+    # a named preset or optimizer wins over the budget's
+    named = printed("--preset", "seq2seq-small", "--max-minutes", "5")
+    assert chosen(named, "max_minutes") == ("seq2seq-small", "adamw", 5)
+    assert printed("--max-minutes", "5", "--optimizer", "adamw")["train"]["optimizer"] == "adamw"
+
+
 def test_any_limit_given_replaces_the_recipe_limits():
     assert get_preset("complete-works").train.epochs == 10
     steps = get_preset("complete-works").override(max_steps=50)

@@ -244,6 +244,7 @@ FAMILIES: dict[str, Family] = {
             "tlite train seq2seq --train-src train.de.gz --train-tgt train.en.gz --val-src val.de.gz "
             "--val-tgt val.en.gz",
             "Zwei Hunde spielen im Schnee.",
+            budget_preset="seq2seq-budget",
         ),
         PretrainingFamily(
             "mlm",

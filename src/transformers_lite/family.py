@@ -34,6 +34,12 @@ class Family(Inspection):
     evaluate_options: tuple[str, ...]  # the options of ``tlite evaluate`` that apply to it
     command: str  # a ``tlite train`` command
     built_in: str  # the example input when the run's own validation data cannot be read
+    # the preset a run given --max-minutes (and no --preset) starts from: one trained for a time budget
+    budget_preset: str | None = None
+
+    def preset_for(self, max_minutes: float | None) -> str:
+        """The preset a new run starts from when none is named: the budget preset when it has minutes."""
+        return self.budget_preset if max_minutes is not None and self.budget_preset else self.default_preset
 
     def __str__(self) -> str:
         return self.name  # what ``run.family`` printed when it was the family's name

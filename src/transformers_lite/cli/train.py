@@ -49,7 +49,8 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
             tsub,
             fam.name,
             f"Train the {fam.title}.\n\nDefaults shown are those of the default preset ({preset}); "
-            "other presets have their own: add --print-config to see exactly what will be trained.",
+            + (f"with --max-minutes it starts from {fam.budget_preset}; " if fam.budget_preset else "")
+            + "other presets have their own: add --print-config to see exactly what will be trained.",
             fam.command,
         )
         names = presets_of(fam.name)
@@ -58,7 +59,8 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         auto = ", auto (the largest size this machine trains well in --max-minutes)" if sized else ""
         t.add_argument(
             "--preset",
-            help=f"what to train: {', '.join(names)}{auto} (default: {preset})"
+            help=f"what to train: {', '.join(names)}{auto} (default: {preset}"
+            + (f"; {fam.budget_preset} with --max-minutes)" if fam.budget_preset else ")")
             + (f"; deprecated (0.2's names, still read): {old}" if old else ""),
         )
         t.add_argument(
@@ -121,7 +123,7 @@ def _base(args: argparse.Namespace, options: dict[str, Any]) -> Recipe:
         else:  # sized to the data too: the classifier and the translator read it to measure
             recipe = sized_recipe(fam.name, args.max_minutes, args.set or [], options, log=say)
     else:
-        preset = args.preset or (ORIGINAL[fam.name] if args.recipe == "seed" else fam.default_preset)
+        preset = args.preset or (ORIGINAL[fam.name] if args.recipe == "seed" else fam.preset_for(args.max_minutes))
         recipe = get_preset(preset)
         expect(f"preset {preset!r}", recipe.family, fam.name)
     if args.recipe and (args.preset or config_file or args.recipe != "seed"):  # another preset's training

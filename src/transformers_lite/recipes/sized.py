@@ -44,7 +44,7 @@ class Candidate:
 
 # smallest first. Classifier: the default recipe with 1, 4 and 8 members (an 8-member ensemble costs eight
 # classifiers' steps; docs/results/classifier.md: 1 -> 3 -> 5 -> 8 members gain less each time). Translator:
-# seq2seq-tiny (d 64, 2 + 2 blocks) then seq2seq-small's model and training with the budget its only limit
+# seq2seq-tiny (d 64, 2 + 2 blocks) then seq2seq-budget (seq2seq-small's model, Muon, the budget its only limit)
 CANDIDATES: dict[str, tuple[Candidate, ...]] = {
     "classifier": (
         Candidate("classifier with 1 member", "classifier", ("members=1",)),
