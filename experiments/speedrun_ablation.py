@@ -12,9 +12,10 @@ step, so a trial that wins per step can be weighed against what it costs per ste
     .venv/bin/python experiments/speedrun_ablation.py --steps 2000 --only base muon
     python3 experiments/speedrun_ablation.py --steps 2000 --device cuda --bf16 --compile   # on a GPU
 
-``--steps N`` compares the techniques at a fixed number of steps (deterministic: it can run beside other
-work); ``--minutes M`` compares what each buys in a time budget and needs a quiet machine, one trial
-at a time. The table in docs/results/generator.md names the command behind each row.
+``--steps N`` compares the techniques at a fixed number of steps (free of timing noise: it can run beside
+other work; two runs of one trial still differ by up to ~0.005 in validation loss); ``--minutes M``
+compares what each buys in a time budget and needs a quiet machine, one trial at a time. The table in
+docs/results/generator.md names the command behind each row.
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ TRIALS: dict[str, tuple[dict, list[str]]] = {
     "value-residual": ({}, ["value_residual=true"]),
     "bigram": ({}, ["bigram_embedding=true"]),
     "embedding-shortcut": ({}, ["embedding_shortcut=true"]),
+    "untied-head": ({}, ["tie_embeddings=false"]),
+    "muon-lr0.01-wsd-untied": (
+        {"optimizer": "muon", "muon_lr": 0.01, "schedule": "wsd", "min_lr_ratio": 0.0},
+        ["tie_embeddings=false"],
+    ),
     # the winners together: Muon at 0.01 with wsd, and the model options that won alone
     "combined": (
         {"optimizer": "muon", "muon_lr": 0.01, "schedule": "wsd", "min_lr_ratio": 0.0},

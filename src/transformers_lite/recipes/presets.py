@@ -184,7 +184,7 @@ PRESETS: dict[str, Recipe] = {
             _SEQ2SEQ_DATA,
             "seq2seq-budget",
             "seq2seq-small with Muon in 30 minutes (tlite train seq2seq --max-minutes 30): "
-            "experiments/translator_budget.py --recipes default muon",
+            "experiments/translator_budget.py --recipes default adamw",
         ),
         Recipe(
             "seq2seq",
