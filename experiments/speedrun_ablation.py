@@ -41,6 +41,8 @@ BASE = {
     "baby-gpt": {"optimizer": "adamw", "schedule": "cosine", "min_lr_ratio": 0.1},
     "small-gpt": {"optimizer": "adamw", "schedule": "cosine", "min_lr_ratio": 0.1},
 }
+# baby-gpt's recipe today: Muon at 0.01 with the warmup-stable-decay schedule to 0
+MUON_WSD = {"optimizer": "muon", "muon_lr": 0.01, "schedule": "wsd", "min_lr_ratio": 0.0}
 # name -> (trainer settings, model overrides), each added alone to BASE and the preset's model
 TRIALS: dict[str, tuple[dict, list[str]]] = {
     "base": ({}, []),
@@ -48,9 +50,9 @@ TRIALS: dict[str, tuple[dict, list[str]]] = {
     "muon-lr0.01": ({"optimizer": "muon", "muon_lr": 0.01}, []),
     "muon-lr0.05": ({"optimizer": "muon", "muon_lr": 0.05}, []),
     "muon-lr0.005": ({"optimizer": "muon", "muon_lr": 0.005}, []),
-    "muon-lr0.01-wsd": ({"optimizer": "muon", "muon_lr": 0.01, "schedule": "wsd", "min_lr_ratio": 0.0}, []),
-    "muon-lr0.03-wsd": ({"optimizer": "muon", "muon_lr": 0.03, "schedule": "wsd", "min_lr_ratio": 0.0}, []),
-    "muon-lr0.1-wsd": ({"optimizer": "muon", "muon_lr": 0.1, "schedule": "wsd", "min_lr_ratio": 0.0}, []),
+    "muon-lr0.01-wsd": (MUON_WSD, []),
+    "muon-lr0.03-wsd": ({**MUON_WSD, "muon_lr": 0.03}, []),
+    "muon-lr0.1-wsd": ({**MUON_WSD, "muon_lr": 0.1}, []),
     "wsd": ({"schedule": "wsd", "min_lr_ratio": 0.0}, []),
     "ema0.99": ({"ema": 0.99}, []),
     "ema0.999": ({"ema": 0.999}, []),
@@ -63,13 +65,10 @@ TRIALS: dict[str, tuple[dict, list[str]]] = {
     "bigram": ({}, ["bigram_embedding=true"]),
     "embedding-shortcut": ({}, ["embedding_shortcut=true"]),
     "untied-head": ({}, ["tie_embeddings=false"]),
-    "muon-lr0.01-wsd-untied": (
-        {"optimizer": "muon", "muon_lr": 0.01, "schedule": "wsd", "min_lr_ratio": 0.0},
-        ["tie_embeddings=false"],
-    ),
+    "muon-lr0.01-wsd-untied": (MUON_WSD, ["tie_embeddings=false"]),
     # the winners together: Muon at 0.01 with wsd, and the model options that won alone
     "combined": (
-        {"optimizer": "muon", "muon_lr": 0.01, "schedule": "wsd", "min_lr_ratio": 0.0},
+        MUON_WSD,
         ["zero_init=true", "bigram_embedding=true", "value_residual=true"],
     ),
 }

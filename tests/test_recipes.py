@@ -21,7 +21,7 @@ def test_the_readme_gpt_commands_use_the_measured_recipes():
     assert (baby.train.lr, baby.data.batch_size, baby.train.max_minutes) == (2e-3, 12, 2)
 
 
-def test_a_translator_given_minutes_starts_from_the_budget_recipe_and_one_given_epochs_does_not():
+def test_a_translator_given_minutes_starts_from_the_budget_recipe_and_one_given_epochs_does_not(tmp_path):
     def printed(*options: str) -> dict:
         return json.loads(tlite("train", "seq2seq", *options, "--print-config").stdout)
 
@@ -38,6 +38,10 @@ def test_a_translator_given_minutes_starts_from_the_budget_recipe_and_one_given_
     named = printed("--preset", "seq2seq-small", "--max-minutes", "5")
     assert chosen(named, "max_minutes") == ("seq2seq-small", "adamw", 5)
     assert printed("--max-minutes", "5", "--optimizer", "adamw")["train"]["optimizer"] == "adamw"
+    # a model config alone is trained as a run that names no preset
+    (tmp_path / "model.json").write_text(json.dumps(small["model"]))
+    assert printed("--config", str(tmp_path / "model.json"), "--max-minutes", "5")["train"]["optimizer"] == "muon"
+    assert printed("--config", str(tmp_path / "model.json"))["train"]["optimizer"] == "adamw"
 
 
 def test_any_limit_given_replaces_the_recipe_limits():

@@ -114,7 +114,7 @@ def _base(args: argparse.Namespace, options: dict[str, Any]) -> Recipe:
     if config_file:
         if args.preset:
             raise ConfigError("give either --preset or --config, not both")
-        recipe = read_recipe_file(Path(config_file), fam.name)
+        recipe = read_recipe_file(Path(config_file), fam.name, args.max_minutes)
     elif args.preset == "auto":
         # measured with the user's own settings: the configuration it will train
         say = lambda line: print(line, file=sys.stderr)  # noqa: E731
@@ -133,13 +133,15 @@ def _base(args: argparse.Namespace, options: dict[str, Any]) -> Recipe:
     return recipe
 
 
-def read_recipe_file(path: Path, family: str) -> Recipe:
-    """A ``--print-config`` printout, or a model config JSON (trained with the family's default preset)."""
+def read_recipe_file(path: Path, family: str, max_minutes: float | None = None) -> Recipe:
+    """A ``--print-config`` printout, or a model config JSON (trained with the preset a run of the family
+    starts from when none is named: ``Family.preset_for``)."""
     data = read_json(path, "config file", ConfigError)
     if isinstance(data, dict) and "model" in data:
         recipe = Recipe.from_dict(data, path)
     else:
-        recipe = dataclasses.replace(get_preset(FAMILIES[family].default_preset), model=load_config(path), preset=None)
+        start = FAMILIES[family].preset_for(max_minutes)
+        recipe = dataclasses.replace(get_preset(start), model=load_config(path), preset=None)
     expect(str(path), recipe.family, family)
     return recipe
 
