@@ -4,17 +4,25 @@ tlite exercise list                                   # the path, with what you 
 tlite exercise show dense-backward                    # its statement, and dense_backward.py to edit
 tlite exercise check dense-backward dense_backward.py --run outputs/gpt   # on your own run's tensors
 tlite exercise hint dense-backward                    # one more hint each time (three at most)
-tlite exercise solution dense-backward                # the library's own rule
+tlite exercise solution dense-backward                # a solution that passes, in plain PyTorch
+
+Your file runs confined in a child process that receives only the step's tensors (see docs/exercises.md);
+the verdict says how long your function took (CPU time), apart from loading the run and starting the checker.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import threading
+import time
 from pathlib import Path
 
 from .. import exercises as ex
 from ..atomic import atomic_write_text
+from ..errors import ConfigError
+from ..exercises.bounded import check_code, default_sandbox, read_answer
+from ..exercises.source import source_of
 from ..families import load
 from .common import command
 
@@ -34,7 +42,7 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     hint = actions.add_parser("hint", help="the next hint (each call shows one more)")
     hint.add_argument("name")
     hint.add_argument("--all", action="store_true", help="every hint at once")
-    solution = actions.add_parser("solution", help="the reference solution (the library's own rule)")
+    solution = actions.add_parser("solution", help="a solution that passes: plain PyTorch, its shapes commented")
     solution.add_argument("name")
     p.set_defaults(func=run)
 
@@ -52,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "show":
         out = Path(args.out or f"{e.function}.py")
         print(e.stub())
+        if out.is_dir():
+            raise ConfigError(
+                f"--out {out} is a folder; name the file to write, e.g. --out {out / (e.function + '.py')}"
+            )
         if out.exists():
             print(f"{out} exists: left as it is (check it with: tlite exercise check {e.name} {out})")
         else:
@@ -68,14 +80,32 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "solution":
         print(e.solution_source())
         return 0
-    try:
-        verdict = ex.run_check(e.name, args.file, run=load(args.run) if args.run else None)
-    except ValueError as err:  # the learner's file does not run or defines no such function
-        verdict = ex.Verdict(False, str(err))
+    return _check(e, args)
+
+
+def _check(e: ex.Exercise, args: argparse.Namespace) -> int:
+    """``check``: the sandbox starts while the run loads; the verdict, then where the time went."""
+    code = read_answer(args.file)
+    sandbox = default_sandbox()
+    starting = threading.Thread(target=sandbox.start, daemon=True)
+    starting.start()
+    begin = time.perf_counter()
+    run = load(args.run) if args.run else None
+    source_of(run).given(e)
+    loaded = time.perf_counter() - begin
+    starting.join()
+    verdict = check_code(e, code, run, sandbox)
+    if verdict.passed:
+        ex.progress.record(e.name, passed=True)
     if args.json:
         print(json.dumps(verdict.to_dict()))
         return 0 if verdict.passed else 1
     print(("PASS " if verdict.passed else "FAIL ") + verdict.message)
+    if verdict.printed:
+        print("your function printed:\n" + verdict.printed.rstrip())
+    spent = f"your function took {verdict.cpu_s * 1000:.1f} ms of CPU; " if verdict.cpu_s is not None else ""
+    what = f"run {args.run}" if args.run else "the built-in model"
+    print(f"({spent}reading {what} and tracing it took {loaded:.1f} s, starting the checker {sandbox.started_s:.1f} s)")
     if not verdict.passed:
         print(f"stuck? tlite exercise hint {e.name}")
     return 0 if verdict.passed else 1

@@ -13,7 +13,6 @@ run: parameter table, training curves, hyperparameters, embedding map.
 from __future__ import annotations
 
 import argparse
-import ipaddress
 
 from ..errors import warn
 from .common import command
@@ -32,33 +31,33 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         help="also answer requests addressed to this host name (repeatable); others are refused, so that no "
         "web page can reach the inspector through a name of its own (DNS rebinding)",
     )
+    p.add_argument(
+        "--allow-code",
+        action="store_true",
+        help="with a --host other machines can reach: let the exercises run the code requests send (off by "
+        "default there; always on when only this machine can reach the server)",
+    )
     p.set_defaults(func=run)
-
-
-def _public(host: str) -> bool:
-    if host == "localhost":
-        return False
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return True  # a host name: assume reachable from elsewhere
 
 
 def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from ..server.app import create_app  # FastAPI: imported once a server is started
+    from ..server.hosts import reachable_from_elsewhere
     from ..server.registry import RunRegistry
 
     if not 0 < args.port < 65536:
         raise ValueError(f"--port must be in 1..65535, got {args.port}")
     registry = RunRegistry(args.runs)
-    app = create_app(registry, host=args.host, allowed_hosts=args.allowed_host)  # a bad --allowed-host: refused here
-    if _public(args.host):
+    app = create_app(registry, host=args.host, allowed_hosts=args.allowed_host, allow_code=args.allow_code)
+    if reachable_from_elsewhere(args.host):
         warn(
             f"--host {args.host} makes the inspector reachable from other machines (by IP address; a host name "
             "needs --allowed-host NAME); it has no authentication"
         )
+    if reachable_from_elsewhere(args.host) or args.allow_code:
+        print(app.state.code_policy)
     names = registry.names()
     print(f"serving {len(names)} run(s) from {args.runs} at http://{args.host}:{args.port}  (Ctrl-C to stop)")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")

@@ -1,9 +1,8 @@
-"""The exercises, in the order the posts derive the steps: a Dense layer, the activations, softmax,
-cross-entropy, the norms, attention and its batched matmul, the heads split and merged, the embedding,
-the residual sum, the tied output layer, and one optimizer step. Each reference solution is the
-library's own rule (``backprop.ops``); each input is a tensor a real forward pass computed
-(``exercises.source``). Shapes: N rows (tokens), T tokens, C channels, F feed-forward units, H heads,
-D head size, V vocabulary.
+"""What the exercises are checked on and against: the inputs each takes from a real forward pass
+(``exercises.source``), PyTorch's own operations an answer is compared with where one function is more
+than an operation (the block, AdamW, Muon), and the common wrong answers a verdict recognises by cause.
+The solutions a learner would write are in ``solutions``. Shapes: N rows (tokens), T tokens, C
+channels, F feed-forward units, H heads, D head size, V vocabulary.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from ..backprop import ops
 from ..training.muon import Muon, newton_schulz
 from .exercise import Inputs
 
@@ -142,100 +140,9 @@ def _muon(w, g, m, lr, momentum, weight_decay):  # noqa: ANN001, ANN202
     return p.detach(), opt.state[p]["momentum_buffer"]
 
 
-# ---------------------------------------------------------------- the reference solutions
-def dense_forward(x, w, b):  # noqa: ANN001, ANN201
-    return ops.linear_forward(x, w, b)[0]  # (N, in) @ (in, out) + (out,)
-
-
-def dense_backward(x, w, b, dy):  # noqa: ANN001, ANN201
-    return ops.linear_backward(dy, (x, w, True))  # dx = dy W, dW = dyᵀ x, db = Σ_rows dy
-
-
-def relu_backward(a, dy):  # noqa: ANN001, ANN201
-    return ops.relu_backward(dy, a > 0)
-
-
-def gelu_backward(a, dy):  # noqa: ANN001, ANN201
-    return ops.gelu_backward(dy, a)  # Φ(a) + a φ(a)
-
-
-def softmax_forward(s):  # noqa: ANN001, ANN201
-    e = torch.exp(s - s.amax(-1, keepdim=True))  # less each row's maximum: no overflow
-    return e / e.sum(-1, keepdim=True)
-
-
-def softmax_backward(p, dp):  # noqa: ANN001, ANN201
-    return ops.softmax_backward(dp, p)  # p ⊙ (dp − Σ_j dp_j p_j)
-
-
-def cross_entropy_backward(z, y):  # noqa: ANN001, ANN201
-    return ops.cross_entropy_backward((torch.log_softmax(z, -1), y))  # (softmax(z) − onehot(y)) / N
-
-
-def layer_norm_forward(x, gamma, beta, eps):  # noqa: ANN001, ANN201
-    return ops.layer_norm_forward(x, gamma, beta, eps)[0]
-
-
-def layer_norm_backward(x, gamma, beta, eps, dy):  # noqa: ANN001, ANN201
-    return ops.layer_norm_backward(dy, ops.layer_norm_forward(x, gamma, beta, eps)[1])
-
-
-def rms_norm_backward(x, gamma, eps, dy):  # noqa: ANN001, ANN201
-    r = 1 / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)  # (N, 1): 1 / RMS
-    dx = r * dy * gamma - r**3 * x * (dy * gamma * x).mean(-1, keepdim=True)
-    return dx, (dy * x * r).sum(0)
-
-
-def attention_forward(q, k, v, mask):  # noqa: ANN001, ANN201
-    return ops.attention_forward(q, k, v, mask)[0]
-
-
-def attention_backward(q, k, v, mask, do):  # noqa: ANN001, ANN201
-    return ops.attention_backward(do, ops.attention_forward(q, k, v, mask)[1])
-
-
-def batched_matmul_backward(a, b, dc):  # noqa: ANN001, ANN201
-    return ops.matmul_backward(dc, (a, b))  # the posts' mul4d rule: dA = dC Bᵀ, dB = Aᵀ dC
-
-
-def merge_heads_forward(a):  # noqa: ANN001, ANN201
-    return ops.merge_heads_forward(a[None])[0][0]  # (H, T, D) -> (T, H·D)
-
-
-def merge_heads_backward(dm, heads):  # noqa: ANN001, ANN201
-    t, c = dm.shape
-    return ops.merge_heads_backward(dm[None], (1, heads, t, c // heads))[0]  # (T, H·D) -> (H, T, D)
-
-
-def embedding_backward(ids, table, dy):  # noqa: ANN001, ANN201
-    return ops.embedding_backward(dy, (ids, table.shape))  # each token's row gets the sum of its positions'
-
-
-def residual_backward(x, f, dy):  # noqa: ANN001, ANN201
-    return ops.residual_backward(dy, None)
-
-
-def tied_output_backward(x, e, dz):  # noqa: ANN001, ANN201
-    return dz @ e, dz.T @ x  # z = x Eᵀ: dx = dz E, dE = dzᵀ x (added to the embedding's own)
-
-
-def sgd_step(w, g, lr):  # noqa: ANN001, ANN201
-    return w - lr * g
-
-
-def adam_step(w, g, m, v, step, lr, beta1, beta2, eps, weight_decay):  # noqa: ANN001, ANN201
-    w = w * (1 - lr * weight_decay)  # AdamW: the decay apart from the gradient
-    m = beta1 * m + (1 - beta1) * g
-    v = beta2 * v + (1 - beta2) * g * g
-    m_hat, v_hat = m / (1 - beta1**step), v / (1 - beta2**step)
-    return w - lr * m_hat / (torch.sqrt(v_hat) + eps), m, v
-
-
-def muon_step(w, g, m, lr, momentum, weight_decay):  # noqa: ANN001, ANN201
-    m = momentum * m + (1 - momentum) * g  # the momentum, as SGD's
-    look = (1 - momentum) * g + momentum * m  # Nesterov: a look ahead along it
-    scale = max(1.0, w.shape[0] / w.shape[1]) ** 0.5  # a tall matrix's step as large per element as a square one's
-    return w * (1 - lr * weight_decay) - lr * scale * newton_schulz(look), m
+def attention_with_torch(q, k, v, mask):  # noqa: ANN001, ANN201
+    """Attention in PyTorch's own operation (what an attention answer, or its gradient, is compared with)."""
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
 # ---------------------------------------------------------------- common mistakes, by the cause a learner is told
@@ -272,16 +179,8 @@ def unbiased_layer_norm(x, gamma, beta, eps):  # noqa: ANN001, ANN201
     return gamma * (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, keepdim=True) + eps) + beta
 
 
-def block_forward(x, w_qkv, b_qkv, w_o, b_o, gamma1, beta1, w1, b1, w2, b2, gamma2, beta2, heads, mask, eps):  # noqa: ANN001, ANN201, PLR0913
-    """The posts' post-norm block: h = LN₁(x + MHA(x)), y = LN₂(h + FFN(h)), FFN = ReLU Dense then Dense."""
-    t, c = x.shape
-    qkv = ops.linear_forward(x, w_qkv, b_qkv)[0]  # (T, C) @ (C, 3C) -> (T, 3C): [Q K V]
-    q, k, v = (part.reshape(t, heads, c // heads).transpose(0, 1) for part in qkv.split(c, -1))  # (H, T, D) each
-    a = ops.attention_forward(q, k, v, mask)[0]  # (H, T, D)
-    merged = a.transpose(0, 1).reshape(t, c)  # (T, H·D)
-    h = ops.layer_norm_forward(x + ops.linear_forward(merged, w_o, b_o)[0], gamma1, beta1, eps)[0]
-    hidden = ops.relu_forward(ops.linear_forward(h, w1, b1)[0])[0]  # (T, F)
-    return ops.layer_norm_forward(h + ops.linear_forward(hidden, w2, b2)[0], gamma2, beta2, eps)[0]
+def unbiased_std_layer_norm(x, gamma, beta, eps):  # noqa: ANN001, ANN201
+    return gamma * (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + eps) + beta
 
 
 def block_with_torch(x, w_qkv, b_qkv, w_o, b_o, gamma1, beta1, w1, b1, w2, b2, gamma2, beta2, heads, mask, eps):  # noqa: ANN001, ANN201, PLR0913
@@ -299,3 +198,54 @@ def pre_norm_block(x, w_qkv, b_qkv, w_o, b_o, gamma1, beta1, w1, b1, w2, b2, gam
     q, k, v = (p.reshape(t, heads, c // heads).transpose(0, 1) for p in F.linear(n, w_qkv, b_qkv).split(c, -1))
     h = x + F.linear(F.scaled_dot_product_attention(q, k, v, attn_mask=mask).transpose(0, 1).reshape(t, c), w_o, b_o)
     return h + F.linear(torch.relu(F.linear(F.layer_norm(h, (c,), gamma2, beta2, eps), w1, b1)), w2, b2)
+
+
+def softmax_jvp_over_queries(s, p, dp):  # noqa: ANN001, ANN201
+    return p * (dp - (dp * p).sum(-2, keepdim=True))  # Σ_j ∂p_j p_j taken down each column
+
+
+def masked_scores_without_mask(s, mask, dp):  # noqa: ANN001, ANN201
+    p = torch.softmax(s, -1)  # every key read, the masked ones too
+    return p * (dp - (dp * p).sum(-1, keepdim=True))
+
+
+def layer_norm_posts(x, gamma, beta, eps):  # noqa: ANN001, ANN201
+    mu = x.mean(-1, keepdim=True)
+    return gamma * (x - mu) / (((x - mu) ** 2).mean(-1, keepdim=True).sqrt() + eps) + beta
+
+
+def _block_grads(x, dy, **weights):  # noqa: ANN001, ANN003, ANN202
+    """The gradients a block-backward answer is compared with: autograd through ``block_with_torch``."""
+    wrt = ("x", "w_qkv", "w_o", "w1", "w2")
+    args = {
+        k: (v.detach().clone().requires_grad_(k in wrt) if torch.is_tensor(v) and v.is_floating_point() else v)
+        for k, v in {"x": x, **weights}.items()
+    }
+    y = block_with_torch(**args)
+    return tuple(g.detach() for g in torch.autograd.grad(y, [args[k] for k in wrt], dy))
+
+
+def block_backward_expected(**given):  # noqa: ANN003, ANN201
+    return _block_grads(given["x"], given["dy"], **{k: v for k, v in given.items() if k not in ("x", "dy")})
+
+
+def pre_norm_block_grads(**given):  # noqa: ANN003, ANN201
+    wrt = ("x", "w_qkv", "w_o", "w1", "w2")
+    args = {
+        k: (v.detach().clone().requires_grad_(k in wrt) if torch.is_tensor(v) and v.is_floating_point() else v)
+        for k, v in given.items()
+        if k != "dy"
+    }
+    y = pre_norm_block(**args)
+    return tuple(g.detach() for g in torch.autograd.grad(y, [args[k] for k in wrt], given["dy"]))
+
+
+def _masked_scores(src: Any) -> Inputs:  # noqa: ANN401 - the first attention's scaled scores S (H, T, T) and its mask
+    s = src.output_of("scale")
+    mask = _attention(src)["mask"]
+    return {"s": s, "mask": mask, "dp": src.random_like(s)}
+
+
+def _block_with_gradient(src: Any) -> Inputs:  # noqa: ANN401 - the block's inputs and an upstream gradient dy
+    given = _block(src)
+    return given | {"dy": src.random_like(given["x"])}

@@ -41,6 +41,8 @@ class Verdict:
     # the wrong result's map: {"name", "slice", "shape", "difference" (rows of mine - expected), "wrong"
     # (rows of 0/1: outside the tolerance)}, when the result had the right shape but wrong values
     cells: dict[str, Any] | None = None
+    cpu_s: float | None = None  # the CPU time of the function's own call, where it was measured
+    printed: str = ""  # what the answer printed while it was checked (capped)
 
     def to_dict(self) -> dict[str, Any]:
         """The verdict as JSON-ready values (``--json``, the server's answer)."""
@@ -48,7 +50,14 @@ class Verdict:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
-        return cls(bool(data["passed"]), str(data["message"]), data.get("cause"), data.get("cells"))
+        return cls(
+            bool(data["passed"]),
+            str(data["message"]),
+            data.get("cause"),
+            data.get("cells"),
+            data.get("cpu_s"),
+            str(data.get("printed", "")),
+        )
 
 
 def load_function(path: str | Path, name: str) -> Callable[..., Any]:
@@ -78,10 +87,11 @@ def _as_tuple(x: Any) -> tuple[Any, ...]:  # noqa: ANN401
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
-def check(exercise: Exercise, function: Callable[..., Any], given: dict[str, Any]) -> Verdict:
-    """The learner's ``function`` on the arguments ``given`` (``exercise.inputs(source)``) against the
-    expected results."""
-    expected = _as_tuple(exercise.expected(**given))
+def check(
+    exercise: Exercise, function: Callable[..., Any], given: dict[str, Any], expected: tuple[Any, ...] | None = None
+) -> Verdict:
+    """The learner's ``function``, called in this process, on the arguments ``given``
+    (``exercise.inputs(source)``) against the expected results (``expected``: computed when not given)."""
     try:
         got = _as_tuple(function(*_copies(given, exercise.arguments)))
     except NotImplementedError:
@@ -92,6 +102,16 @@ def check(exercise: Exercise, function: Callable[..., Any], given: dict[str, Any
         theirs = [f for f in frames if code is not None and f.filename == code.co_filename] or frames[-1:]
         where = f" (line {theirs[-1].lineno} of {Path(theirs[-1].filename).name})" if theirs else ""
         return Verdict(False, f"{exercise.function} raised {type(err).__name__}: {err}{where}")
+    return judge(exercise, got, given, expected if expected is not None else expected_of(exercise, given))
+
+
+def expected_of(exercise: Exercise, given: dict[str, Any]) -> tuple[Any, ...]:
+    """What ``exercise``'s function must return on ``given``: PyTorch's operation, or autograd."""
+    return _as_tuple(exercise.expected(**given))
+
+
+def judge(exercise: Exercise, got: tuple[Any, ...], given: dict[str, Any], expected: tuple[Any, ...]) -> Verdict:
+    """The verdict on results ``got`` (whatever the function returned, as a tuple) against ``expected``."""
     if len(got) != len(expected):
         wanted = ", ".join(exercise.returns)
         return Verdict(False, f"{exercise.function} returned {len(got)} value(s); it should return {wanted}")
@@ -105,7 +125,9 @@ def check(exercise: Exercise, function: Callable[..., Any], given: dict[str, Any
 def _compare(exercise: Exercise, k: int, mine: Any, right: Tensor, given: dict[str, Any]) -> Verdict | None:  # noqa: ANN401
     name = exercise.returns[k]
     if not isinstance(mine, Tensor):
-        return Verdict(False, f"{name}: a {type(mine).__name__}, not a tensor")
+        what = mine if isinstance(mine, str) else type(mine).__name__  # the sandbox sends a type's name
+        return Verdict(False, f"{name}: a {what}, not a tensor")
+    integer = not (mine.is_floating_point() or mine.is_complex()) and right.is_floating_point()
     mine = mine.detach().double()
     right = right.double()
     if mine.shape != right.shape:
@@ -121,12 +143,15 @@ def _compare(exercise: Exercise, k: int, mine: Any, right: Tensor, given: dict[s
         return None
     index = _index(~torch.isclose(mine, right, rtol=RTOL, atol=RTOL * _scale(right)))
     a, b = mine[index].item(), right[index].item()
-    relative = abs(a - b) / max(abs(b), 1e-300)
+    scale = _scale(right)
+    if abs(b) > RTOL * scale:
+        off = f"relative error {abs(a - b) / abs(b):.2e}"
+    else:  # an expected 0 (a masked score, a ReLU that stopped): the tolerance is the largest value's
+        off = f"off by {abs(a - b):.2e}, where {RTOL:g} of the largest expected value is {RTOL * scale:.1e}"
     cause = _cause(exercise, k, mine, right, given)
-    message = (
-        f"{name}{list(index)} is {a:.8g}; it should be {b:.8g} (relative error {relative:.2e}; "
-        f"{name} has shape {tuple(right.shape)})"
-    )
+    if integer and cause is None:
+        cause = f"an integer result ({name} is not a float tensor): its values were cut to whole numbers"
+    message = f"{name}{list(index)} is {a:.8g}; it should be {b:.8g} ({off}; {name} has shape {tuple(right.shape)})"
     return Verdict(
         False, message + (f"; likely cause: {cause}" if cause else ""), cause, _cells(name, mine, right, index)
     )
@@ -180,6 +205,8 @@ def _cause(exercise: Exercise, k: int, mine: Tensor, right: Tensor, given: dict[
         ratio = (mine[big] / right[big]).median()
         if torch.isfinite(ratio) and abs(float(ratio) - 1) > 1e-3 and _close(mine, ratio * right):
             r = float(ratio)
+            if r == 0:
+                return None
             n = round(1 / r) if abs(r) < 1 else round(r)
             return f"a constant factor: the result is {r:.6g} times the right one (a missing or extra 1/{n}?)"
     return None

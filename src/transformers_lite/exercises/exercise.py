@@ -1,8 +1,9 @@
 """``Exercise``: one step of the posts' equations for a learner to write, and how it is checked.
 
-An exercise names the function the learner writes (its arguments and results), states the step in the
-posts' notation (column-major) and ours (row-major, ``(T, C)``), gives up to three hints that reveal
-more and more, and holds the reference solution (the library's own rule, from ``backprop.ops``).
+An exercise names the function the learner writes (its arguments and results), states the step's
+forward in the posts' notation (column-major) and ours (row-major, ``(T, C)``) and what is asked of it,
+never the answer's formula: its up to three hints reveal more and more, the last one the formula. It
+holds a solution as a learner would write it (``solutions``: plain PyTorch, self-contained).
 ``inputs(source)`` takes the tensors of a real forward pass (``exercises.source``); ``expected`` gives
 what the learner's function must return: PyTorch's own operation for a forward step, autograd for a
 backward one. ``mistakes`` are wrong answers often written (a softmax over the wrong axis, ...), by the
@@ -19,6 +20,8 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from .solutions import IMPORTS
+
 Inputs = dict[str, Any]  # argument name -> a float64 tensor (or a number: eps, lr, the step)
 
 
@@ -26,14 +29,15 @@ Inputs = dict[str, Any]  # argument name -> a float64 tensor (or a number: eps, 
 class Exercise:
     name: str  # "dense-backward": what `tlite exercise` calls it
     title: str
-    part: str  # where the posts derive it
-    posts: str  # the step as the posts write it (column-major)
-    ours: str  # the step as we compute it (row-major)
+    part: str  # where the posts have the step, or "not in the posts: ..."
+    posts: str  # the step's forward as the posts write it (column-major), or "—" where they have none
+    ours: str  # the step's forward as we compute it (row-major)
+    asked: str  # what the function computes (for a backward step: which gradients, from what)
     arguments: tuple[str, ...]
     returns: tuple[str, ...]
     shapes: str  # each argument's and result's shape, by letter
-    hints: tuple[str, ...]
-    solution: Callable[..., Any]  # the reference: the library's own rule
+    hints: tuple[str, ...]  # the last one gives the answer's formula
+    solution: Callable[..., Any]  # a solution as a learner writes it (``solutions``)
     inputs: Callable[[Any], Inputs]  # a Source -> the arguments
     expected: Callable[..., Any]  # the arguments -> the right results (PyTorch's operation, or autograd)
     mistakes: dict[str, Callable[..., Any]] = field(default_factory=dict)
@@ -48,17 +52,25 @@ class Exercise:
         hint = "\n".join(f"    {line}" for line in self.shapes.splitlines())
         returns = ", ".join(self.returns)
         return (
-            f'"""{self.title} ({self.part})\n\nThe posts (column-major): {self.posts}\nOurs (row-major):         '
-            f"{self.ours}\n\nCheck it: tlite exercise check {self.name} THIS_FILE [--run RUN]\n"
+            f'"""{self.title} ({self.part})\n\n{self.statement()}\n\n'
+            f"Check it: tlite exercise check {self.name} THIS_FILE [--run RUN]\n"
             f'Hints, one at a time: tlite exercise hint {self.name}\n"""\n\nimport math\n\nimport torch\n\n\n'
             f"def {self.function}({', '.join(self.arguments)}):\n"
             f'    """Shapes:\n{hint}\n    Returns {returns}."""\n'
             f"    raise NotImplementedError  # your code here\n"
         )
 
+    def statement(self) -> str:
+        """The step's forward, the posts' way and ours, and what is asked (never the answer's formula)."""
+        return (
+            f"The step, as the posts write it (column-major): {self.posts}\n"
+            f"As we compute it (row-major, a token is a row): {self.ours}\n"
+            f"Asked: {self.asked}"
+        )
+
     def solution_source(self) -> str:
-        """The reference solution's code."""
-        return inspect.getsource(self.solution)
+        """A solution that passes, exactly as ``tlite exercise solution`` prints it (imports included)."""
+        return f"{IMPORTS}\n\n{inspect.getsource(self.solution)}"
 
 
 def autograd(forward: Callable[..., Tensor], wrt: tuple[str, ...], upstream: str = "dy") -> Callable[..., Any]:

@@ -14,7 +14,9 @@ Shapes: T tokens, C channels, F feed-forward units, H heads, D head size, V voca
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -24,6 +26,10 @@ from ..inspect.examples import example_inputs
 from ..inspect.tracing import traced
 from ..layers.trace import Recorded, Trace
 from ..models import build_model
+from .checker import expected_of
+
+if TYPE_CHECKING:
+    from .exercise import Exercise
 
 BUILT_IN_TEXT = "First Citizen:\nBefore we proceed any further, hear me speak."
 
@@ -55,7 +61,21 @@ class Source:
                 forward, _ = traced(run, _example(run), None, self.trace)
             self.tokens = list(forward.tokens)
             self.what = f"run {run.run_dir}"
+        self.seed = seed
         self.generator = torch.Generator().manual_seed(seed)
+        self._given: dict[str, tuple[dict[str, Any], tuple[Any, ...]]] = {}
+        self._lock = threading.Lock()
+
+    def given(self, exercise: Exercise) -> tuple[dict[str, Any], tuple[Any, ...]]:
+        """``exercise``'s arguments on this forward pass and the results expected of them, computed once
+        (the same for every check, whatever was checked before: the random upstream gradients are
+        drawn from the seed again for each exercise)."""
+        with self._lock:
+            if exercise.name not in self._given:
+                self.generator.manual_seed(self.seed)
+                inputs = exercise.inputs(self)
+                self._given[exercise.name] = (inputs, expected_of(exercise, inputs))
+            return self._given[exercise.name]
 
     def records(self, kind: str) -> list[tuple[str, Recorded]]:
         """The steps of ``kind`` (``norm`` matches ``norm:layer`` and ``norm:rms``), in forward order."""
@@ -91,3 +111,23 @@ def _unbatched(t: Tensor) -> Tensor:
 
 def _example(run: Any) -> str:  # noqa: ANN401
     return example_inputs(run)["text"][:256]
+
+
+_SOURCES: dict[int, Source] = {}  # by the run object's id, while it lives (a run is not hashable)
+_BUILT_IN: list[Source] = []
+_MADE = threading.Lock()
+
+
+def source_of(run: Any = None) -> Source:  # noqa: ANN401 - a loaded run
+    """The forward pass of ``run`` (``None``: the built-in model), traced once and kept while the run
+    object lives: every later check on it is only the learner's function."""
+    with _MADE:
+        if run is None:
+            if not _BUILT_IN:
+                _BUILT_IN.append(Source())
+            return _BUILT_IN[0]
+        key = id(run)
+        if key not in _SOURCES:
+            _SOURCES[key] = Source(run)
+            weakref.finalize(run, _SOURCES.pop, key, None)
+        return _SOURCES[key]

@@ -23,10 +23,11 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import os_error_text
+from ..exercises.sandbox import Sandbox
 from ..numbers import printable
 from ..version import __version__
 from . import routes, views
-from .hosts import HostCheck, allowed_host_names
+from .hosts import HostCheck, allowed_host_names, code_policy, reachable_from_elsewhere
 from .registry import RunRegistry
 
 STATIC = Path(__file__).with_name("static")
@@ -72,14 +73,20 @@ def _fields(request: Request) -> str:
     return f" with the fields {', '.join(fields)}" + (f" ({', '.join(required)} required)" if required else "")
 
 
-def create_app(registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = ()) -> FastAPI:
+def create_app(
+    registry: RunRegistry, host: str = "127.0.0.1", allowed_hosts: Iterable[str] = (), allow_code: bool = False
+) -> FastAPI:
     """The inspector over ``registry``'s runs, answering requests whose ``Host`` names ``host`` (the
     address it listens on; loopback names too when that is loopback or every interface) or one of
-    ``allowed_hosts``."""
+    ``allowed_hosts``. The exercises, which run code a request sends, are on where ``host`` is this
+    machine only, or with ``allow_code`` (``code_policy`` says which, in words)."""
     app = FastAPI(title="transformers-lite inspector", version=__version__, default_response_class=FiniteJSONResponse)
     app.add_middleware(HostCheck, allowed=allowed_host_names(host, allowed_hosts))
     app.state.registry = registry  # what the routes read (``routes``)
     app.state.gate = threading.BoundedSemaphore(views.LIMITS.concurrent_generations)  # generations at once
+    local = not reachable_from_elsewhere(host)
+    app.state.sandbox = Sandbox() if local or allow_code else None  # started when the exercises are opened
+    app.state.code_policy = code_policy(host, local, allow_code)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -104,3 +104,30 @@ class HostCheck:
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
         await send({"type": "http.response.start", "status": 421, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+
+def reachable_from_elsewhere(host: str) -> bool:
+    """Whether a server listening on ``host`` can be reached from other machines (not loopback; a host
+    name is assumed reachable)."""
+    name = host_name(host).strip("[]")
+    if name == "localhost":
+        return False
+    try:
+        return not ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return True
+
+
+def code_policy(host: str, local: bool, allow_code: bool) -> str:
+    """One line on whether the exercises' code runs on this server, and why."""
+    if local:
+        return "the exercises run code sent to this server, which only this machine can reach"
+    if allow_code:
+        return (
+            f"--allow-code: anyone who can reach {host} can run Python code on this machine (confined: it gets "
+            "only an exercise's tensors, writes no file, starts no process)"
+        )
+    return (
+        f"the exercises are off: this server listens on {host}, so anyone who can reach it could run code on "
+        "this machine; start it with --allow-code to allow that"
+    )

@@ -25,6 +25,8 @@ from pydantic import BaseModel, Field
 
 from .. import exercises
 from ..exercises.bounded import MAX_CODE, check_code
+from ..exercises.sandbox import SandboxBusy
+from ..exercises.source import source_of
 from ..numbers import json_text
 from ..pipeline import Run
 from ..validate import SEED_MAX
@@ -212,25 +214,58 @@ class ExerciseRequest(BaseModel):
 
 
 @router.get("/exercises")
-def exercise_list() -> dict[str, Any]:
-    """The exercises in order, each with its statement, the file a learner edits, and its hints."""
+def exercise_list(request: Request, run: str | None = None) -> dict[str, Any]:
+    """The exercises in order, each with its statement, the file a learner edits, and its hints; asked
+    with ``?run=NAME``, the checker is made ready for that run meanwhile (its sandbox started, the run's
+    forward pass traced), so the first check costs only the learner's function."""
+    sandbox = request.app.state.sandbox
+    if sandbox is not None:
+        entry = None
+        if run is not None:
+            try:
+                entry = _registry(request).entry(run)
+            except (KeyError, ValueError):
+                entry = None
+        loaded = entry.run if entry is not None else None
+        threading.Thread(target=_warm, args=(sandbox, loaded), daemon=True).start()
     return {
+        "code": request.app.state.code_policy,
         "exercises": [
-            {"name": e.name, "title": e.title, "part": e.part, "posts": e.posts, "ours": e.ours}
-            | {"shapes": e.shapes, "stub": e.stub(), "hints": list(e.hints)}
+            {"name": e.name, "title": e.title, "part": e.part, "posts": e.posts, "ours": e.ours, "asked": e.asked}
+            | {"statement": e.statement(), "shapes": e.shapes, "stub": e.stub(), "hints": list(e.hints)}
             for e in exercises.EXERCISES
-        ]
+        ],
     }
+
+
+def _warm(sandbox: Any, run: Run | None) -> None:  # noqa: ANN401 - a Sandbox
+    try:
+        sandbox.start()
+        if run is not None:
+            source_of(run)
+    except Exception:  # noqa: BLE001, S110 - a warm-up only: the check itself reports any failure
+        pass
 
 
 @router.post("/runs/{name:path}/exercise")
 def exercise_check(request: Request, name: str, body: ExerciseRequest) -> dict[str, Any]:
-    """The learner's code for one exercise checked on this run's tensors, in a child process with a time
-    limit (a loop, an error or a wrong shape is a verdict, never a 500); the run is only read."""
+    """The learner's code for one exercise checked on this run's tensors: the code runs confined in the
+    sandbox, which receives only the step's tensors (never the run's path or files) and sends back only
+    what the function returned; the verdict is formed here (a loop, an error or a wrong shape is a
+    verdict, never a 500). Off (403) where the server listens beyond this machine without --allow-code."""
+    sandbox = request.app.state.sandbox
+    if sandbox is None:
+        raise HTTPException(403, request.app.state.code_policy)
     run = _run(request, name)
     if body.name not in exercises.path.BY_NAME:
         raise HTTPException(400, f"no exercise {body.name!r}; the exercises: {', '.join(exercises.path.BY_NAME)}")
-    return check_code(body.name, body.code, run.run_dir).to_dict()
+    try:
+        verdict = check_code(exercises.exercise(body.name), body.code, run, sandbox)
+    except SandboxBusy as err:
+        raise HTTPException(429, str(err)) from None
+    if verdict.passed:
+        exercises.progress.record(body.name, passed=True)
+    return verdict.to_dict()
 
 
 @router.post("/runs/{name:path}/step")

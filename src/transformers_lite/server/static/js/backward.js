@@ -8,7 +8,7 @@ import { drawDiagram, visibleOutline } from "./diagram.js";
 import { absMax, bars, heatmap, legend, lineChart, number, signedScale } from "./scales.js";
 import { goTo, matrixOf, trace } from "./forward.js";
 
-const backward = { data: null, step: 0, body: null, exercises: null, open: null, chosen: false };
+const backward = { data: null, step: 0, body: null, exercises: null, open: null, chosen: false, readyFor: null };
 
 // the exercise that has a learner write the backward of a step of this kind (tlite exercise list)
 const EXERCISE_OF = {
@@ -16,7 +16,7 @@ const EXERCISE_OF = {
   softmax: "softmax-backward", loss: "cross-entropy-backward", "norm:layer": "layer-norm-backward",
   "norm:rms": "rms-norm-backward", weighted_sum: "batched-matmul-backward", merge_heads: "merge-heads-backward",
   embedding: "embedding-backward", residual_sum: "residual-backward", tied_output: "tied-output-backward",
-  scores: "attention-backward",
+  scores: "attention-backward", masked: "masked-scores-backward",
 };
 
 export function resetBackward() {
@@ -118,9 +118,13 @@ function renderAttribution(data) {
 }
 
 // "try it yourself": the exercise of this step's kind, a text area holding the function to write, and
-// a check on this run's tensors (POST .../exercise: in a child process, with a time limit)
+// a check on this run's tensors (POST .../exercise: the code runs confined, given only the step's tensors);
+// asking for the list with ?run= makes the checker ready for this run while the learner writes
 async function renderExercise(step) {
-  backward.exercises ||= (await api("/api/exercises")).exercises;
+  if (backward.readyFor !== state.run) {
+    backward.exercises = (await api(`/api/exercises?run=${encodeURIComponent(state.run)}`)).exercises;
+    backward.readyFor = state.run;
+  }
   const pick = $("exercise-pick");
   if (!pick.options.length) {  // every exercise can be chosen; the step's own is offered first
     pick.replaceChildren(...backward.exercises.map((e, k) => el("option", { value: e.name }, `${k + 1}. ${e.title}`)));
@@ -142,8 +146,8 @@ function showExercise(name) {
     $("exercise-hints").replaceChildren();
   }
   $("exercise-statement").replaceChildren(
-    el("p", {}, `${e.title} (${e.part}), the exercise ${e.name}: the posts write ${e.posts}; we compute ${e.ours}.`),
-    el("pre", {}, e.shapes),
+    el("p", {}, `${e.title} (${e.part}), the exercise ${e.name}:`),
+    el("pre", {}, `${e.statement}\n\nShapes:\n${e.shapes}`),
   );
 }
 
@@ -153,9 +157,11 @@ async function checkExercise() {
   const verdict = await api(runPath(state.run, "/exercise"), { name, code: $("exercise-code").value });
   setStatus("");
   const line = $("exercise-verdict");
-  line.textContent = (verdict.passed ? "\u2713 " : "\u2717 ") + verdict.message;
+  const took = verdict.cpu_s === null ? "" : ` (your function took ${(1000 * verdict.cpu_s).toFixed(1)} ms of CPU)`;
+  line.textContent = (verdict.passed ? "\u2713 " : "\u2717 ") + verdict.message + took;
   line.className = verdict.passed ? "verdict passed" : "verdict failed";
   renderCells(verdict.cells);
+  if (verdict.printed) $("exercise-cells").prepend(el("pre", { class: "printed" }, `your function printed:\n${verdict.printed}`));
 }
 
 // a wrong answer's map: the learner's value minus the expected one, the cells outside the tolerance outlined
