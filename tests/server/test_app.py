@@ -384,6 +384,42 @@ def test_the_outline_is_every_step_in_forward_order(client, runs_folder):
     assert all("kind_meaning" in s for s in data["steps"])
 
 
+@pytest.mark.parametrize(
+    "family, body",
+    [
+        ("generator", {"text": "First Citizen"}),
+        ("classifier", {"text": "the box was good"}),
+        ("seq2seq", {"text": "alpha beta", "target": "beta alpha"}),
+    ],
+)
+def test_each_steps_sentence_in_the_trace_json_agrees_with_its_equation(client, runs_folder, family, body):
+    """What the walk's sentence says (``computes``) is this model's: the bias of each Dense as its equation
+    has it, the Q/K/V remark on Q, K and V only, the activation and the norm it has; a step no post has
+    says so in the posts' column."""
+    import transformers_lite as tl
+    from transformers_lite.layers.feed_forward import _WRITTEN
+
+    config = tl.load(runs_folder / family).config
+    steps = client.post(f"/api/runs/{family}/trace", json=body).json()["steps"]
+    assert steps
+    for s in steps:
+        says, ours, kind = s["computes"], s["equation"], s["kind"]
+        assert says and "layers.norms" not in says and "activation:" not in says, s["name"]
+        if kind == "projection" or kind.startswith("activation:"):
+            assert ("no bias" in says) == (" + b" not in ours), (s["name"], says, ours)
+            qkv = s["name"].rsplit(".", 1)[-1] in ("q", "k", "v")
+            assert ("[Q; K; V]" in says) == qkv, (s["name"], says)
+        if kind.startswith("activation:"):
+            assert kind == f"activation:{config.activation}" and f"nonlinearity {_WRITTEN[config.activation]} " in says
+        if kind.startswith("norm:"):
+            assert kind == f"norm:{config.norm}" and says.startswith(
+                {"layer": "a layer norm", "rms": "an RMS norm"}[config.norm]
+            )
+        assert (s["post_equation"] == "not in the posts") == (not s["in_posts"]), s["name"]
+        if s["in_posts"] and kind.startswith("norm:"):
+            assert "/ (σ + ε)" in s["post_equation"], s["post_equation"]  # seed 000's layer norm
+
+
 def test_the_timeline_endpoint(client, runs_folder):
     """Step 0 and the final evaluation of a four-step run, as written; the uniform guess is ln V."""
     import math

@@ -74,6 +74,13 @@ def test_the_map_is_this_models_and_the_walk_visits_every_step_in_order(base_url
     for name, sentence in zip(names, sentences):
         step = traced.traced[name].step
         assert f": {step.meaning}." in sentence, (name, sentence)
+        # what it computes as this model has it (its bias or none, its activation, its norm), not its kind's words
+        assert f" It is {step.to_dict()['computes']}" in sentence, (name, sentence)
+    q = sentences[names.index("blocks.0.attention.q")]
+    bias = run.config.qkv_bias
+    assert ("plus the bias b_Q" in q) == bias and ("no bias" in q) != bias and "[Q; K; V]" in q, q
+    out = sentences[names.index("blocks.0.attention.out")]
+    assert "[Q; K; V]" not in out and "a Dense: [A₁ … A_H] times W_Oᵀ, plus the bias b_O" in out, out
     assert not console_errors(browser)
 
 

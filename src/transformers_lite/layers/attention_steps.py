@@ -42,7 +42,9 @@ def attention_steps(
 
     def projection(letter: str, part: int) -> Step:
         source = "m" if cross and letter != "Q" else reads
-        ours, post = dense(source, f"W_{letter}", f"b_{letter}" if bias else None)
+        # the posts' Q = W_Q X (post 004; post 003's Dense has a bias): their X whatever this model reads
+        post_x = "m" if source == "m" else "X"
+        ours, post, words = dense(source, f"W_{letter}", f"b_{letter}" if bias else None, post_x=post_x)
         what = {
             "Q": "what each position looks for",
             "K": "what each position offers to be found by" if not cross else "what each source token offers",
@@ -50,7 +52,15 @@ def attention_steps(
         }[letter]
         where = " (m: the encoder's output)" if source == "m" else ""
         axes = f"H{keys_axis}D" if letter != "Q" else "HTD"
-        return Step("projection", axes, f"{letter} = {ours}, {heads}{where}", f"{letter} = {post}", what, part=part)
+        return Step(
+            "projection",
+            axes,
+            f"{letter} = {ours}, {heads}{where}",
+            f"{letter} = {post}",
+            what,
+            part=part,
+            computes=f"one third of the one [Q; K; V] Dense ({letter}): {words.removeprefix('a Dense: ')}, {heads}",
+        )
 
     readers = "target position" if cross else "query"
     keys = "source token" if cross else "key"
@@ -60,13 +70,16 @@ def attention_steps(
         "decoder": "later positions (the future) and padding",
         "cross": "source padding",
     }[role]
+    # the posts mask only the future (post 004: the mask replaces the scores by −∞ where it is false); post 000
+    # masks no padding, and post 001's draft adds its 0/1 padding mask: a padding mask is ours alone
+    causal_post = role in ("causal", "decoder")
     steps = {"q": projection("Q", 0), "k": projection("K", 1), "v": projection("V", 2)}
     if value_mix:
         steps["v_mixed"] = Step(
             "mix",
             f"H{keys_axis}D",
             "V ← λ₀ V + λ₁ V₁: V₁ the first block's values, λ learned (0.5 and 0.5 at the start)",
-            "— (value residual is not in the posts)",
+            None,
             "the values mixed with the first block's (value residual): what a position passes on keeps a "
             "direct line to the first block's",
         )
@@ -78,9 +91,10 @@ def attention_steps(
                 plain.kind,
                 axes,
                 f"{letter}{hat} = {plain.ours}",
-                "— (QK-norm is not in the posts)",
+                None,
                 f"{what} (QK-norm): the scores stay bounded however large Q and K grow",
                 eps=qk_norm.eps,
+                computes=plain.computes,
             )
     if rope:
         for letter, axes in (("Q", "HTD"), ("K", f"H{keys_axis}D")):
@@ -88,7 +102,7 @@ def attention_steps(
                 "rotary",
                 axes,
                 f"{letter}{hat}′ = RoPE({letter}{hat}): channels (2i, 2i+1) at position t turned by t / 10000^(2i/d_h)",
-                "— (rotary positions are not in the posts)",
+                None,
                 "the same vectors, each pair of channels turned by an angle that grows with the position, so "
                 "Q′·K′ depends on how far apart two positions are",
             )
@@ -100,25 +114,30 @@ def attention_steps(
             "scale",
             scores_axes,
             f"S = {q_} {k_}ᵀ / √d_h, √{d} = {math.sqrt(d):.3g}",
-            "S = Kᵀ Q / √d_h",
+            "S = (1/√d_h) Kᵀ Q",
             "the scores divided by √d_h, so the softmax does not saturate as d_h grows",
             factor=1 / math.sqrt(d),
+            computes=f"multiplied by the constant 1/√d_h = 1/√{d} = {1 / math.sqrt(d):.3g}",
         ),
         "mask": Step(
             "mask",
             scores_axes,
             f"M = 0 where {readers} i may read {keys} j, −∞ where not ({masked_what})",
-            "M = 0 or −∞ (post 004: −∞ at each illegal connection)",
+            "mask = triu(trues(N, N)): true where key j ≤ query i (post 004)" if causal_post else None,
             f"what is added to the scores: −∞ hides {masked_what}, exp(−∞) = 0",
         ),
         "masked": Step(
-            "masked", scores_axes, "S + M", "S .+ M", "the scaled scores with the mask added (−∞: the lowest float)"
+            "masked",
+            scores_axes,
+            "S + M",
+            "ifelse.(mask, S, −∞)" if causal_post else None,
+            "the scaled scores with the mask added (−∞: the lowest float)",
         ),
         "weights": Step(
             "softmax",
             scores_axes,
             "P = softmax(S + M) over keys (each row sums to 1)",
-            "P = softmax(S + M) over the first dimension (each column sums to 1)",
+            f"P = softmax({'ifelse.(mask, S, −∞)' if causal_post else 'S'}; dims=1): each column sums to 1",
             f"row i: how much {readers} i reads from each {keys}",
         ),
         "heads": Step("weighted_sum", "HTD", "A = P V", "A = V P", "per head, the weighted sum of the values"),
@@ -132,8 +151,9 @@ def attention_steps(
     }
     weights = steps["weights"]  # with no mask given (a call on its own): the softmax of the scores alone
     steps["weights, no mask"] = replace(
-        weights, ours=weights.ours.replace("S + M", "S"), post=weights.post.replace("S + M", "S")
+        weights, ours=weights.ours.replace("S + M", "S"), post="P = softmax(S; dims=1): each column sums to 1"
     )
-    ours, post = dense("[A₁ … A_H]", "W_O", "b_O")
-    steps["out"] = Step("projection", "TC", ours, post, "what attention adds to the residual stream")
+    # the posts stack the heads' outputs (permutedims and reshape in post 000: vcat), then their Dense
+    ours, post, words = dense("[A₁ … A_H]", "W_O", "b_O", post_x="vcat(A₁, …, A_H)")
+    steps["out"] = Step("projection", "TC", ours, post, "what attention adds to the residual stream", computes=words)
     return steps

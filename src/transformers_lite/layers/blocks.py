@@ -172,7 +172,7 @@ class Block(_Sublayers):
                 "mix",
                 "TC",
                 "x ← λ₀ x + λ₁ x₀: x₀ the first block's input, λ learned (1 and 0 at the start)",
-                "— (the embedding shortcut is not in the posts)",
+                None,
                 "the stream mixed with the embeddings the first block read: every block keeps a direct line to them",
             )
         }

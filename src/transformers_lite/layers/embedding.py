@@ -165,49 +165,66 @@ def _rows(table: Tensor, seq_length: int, offset: int, limit: str) -> Tensor:
 def input_steps(*, scale: float = 1.0, position: str | None = "learned", pairs: bool = False) -> dict[str, Step]:
     """The steps of reading tokens into a stack's input, as configured: the token rows (times ``scale``:
     a translator's √C), the ``position`` rows (``learned``, ``sinusoidal``, ``zero`` for a table of
-    zeros, or ``None`` when the positions act inside attention) and a classifier's word ``pairs``."""
-    times = "√C · " if scale != 1.0 else ""
-    value = f", √C = {scale:.4g}" if scale != 1.0 else ""
+    zeros, or ``None`` when the positions act inside attention) and a classifier's word ``pairs``. The posts
+    read unscaled rows (post 004's ``m.weight[:, x]``) and add a learned (post 004) or sinusoidal (post 000)
+    position table; anything else is not in the posts."""
+    scaled = scale != 1.0
+    times = "√C · " if scaled else ""
+    value = f", √C = {scale:.4g}" if scaled else ""
     steps = {
-        "tokens": Step("tokens", "T", "ids = tokenizer(text)", "ids = tokenizer(text)", "the ids the model reads"),
+        "tokens": Step("tokens", "T", "ids = tokenizer(text)", "indices = indexer(tokens)", "the ids the model reads"),
         "embedding": Step(
             "embedding",
             "TC",
             f"{times}E[ids]: row id of the token table E (V × C){value}",
-            f"{times}E[:, ids]",
+            None if scaled else "E[:, ids]",
             "one learned vector per token",
-            factor=scale if scale != 1.0 else None,
+            factor=scale if scaled else None,
+            computes="rows of the token table E, one per token id" + (f", times √C = {scale:.4g}" if scaled else ""),
         ),
     }
-    terms, post_terms = [f"{times}E[ids]"], [f"{times}E[:, ids]"]
+    terms = [f"{times}E[ids]"]
     if position is not None:
-        ours, post, meaning = {
-            "learned": ("PE[t]: row t of a learned table (L × C)", "PE[:, t]", "a learned vector per position"),
+        ours, post, meaning, words = {
+            "learned": (
+                "PE[t]: row t of a learned table (L × C)",
+                "PE[:, t]",
+                "a learned vector per position",
+                "rows of a learned position table, one per position",
+            ),
             "sinusoidal": (
                 "PE[t, 2i] = sin(t / 10000^(2i/C)), PE[t, 2i+1] = cos(t / 10000^(2i/C)), t from 1",
-                "PE(:, t)",
+                "PE(2i + 1, j) = sin(j/(10⁴)^(2i/d)), PE(2i + 2, j) = cos(j/(10⁴)^(2i/d))",
                 "a fixed sine/cosine vector per position",
+                "rows of a fixed table of sines and cosines, one per position",
             ),
-            "zero": ("PE[t] = 0: no position encoding", "—", "nothing: the model reads the tokens as a bag"),
+            "zero": (
+                "PE[t] = 0: no position encoding",
+                None,
+                "nothing: the model reads the tokens as a bag",
+                "rows of a table of zeros: the positions are not encoded",
+            ),
         }[position]
-        steps["position"] = Step("position", "TC", ours, post, f"where each token is: {meaning}, added")
+        steps["position"] = Step("position", "TC", ours, post, f"where each token is: {meaning}, added", computes=words)
         terms.append("PE[t]")
-        post_terms.append("PE")
     if pairs:
         steps["pairs"] = Step(
             "embedding",
             "TC",
             "B[hash(previous id, id)]: a row per two-word phrase",
-            "— (not in the posts)",
+            None,
             "a vector per two-word phrase, added",
+            computes="rows of a hashed table, one per pair of words (the previous and this one)",
         )
         terms.append("B[pairs]")
+    in_posts = not scaled and not pairs and position in ("learned", "sinusoidal")
     steps["input"] = Step(
         "sum",
         "TC",
         "X = " + " + ".join(terms),
-        "X = " + " .+ ".join(post_terms),
+        "X = E[:, ids] .+ PE" if in_posts else None,
         "what the first block reads (the sum of the steps above it)",
+        computes=f"the terms added: {' + '.join(terms)}" if len(terms) > 1 else "the token rows, nothing added",
     )
     return steps
 

@@ -46,19 +46,28 @@ def feed_forward(x: Tensor, w: FeedForwardWeights, act: Callable[[Tensor], Tenso
 
 
 def feed_forward_steps(activation: str, reads: str = "x") -> dict[str, Step]:
-    """The two steps as configured: the activation by name, applied to what the layer ``reads``."""
+    """The two steps as configured: the activation by name, applied to what the layer ``reads``. The posts'
+    feed-forward is ReLU's (``Dense(32 => 128, relu)``); any other activation is not in the posts."""
     act = _WRITTEN[activation]
-    ours, post = dense(reads, "W₁", "b₁")
-    out_ours, out_post = dense("h", "W₂", "b₂")
+    ours, post, words = dense(reads, "W₁", "b₁", post_x="x")
+    out_ours, out_post, out_words = dense("h", "W₂", "b₂")
     return {
         "hidden": Step(
             f"activation:{activation}",
             "TF",
             f"h = {act}({ours})",
-            f"h = {act.lower()}.({post})",
+            f"h = relu.({post})" if activation == "relu" else None,
             "the feed-forward's hidden units after the nonlinearity",
+            computes=f"{words}, then the nonlinearity {act} on each entry",
         ),
-        "out": Step("projection", "TC", out_ours, out_post, "what the feed-forward adds to the residual stream"),
+        "out": Step(
+            "projection",
+            "TC",
+            out_ours,
+            out_post,
+            "what the feed-forward adds to the residual stream",
+            computes=out_words,
+        ),
     }
 
 

@@ -19,9 +19,9 @@ from .steps import Step, dense
 from .trace import NO_TRACE, Trace
 
 
-def _logits(x: str, meaning: str = "one score per class") -> Step:
-    ours, post = dense(x, "W_out", "b_out")
-    return Step("projection", "K", f"z = {ours}", f"z = {post}", meaning)
+def _logits(x: str, meaning: str = "one score per class", *, in_posts: bool = True) -> Step:
+    ours, post, words = dense(x, "W_out", "b_out")
+    return Step("projection", "K", f"z = {ours}", f"z = {post}" if in_posts else None, meaning, computes=words)
 
 
 class FlattenHead(nn.Module):
@@ -30,7 +30,7 @@ class FlattenHead(nn.Module):
         self.max_length = max_length
         self.dense_token = nn.Linear(dim, 1)
         self.dense_out = nn.Linear(max_length, n_labels)
-        ours, post = dense("x", "w_token", "b_token")
+        ours, post, words = dense("x", "w_token", "b_token")
         self.steps = {
             "scores": Step(
                 "projection",
@@ -38,6 +38,7 @@ class FlattenHead(nn.Module):
                 f"s = {ours}: one number per position (C → 1), flattened",
                 f"s = flatten({post})",
                 "one score per word, the flatten head's first Dense (post 000)",
+                computes=f"{words}: one number per position",
             ),
             "logits": _logits("s", f"one score per class, from the {max_length} positions' scores"),
         }
@@ -64,10 +65,10 @@ class MeanPoolHead(nn.Module):
                 "mean_pool",
                 "C",
                 "x̄ = (1/n) Σ_t x[t] over the n words read (padding left out)",
-                "mean(X, dims=2)",
+                None,  # post 000 names a mean as a choice but aggregates with a Dense (the flatten head)
                 "the review as one vector: the mean of its words' vectors",
             ),
-            "logits": _logits("x̄"),
+            "logits": _logits("x̄", in_posts=False),
         }
 
     def forward(self, x: Tensor, valid: Tensor | None = None, trace: Trace = NO_TRACE) -> Tensor:

@@ -5,8 +5,9 @@ a bias β, and the words of its step; ``Norm`` is the module a ``NormSpec`` name
 residual sub-layer, final norm and (with QK-norm) attention. A new norm is one entry here, its hand
 rule in ``backprop.rules`` (kind ``norm:NAME``) and its name accepted by the config.
 
-* ``layer``: ``LN(x) = γ ⊙ (x − μ) / √(σ² + ε) + β`` over the last axis (post 000's LayerNorm; the
-  posts write ``σ + ε`` in the denominator, ``backprop.ops.layer_norm_posts_*`` keeps theirs).
+* ``layer``: ``LN(x) = γ ⊙ (x − μ) / √(σ² + ε) + β`` over the last axis (PyTorch's; the posts' LayerNorm
+  divides by ``σ + ε``, seed 000: ``a (X − μ) / (σ + ε) + b`` per column; ``backprop.ops.layer_norm_posts_*``
+  keeps theirs).
 * ``rms``: ``RMS(x) = γ ⊙ x / √(mean(x²) + ε)``: no mean subtracted, no β (Zhang & Sennrich 2019; LLaMA,
   modded-nanogpt): a little cheaper, and as good in most modern GPTs.
 """
@@ -63,16 +64,31 @@ class NormKind:
     bias: bool  # whether it adds a learned β
     symbol: str  # how an equation writes it: LN(x)
     ours: str  # its equation, with {x}, {xp} (x in parentheses when it is a sum) and {eps}
-    post: str  # the posts' name
+    post: str | None  # the posts' equation of it, with {x}; None: no post has this norm
     title: str  # the parameter table's name
+    words: str  # what it computes, in words (``Step.computes``)
 
 
 NORMS: dict[str, NormKind] = {
     "layer": NormKind(
-        layer_norm, True, "LN", "LN({x}) = γ ⊙ ({x} − μ) / √(σ² + ε) + β, ε = {eps}", "LayerNorm({x})", "LayerNorm"
+        layer_norm,
+        True,
+        "LN",
+        "LN({x}) = γ ⊙ ({x} − μ) / √(σ² + ε) + β, ε = {eps}",
+        "LayerNorm({x}) = a ⊙ (X − μ) / (σ + ε) + b, for each column X",  # seed 000: σ + ε, not √(σ² + ε)
+        "LayerNorm",
+        "a layer norm: each row minus its mean μ, divided by √(σ² + ε) (σ² its variance), then scaled by γ and "
+        "shifted by β",
     ),
     "rms": NormKind(
-        rms_norm, False, "RMS", "RMS({x}) = γ ⊙ {xp} / √(mean({xp}²) + ε), ε = {eps}", "RMSNorm({x})", "RMSNorm"
+        rms_norm,
+        False,
+        "RMS",
+        "RMS({x}) = γ ⊙ {xp} / √(mean({xp}²) + ε), ε = {eps}",
+        None,
+        "RMSNorm",
+        "an RMS norm: each row divided by its root mean square √(mean(x²) + ε), then scaled by γ (no mean "
+        "subtracted, no β)",
     ),
 }
 
@@ -82,16 +98,18 @@ def norm_of(spec: NormSpec, x: str) -> str:
     return f"{NORMS[spec.name].symbol}({x})"
 
 
-def norm_step(spec: NormSpec, x: str, meaning: str, axes: str = "TC") -> Step:
-    """The step of normalising ``x`` (its kind ``norm:NAME`` picks the hand rule)."""
+def norm_step(spec: NormSpec, x: str, meaning: str, axes: str = "TC", *, in_posts: bool = False) -> Step:
+    """The step of normalising ``x`` (its kind ``norm:NAME`` picks the hand rule). ``in_posts``: the posts
+    normalise here (a post-norm sub-layer's output); their equation is quoted if they have this norm."""
     kind = NORMS[spec.name]
     return Step(
         f"norm:{spec.name}",
         axes,
         kind.ours.format(x=x, xp=f"({x})" if " " in x else x, eps=f"{spec.eps:g}"),  # xp: a sum in parentheses
-        kind.post.format(x=x),
+        kind.post.format(x=x) if in_posts and kind.post else None,
         meaning,
         eps=spec.eps,
+        computes=kind.words,
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .norms import NORMS, Norm, NormSpec, NormWeights, norm_of, norm_step
+from .norms import Norm, NormSpec, NormWeights, norm_of, norm_step
 from .steps import Count, Step, SummaryRow
 from .trace import NO_TRACE, Trace
 
@@ -64,7 +64,7 @@ def residual_steps(branch: str, spec: NormSpec, norm_first: bool, dropout: float
                 "residual_sum",
                 "TC",
                 f"x + {inner}{kept}",
-                f"x + {branch}({NORMS[spec.name].post.format(x='x')}) (the posts' blocks are post-norm)",
+                None,  # the posts' blocks are post-norm: no post adds a sub-layer of the normed stream
                 f"the residual stream after this sub-layer: {branch}'s output added to it",
             ),
         }
@@ -76,7 +76,9 @@ def residual_steps(branch: str, spec: NormSpec, norm_first: bool, dropout: float
             f"x + {branch}(x)",
             f"the stream plus what {branch} adds, before the norm",
         ),
-        "norm": norm_step(spec, f"x + {branch}(x)", "the sub-layer's output, normalised (post-norm, as the posts)"),
+        "norm": norm_step(
+            spec, f"x + {branch}(x)", "the sub-layer's output, normalised (post-norm, as the posts)", in_posts=True
+        ),
     }
 
 

@@ -13,6 +13,16 @@ S the scaled scores, M the mask (0 where a query may read a key, −∞ where no
 the attention weights, A = P V the heads' output (the posts' A = V softmax(Kᵀ Q / √d_h)), W and b a
 Dense's weight and bias. Ours is row-major (a position is a row); the posts are column-major, so each
 of their equations is ours transposed (``Q = W_Q X`` is our ``Q = X W_Qᵀ``, their ``Kᵀ Q`` our ``Q Kᵀ``).
+
+Each step says three things from the same settings, so they cannot disagree: ``ours`` (its equation here),
+``computes`` (the same in words: a bias or none, the activation and the norm by name, the constant it
+multiplies by; empty where its kind's words in ``KINDS``, true of every step of the kind, say all) and
+``post``, the step as the posts write it (seeds 000 and 003, the classifier; 004, the GPT; 001, the
+translator), or ``None`` where no post computes it this way: pre-norm's norms and sums, a final norm,
+GELU, RMSNorm, QK-norm, rotary positions, a √C-scaled or tied table, soft-capping, the speedrun's mixes,
+padding masks (post 000 masks nothing; post 001's draft adds a 0/1 mask), the mean-pooling head. Such a
+step's posts' column reads ``NOT_IN_POSTS``. A step the posts compute on another input (pre-norm's Q
+reads LN(x)) is quoted with the posts' own input (``Q = W_Q X``).
 """
 
 from __future__ import annotations
@@ -27,15 +37,16 @@ from torch import Tensor
 SummaryRow = tuple[int, str, str, int, int]
 Count = Callable[[Iterable[Tensor]], int]
 
-# what each kind of step computes (the page's legend and ``docs/backprop.md`` list them)
+# what each kind of step computes, true of every step of the kind (the page's legend and ``docs/backprop.md``
+# list them); a step whose settings say more (its bias, its activation, its norm) says it in ``Step.computes``
 KINDS: dict[str, str] = {
     "tokens": "the token ids read",
-    "embedding": "rows of a table, one per token id",
+    "embedding": "rows of a table, one per id read",
     "position": "rows of a position table, one per position",
     "sum": "terms added (the first block's input)",
-    "projection": "a Dense: x Wᵀ + b (for Q, K, V: one third of the [Q; K; V] Dense, cut into heads)",
+    "projection": "a Dense: what it reads times a weight matrix (and a bias, where the layer has one)",
     "tied_output": "a Dense whose weight is the token table E itself",
-    "norm": "each row normalised, then scaled (norm:layer: LayerNorm; the norms are in layers.norms)",
+    "norm": "each row normalised, then scaled",
     "rotary": "pairs of channels rotated by an angle that grows with the position (RoPE)",
     "scores": "each query's dot product with each key",
     "scale": "multiplied by a constant",
@@ -49,26 +60,30 @@ KINDS: dict[str, str] = {
     "mixture": "an ensemble's members' probabilities averaged (as log-probabilities)",
     "identity": "the same tensor under the name the model hands back",
     "lm_head": "a Dense, its activation, a norm and the tied table in one step (pretraining's head)",
-    "activation": "a Dense then a nonlinearity by name: act(x W₁ᵀ + b₁) (activation:gelu, ...)",
+    "activation": "a Dense, then a nonlinearity on each entry",
     "soft_cap": "squashed into (−c, c): c · tanh(z / c)",
     "mix": "two tensors weighted by a learned pair of numbers: λ₀ a + λ₁ b",
 }
+NOT_IN_POSTS = "not in the posts"  # the posts' column of a step no post computes (``Step.post`` None)
 FAMILIES_OF_KINDS = ("activation", "norm")  # "activation:gelu", "norm:layer": one kind per name of the family
 
 
 @dataclass(frozen=True)
 class Step:
     """What one step is. ``axes``: one letter per axis of its tensor without the batch, ours (row-major);
-    the posts' shape is the same letters reversed. The optional fields are what its hand rule needs."""
+    the posts' shape is the same letters reversed. ``computes``: what it computes, in words, as this model
+    is configured (empty: its kind's words say all). ``part``, ``factor`` and ``eps`` are what its hand
+    rule needs."""
 
     kind: str
     axes: str
     ours: str  # the equation as computed here (row-major)
-    post: str  # as the posts write it (column-major)
+    post: str | None  # as the posts write it (column-major); None: no post computes this step this way
     meaning: str
     part: int | None = None  # Q, K, V: which third of the one [Q; K; V] Dense (0, 1, 2)
     factor: float | None = None  # the constant it multiplies by: 1/√d_h, an embedding's √C; a soft cap's c
     eps: float | None = None  # a norm's ε
+    computes: str = ""
 
     def __post_init__(self) -> None:
         base, _, name = self.kind.partition(":")
@@ -77,19 +92,25 @@ class Step:
 
     def to_dict(self) -> dict[str, object]:
         """The step as the trace JSON shows it."""
+        kind_meaning = KINDS[self.kind.partition(":")[0]]
         return {
             "kind": self.kind,
-            "kind_meaning": KINDS[self.kind.partition(":")[0]],
+            "kind_meaning": kind_meaning,
+            "computes": self.computes or kind_meaning,  # the guided walk's sentence says this, not the kind's words
             "axes": f"({', '.join(self.axes)})",
             "post_axes": f"({', '.join(reversed(self.axes))})",
             "equation": self.ours,
-            "post_equation": self.post,
+            "post_equation": NOT_IN_POSTS if self.post is None else self.post,
+            "in_posts": self.post is not None,
             "meaning": self.meaning,
         }
 
 
-def dense(x: str, w: str, bias: str | None, *, post_x: str | None = None) -> tuple[str, str]:
-    """A Dense written ours and the posts' way: ``x Wᵀ + b`` and ``W X .+ b`` (``bias`` None: none)."""
+def dense(x: str, w: str, bias: str | None, *, post_x: str | None = None) -> tuple[str, str, str]:
+    """A Dense written ours, the posts' way and in words: ``x Wᵀ + b``, ``W X .+ b`` and "a Dense: x times
+    Wᵀ, plus the bias b" (``bias`` None: none, and the words say so). ``post_x``: what the posts' Dense reads
+    when it is not ``x`` (their ``X`` where this model reads ``LN(x)``)."""
     ours = f"{x} {w}ᵀ" + (f" + {bias}" if bias else "")
     post = f"{w} {post_x or x}" + (f" .+ {bias}" if bias else "")
-    return ours, post
+    words = f"a Dense: {x} times {w}ᵀ, " + (f"plus the bias {bias}" if bias else "no bias")
+    return ours, post, words

@@ -39,8 +39,10 @@ class TransformerEncoderLM(nn.Module):
                 "lm_head",
                 "TV",
                 f"z = LN({act}(x W_dᵀ + b_d)) Eᵀ + b: the token table E is the output layer",
-                "— (pretraining is not in the posts)",
+                None,
                 "one score per vocabulary entry: the word the model predicts at each position",
+                computes=f"a Dense (x times W_dᵀ, plus the bias b_d), then {act}, a layer norm, then the token "
+                "table E as the output layer (plus the bias b), in one step",
             )
         }
 

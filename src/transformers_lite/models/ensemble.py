@@ -29,7 +29,8 @@ def mixture_step(n_labels: int, members: int) -> Step:
     else:
         ours = f"z = log((1/{members}) Σ_m softmax(z_m)): the log of the members' mean probability"
     meaning = "the ensemble's class scores: their softmax is the mean of its members' probabilities"
-    return Step("mixture", "K", ours, "— (an ensemble is not in the posts)", meaning)
+    words = f"the {members} members' probabilities averaged, then turned back into logits"
+    return Step("mixture", "K", ours, None, meaning, computes=words)
 
 
 class ClassifierEnsemble(nn.Module):

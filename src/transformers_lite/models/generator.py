@@ -62,26 +62,30 @@ def generator_steps(c: GeneratorConfig) -> dict[str, Step]:
             "TC",
             f"B[p · V + id]: row (previous id p, id) of an exact table ({c.vocab_size + 1} × {c.vocab_size} rows; "
             "the window's first token reads p = V, the start)",
-            "— (not in the posts)",
+            None,
             "a learned vector per pair of tokens (what follows what), added",
+            computes="rows of a table, one per pair of tokens (the previous and this one)",
         )
     spec = c.block().norm
     if c.final_norm:
         steps["final_norm"] = norm_step(spec, "x", "the last normalisation before the output layer")
     h = norm_of(spec, "x") if c.final_norm else "x"
     bias = "b_out" if c.head_bias else None
-    if c.tie_embeddings:
-        ours, post = dense(h, "E", bias)
+    if c.tie_embeddings:  # post 004's output layer is its own Dense: a tied one is not in the posts
+        ours, _, words = dense(h, "E", bias)
         steps["logits"] = Step(
             "tied_output",
             "TV",
             f"z = {ours}: the token table E is the output layer",
-            f"z = {post}",
+            None,
             "one score per vocabulary entry: how close the stream is to each token's own embedding",
+            computes=words.replace("a Dense", "a Dense whose weight is the token table E itself", 1),
         )
     else:
-        ours, post = dense(h, "W_out", bias)
-        steps["logits"] = Step("projection", "TV", f"z = {ours}", f"z = {post}", "one score per vocabulary entry")
+        ours, post, words = dense(h, "W_out", bias, post_x="x")
+        steps["logits"] = Step(
+            "projection", "TV", f"z = {ours}", f"z = {post}", "one score per vocabulary entry", computes=words
+        )
     if c.logit_cap:
         steps["uncapped"] = steps.pop("logits")
         cap = f"{c.logit_cap:g}"
@@ -89,9 +93,10 @@ def generator_steps(c: GeneratorConfig) -> dict[str, Step]:
             "soft_cap",
             "TV",
             f"z ← c · tanh(z / c), c = {cap}: every score squashed into (−{cap}, {cap})",
-            "— (logit soft-capping is not in the posts)",
+            None,
             "the scores soft-capped: near z for small scores, never beyond ±c, so no logit can run away",
             factor=c.logit_cap,
+            computes=f"squashed into (−{cap}, {cap}): c · tanh(z / c) with c = {cap}",
         )
     return steps
 

@@ -37,18 +37,21 @@ def decoder_steps(c: Seq2SeqConfig, scale: float) -> tuple[dict[str, Step], dict
     if c.norm_first:
         steps["final_norm"] = norm_step(spec, "x", "the decoder's last normalisation, before the output layer")
     h = norm_of(spec, "x") if c.norm_first else "x"
-    if c.tie_embeddings:
-        ours, post = dense(h, "E_target", "b_out")
+    if c.tie_embeddings:  # post 001's output layer is its own Dense: a tied one is not in the posts
+        ours, _, words = dense(h, "E_target", "b_out")
         logits = Step(
             "tied_output",
             "TV",
             f"z = {ours}: the target token table is the output layer",
-            f"z = {post}",
+            None,
             "one score per target vocabulary entry",
+            computes=words.replace("a Dense", "a Dense whose weight is the target token table E_target itself", 1),
         )
     else:
-        ours, post = dense(h, "W_out", "b_out")
-        logits = Step("projection", "TV", f"z = {ours}", f"z = {post}", "one score per target vocabulary entry")
+        ours, post, words = dense(h, "W_out", "b_out", post_x="x")
+        logits = Step(
+            "projection", "TV", f"z = {ours}", f"z = {post}", "one score per target vocabulary entry", computes=words
+        )
     return steps, {"logits": logits}
 
 

@@ -266,7 +266,7 @@ function renderGuide(step) {
   const token = words[Math.min(at0, words.length - 1)];
   const reads = (step.reads || []).map(shortName);
   const sentence = `Step ${at + 1} of ${steps.length}, ${shortName(step.name)}: ${step.meaning}. ` +
-    `It is ${step.kind_meaning}${reads.length ? `, computed from ${reads.join(" and ")}` : ""}` +
+    `It is ${step.computes}${reads.length ? `, computed from ${reads.join(" and ")}` : ""}` +
     `${step.parameters && step.parameters.length ? ` with ${step.parameters.join(", ")}` : ""}.`;
   $("guide-sentence").textContent = sentence;
   $("guide-where").textContent = `Following ${onSource(step) ? "source " : ""}position ${at0} (${visible(token ?? "")}); ${at + 1 < steps.length ? `next: ${shortName(steps[at + 1].name)}` : "this is the model's output"}.`;
