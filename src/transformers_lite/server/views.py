@@ -38,10 +38,10 @@ from ..inspect.scores import (
 from ..inspect.timeline import read_timeline
 from ..models.ensemble import classifier_members
 from ..pipeline import Run
+from ..runs.complete import is_training
 from ..runs.history import HistoryFileError, read_metrics
 from ..summary import summary_rows
 from ..tokenizers.unknown import unknown_notes
-from ..training.rundir import is_training
 
 
 @dataclass(frozen=True)
