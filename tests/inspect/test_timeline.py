@@ -52,6 +52,9 @@ def test_a_paused_and_resumed_run_with_snapshots_ends_bit_for_bit_as_a_straight_
     train = dict(max_steps=10, eval_every=2, warmup_steps=1, seed=5)
     train_run(TINY, settings, tmp_path / "straight", snapshots=0, **train)
     train_run(TINY, settings, tmp_path / "paused", snapshots=8, stop_at=4, **train)
+    taken = tmp_path / "paused" / "snapshots"
+    late = json.loads((taken / "step-00000004.json").read_text()) | {"step": 5}
+    (taken / "step-00000005.json").write_text(json.dumps(late))  # as a session killed after step 5 leaves it
     recipe = Recipe("generator", TINY, TrainConfig(snapshots=8, **train), settings)
     recipe.run(log=lambda *_: None, resume_dir=tmp_path / "paused")
     straight, resumed = (
@@ -59,7 +62,7 @@ def test_a_paused_and_resumed_run_with_snapshots_ends_bit_for_bit_as_a_straight_
         load_file(tmp_path / "paused" / "model.safetensors"),
     )
     assert all(torch.equal(straight[k], resumed[k]) for k in straight)
-    assert [s["step"] for s in read_timeline(tmp_path / "paused")] == [0, 2, 4, 6, 8, 10]
+    assert [s["step"] for s in read_timeline(tmp_path / "paused")] == [0, 2, 4, 6, 8, 10]  # 5: taken again, or not
 
 
 def test_thinning_keeps_the_first_and_the_last(tmp_path):

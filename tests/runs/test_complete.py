@@ -95,3 +95,21 @@ def test_a_training_whose_folder_is_deleted_under_it_is_not_saved(files, tmp_pat
     with pytest.raises(RunError, match="hyperparameters.json, config.json are missing; the run folder was deleted"):
         train.run(args, callbacks=[DeleteTheRun(out)])
     assert "run saved" not in capsys.readouterr().out
+
+
+def test_a_run_without_weights_is_told_from_one_still_training_by_its_lock(runs, tmp_path):  # noqa: F811
+    """No weights yet is what a run training before its first checkpoint holds: while a process holds its
+    lock, loading says so (not "copy the whole run folder again"); without one, it names the missing
+    weights and how a run stopped before its first checkpoint is trained from its settings."""
+    from transformers_lite.training.rundir import RunLock
+
+    run = tmp_path / "gpt"
+    shutil.copytree(runs / "generator", run)
+    shutil.rmtree(run / "checkpoint")
+    (run / "model.safetensors").unlink()
+    with pytest.raises(RunError, match="is missing; a run stopped before its first checkpoint") as err:
+        tl.load(run)
+    assert f"(tlite train --resume {run})" in str(err.value)
+    with RunLock(run), pytest.raises(RunError, match="is still training and has no checkpoint yet") as err:
+        tl.load(run)
+    assert "missing" not in str(err.value) and "copy" not in str(err.value)

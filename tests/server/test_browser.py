@@ -376,3 +376,116 @@ def test_the_training_timeline_in_a_real_browser(base_url, browser, runs_folder)
     assert [float(c.get_attribute("data-loss")) for c in chips] == last["token_losses"]
     assert chips[-1].text == "<eos>" and chips[0].text == last["target_tokens"][1]
     assert not console_errors(browser)
+
+
+# a real training in its own process, held at the end of steps 3 and 5 until the test lets it go (a file
+# ``go-N`` appears; ``at-N`` says it got there): each moment of a live run is seen whatever the machine's speed
+GATED_TRAINING = """
+import sys, time
+from pathlib import Path
+from transformers_lite import GeneratorConfig, Recipe
+from transformers_lite.tasks.generator import GeneratorSettings
+from transformers_lite.training.callbacks import Callback
+from transformers_lite.training.settings import TrainConfig
+
+out, text = Path(sys.argv[1]), sys.argv[2]
+
+class Gate(Callback):
+    def on_step_end(self, trainer, state, loss):
+        if state.step in (3, 5):
+            (out.parent / f"at-{state.step}").touch()
+            while not (out.parent / f"go-{state.step}").exists():
+                time.sleep(0.05)
+
+config = GeneratorConfig(dim=16, n_heads=2, dim_hidden=32, n_blocks=1, max_length=16)
+train = TrainConfig(max_steps=8, eval_every=4, log_every=1, warmup_steps=1, snapshots=4)
+Recipe("generator", config, train, GeneratorSettings(text=text, batch_size=4)).run(out, callbacks=[Gate()], log=print)
+"""
+
+
+def test_a_run_is_seen_live_while_it_trains(browser, runs, files, tmp_path):
+    """Picked while it trains, before its first checkpoint: the page says it is training and at which step
+    of how many, draws its curve from the rows written so far and its step-0 snapshot; the walk opens once
+    the first checkpoint is written (the run still training), the training line goes when it ends, and
+    the console stays free of errors throughout."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import uvicorn
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    import transformers_lite
+    from transformers_lite.runs.history import read_metrics
+    from transformers_lite.server.app import create_app
+    from transformers_lite.server.registry import RunRegistry
+
+    served = tmp_path / "served"
+    shutil.copytree(runs / "classifier", served / "a-classifier")
+    live = served / "live"
+    src = str(Path(transformers_lite.__file__).parents[1])
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-c", GATED_TRAINING, str(live), str(files / "text.txt")]
+    training = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def reach(step):
+        deadline = time.time() + 120
+        while not (served / f"at-{step}").exists():
+            assert training.poll() is None, training.communicate()[0]
+            assert time.time() < deadline, f"the training did not reach step {step}"
+            time.sleep(0.05)
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(RunRegistry(served)), host="127.0.0.1", port=port, log_level="warning")
+    )
+    try:
+        reach(3)  # its settings, config and tokenizer written, a few steps taken, no checkpoint yet
+        assert not (live / "checkpoint").exists() and not (live / "model.safetensors").exists()
+        threading.Thread(target=server.run, daemon=True).start()
+        while not server.started:
+            time.sleep(0.05)
+        browser.get(f"http://127.0.0.1:{port}/")
+        wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1", 30)
+        Select(browser.find_element(By.ID, "run-picker")).select_by_value("live")
+        wait(browser, lambda d: "still training" in d.find_element(By.ID, "run-training").text, 30)
+        said = browser.find_element(By.ID, "run-training").text
+        last = read_metrics(live)[-1]["step"]  # the rows written so far (the first at once)
+        assert said.startswith(f"still training: step {last:.0f} of 8, ") and 1 <= last <= 3, said
+        assert "its model opens here with its first checkpoint" in said
+        assert browser.find_element(By.ID, "status").text.startswith(f"live is training: step {last:.0f} of 8")
+        curve = browser.find_element(By.CSS_SELECTOR, "#curves svg polyline").get_attribute("points")
+        assert (
+            len(curve.split()) >= 1
+            and browser.find_element(By.CSS_SELECTOR, "#curves svg text.legend").text == "train_loss"
+        )
+        wait(browser, lambda d: d.find_element(By.ID, "timeline-step").text == "step 0 (before training)")
+        assert not browser.find_element(By.ID, "view-forward").is_displayed()  # no weights: no walk yet
+
+        (served / "go-3").touch()
+        reach(5)  # the evaluation at step 4 wrote the first checkpoint
+        wait(browser, lambda d: d.find_element(By.ID, "guide-start").is_displayed(), 30)
+        browser.find_element(By.ID, "guide-start").click()
+        wait(browser, lambda d: d.find_element(By.ID, "trace-step-name").text.endswith(": tokens"))
+        assert browser.find_element(By.ID, "view-generator").is_displayed()
+        wait(browser, lambda d: "of 8" in d.find_element(By.ID, "run-training").text)
+        assert "opens here" not in browser.find_element(By.ID, "run-training").text  # opened, still training
+        legends = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "#curves svg text.legend")]
+        assert legends[:2] == ["train_loss", "val_loss"], legends  # the evaluation of step 4 on the curves
+
+        (served / "go-5").touch()
+        assert training.wait(120) == 0, training.communicate()[0]
+        wait(browser, lambda d: not d.find_element(By.ID, "run-training").is_displayed(), 30)
+        assert browser.find_element(By.ID, "status").text == ""
+        assert not console_errors(browser)
+    finally:
+        for step in (3, 5):
+            (served / f"go-{step}").touch()
+        if training.poll() is None:
+            training.kill()
+        training.communicate()
+        server.should_exit = True

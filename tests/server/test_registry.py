@@ -136,3 +136,95 @@ def test_a_run_named_like_a_route_never_shadows_it(sources, tmp_path):
     assert client.get("/api/runs/more/embeddings").json()["points"]
     assert client.post("/api/runs/more/next-token", json={"context": "Before"}).status_code == 200
     assert "rename the folder" in client.get("/api/runs").json()["refused"][0]["reason"]
+
+
+def started(source: Path, folder: Path) -> Path:
+    """What a training has written by its first step: its settings, config, tokenizer and manifest."""
+    folder.mkdir(parents=True)
+    for name in ("hyperparameters.json", "config.json", "tokenizer.json", "manifest.json"):
+        shutil.copy2(source / name, folder / name)
+    return folder
+
+
+def test_a_run_in_progress_is_served_from_what_it_has_written_so_far(sources, tmp_path):
+    """While a process trains a run (it holds the run's lock) and its model cannot be loaded yet, the run is
+    no damaged one: its panel answers (200) from its files so far, what it writes next is shown at the next
+    request, the views that need a model say why (409), and its first checkpoint opens it."""
+    from transformers_lite.runs.history import read_metrics
+    from transformers_lite.training.rundir import RunLock
+
+    done = sources["generator"]
+    live = started(done, tmp_path / "live")
+    client = app_over(tmp_path)
+    finished = app_over(done).get("/api/runs/generator").json()
+    with RunLock(live):
+        entry = client.app.state.registry.entry("live")
+        assert entry.run is None and "is still training and has no checkpoint yet" in entry.pending
+        status, info = answer(client, "GET", "/api/runs/live")
+        assert status == 200 and info["ready"] is False and info["family"] == "generator"
+        for key in ("parameters", "total_trainable", "hyperparameters", "config", "preset"):
+            assert info[key] == finished[key], key  # the settings and the parameter table of the run it becomes
+        assert info["training"] == {"step": 0, "elapsed_s": 0.0, "total_steps": 4, "budget_s": None}
+        assert info["curves"] == {} and "first checkpoint" in info["waiting"] and str(tmp_path) not in str(info)
+        timeline = client.get("/api/runs/live/timeline").json()
+        assert timeline["snapshots"] == [] and timeline["notices"][0].startswith("no training snapshot yet")
+
+        # what it writes while it trains is what the next request shows
+        rows = (done / "metrics.csv").read_text().splitlines()
+        (live / "metrics.csv").write_text("\n".join(rows[:3]) + "\n")  # the header and two rows
+        written = read_metrics(live)
+        (live / "snapshots").mkdir()
+        first = sorted((done / "snapshots").iterdir())[0]
+        shutil.copy2(first, live / "snapshots" / first.name)
+        info = client.get("/api/runs/live").json()
+        assert (
+            info["training"]["step"] == written[-1]["step"] and info["training"]["elapsed_s"] == written[-1]["wall_s"]
+        )
+        assert info["curves"]["train_loss"]["step"] == [r["step"] for r in written if r["train_loss"] is not None]
+        assert [s["step"] for s in client.get("/api/runs/live/timeline").json()["snapshots"]] == [0]
+
+        # what needs the model says why, without a path; the page asks for it only once ``ready``
+        for method, path, body in [
+            ("POST", "/api/runs/live/next-token", {"context": "Before"}),
+            ("GET", "/api/runs/live/embeddings", None),
+        ]:
+            status, error = answer(client, method, path, body)
+            assert status == 409 and "is training" in error["error"] and str(tmp_path) not in error["error"], error
+
+        # its first checkpoint: the model loads while it still trains
+        shutil.copytree(done / "checkpoint", live / "checkpoint")
+        info = client.get("/api/runs/live").json()
+        assert info["ready"] is True and info["waiting"] is None and info["training"]["total_steps"] == 4
+        assert answer(client, "POST", "/api/runs/live/next-token", {"context": "Before"})[0] == 200
+        # its record, rewritten every few seconds, is read afresh without loading the model again
+        loaded = client.app.state.registry.entry("live").run
+        (live / "metrics.csv").write_text("\n".join(rows) + "\n")
+        assert client.get("/api/runs/live").json()["training"]["step"] == read_metrics(done)[-1]["step"]
+        assert client.app.state.registry.entry("live").run is loaded
+    assert client.get("/api/runs/live").json()["training"] is None  # the process let go: trained
+
+
+def test_a_run_without_weights_is_waited_for_only_while_it_trains(sources, tmp_path):
+    """The lock tells a run in progress from a damaged or stopped one: the same folder without a training
+    process is the error naming the missing weights and how to train it from its settings; a file a
+    training has not finished writing (final weights not yet in the manifest) is waited for, then named."""
+    from transformers_lite.errors import RunError
+    from transformers_lite.training.rundir import RunLock
+
+    live = started(sources["generator"], tmp_path / "stopped")
+    client = app_over(tmp_path)
+    status, error = answer(client, "GET", "/api/runs/stopped")
+    assert status == 400 and "model.safetensors (or a complete checkpoint) is missing" in error["error"]
+    assert "tlite train --resume stopped" in error["error"] and "copy the whole run folder" not in error["error"]
+    with pytest.raises(RunError, match="tlite train --resume"):
+        client.app.state.registry.entry("stopped")
+
+    shutil.copy2(sources["halved"], live / "model.safetensors")  # written, not yet recorded in the manifest
+    with RunLock(live):
+        status, info = answer(client, "GET", "/api/runs/stopped")
+        assert status == 200 and info["ready"] is False and "model.safetensors" in info["waiting"]
+        assert info["training"] is not None
+    status, error = answer(client, "GET", "/api/runs/stopped")
+    assert status == 400 and "model.safetensors" in error["error"]
+    record(live, ["model.safetensors"])  # as the trainer does next
+    assert client.get("/api/runs/stopped").json()["ready"] is True

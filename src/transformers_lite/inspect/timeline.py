@@ -17,8 +17,10 @@ steps or of its time budget), so a short run that evaluates twice still shows it
 probe is at most ``PROBE_TOKENS`` tokens, and when a run holds more than ``TrainConfig.snapshots`` of
 them every other one is removed (the first and the last are kept). They read the model in evaluation
 mode under ``no_grad`` and draw no random number (the sample is greedy), so resuming stays bitwise
-exact. Snapshots are written at evaluations (those taken since the last one with it), so a run that
-fails before its first checkpoint leaves nothing behind.
+exact. Each snapshot is written as it is taken, so the inspector shows a run's timeline while it trains,
+step 0 first, before any checkpoint; a resumed run removes those taken after its checkpoint (that
+stretch of training is done again, and they are taken again), and a new run that fails before its first
+checkpoint has them removed with the rest of its files (``training.rundir.discard_unstarted``).
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ from ..generation.generate import generate
 from ..generation.translate import DecodeSettings, decode_batch
 from ..layers.trace import Trace
 from ..training.callbacks import Callback
+from ..training.rundir import SNAPSHOTS
 from .scores import pca_2d, token_embeddings
 
 PROBE_TOKENS = 24
 SAMPLE_TOKENS = 48
-FOLDER = "snapshots"
+FOLDER = SNAPSHOTS
 
 
 class Timeline(Callback):
@@ -50,26 +53,25 @@ class Timeline(Callback):
 
     def __init__(self, run_dir: str | Path, task: Any, limit: int, probe: Callable[..., dict[str, Any]]) -> None:  # noqa: ANN401
         self.folder, self.task, self.limit, self.probe = Path(run_dir) / FOLDER, task, limit, probe
-        self.pending: list[dict[str, Any]] = []  # taken since the last evaluation, written with its own
         self.previous: dict[str, Tensor] | None = None
         self.last = (-1, 0.0)  # the step and the elapsed seconds of the last snapshot
 
     def on_train_start(self, trainer: Any, state: Any) -> None:  # noqa: ANN401
-        if self.limit and trainer.dist.is_main and state.step == 0:
-            self.pending.append(self.snapshot(trainer.model, 0, {}))
+        if self.limit and trainer.dist.is_main:
+            for path in self.folder.glob("step-*.json"):  # taken after the checkpoint this run resumes from
+                if _step_of(path) > state.step:
+                    path.unlink(missing_ok=True)
+            if state.step == 0:
+                self._write(self.snapshot(trainer.model, 0, {}))
         self.last = (state.step, state.elapsed)  # a resumed run counts from where it stopped
 
     def on_evaluate(self, trainer: Any, state: Any, record: dict[str, Any]) -> None:  # noqa: ANN401
         if not self.limit or not trainer.dist.is_main:
             return
-        for taken in self.pending:
-            self._write(taken)
-        self.pending = []
         scores = {k: v for k, v in record.items() if isinstance(v, float) and k != "lr"}
         with trainer.final_weights():  # the weights the scores are of (the moving average with --ema)
             self._write(self.snapshot(trainer.model, state.step, scores))
         self.last = (state.step, state.elapsed)
-        self._thin()
 
     def on_step_end(self, trainer: Any, state: Any, loss: float) -> None:  # noqa: ANN401
         """Between evaluations: a snapshot (without scores) each ``1/limit`` of the run's steps or of its
@@ -81,7 +83,7 @@ class Timeline(Callback):
         due_by_steps = steps > 0 and state.step - self.last[0] > steps  # evaluations closer than that suffice
         due_by_time = minutes is not None and state.elapsed - self.last[1] > 60 * minutes / self.limit
         if due_by_steps or due_by_time:
-            self.pending.append(self.snapshot(trainer.model, state.step, {}))
+            self._write(self.snapshot(trainer.model, state.step, {}))
             self.last = (state.step, state.elapsed)
 
     @torch.no_grad()
@@ -100,8 +102,11 @@ class Timeline(Callback):
         return out
 
     def _write(self, snapshot: dict[str, Any]) -> None:
+        """The snapshot to its file (atomically: the inspector may read the folder meanwhile), then the
+        folder thinned to ``limit``."""
         self.folder.mkdir(parents=True, exist_ok=True)
         atomic_write_text(self.folder / f"step-{snapshot['step']:08d}.json", json.dumps(snapshot))
+        self._thin()
 
     def _thin(self) -> None:
         files = sorted(self.folder.glob("step-*.json"))
@@ -109,6 +114,12 @@ class Timeline(Callback):
             for path in files[1:-1:2]:  # every other one; the first and the last stay
                 path.unlink(missing_ok=True)
             files = sorted(self.folder.glob("step-*.json"))
+
+
+def _step_of(path: Path) -> int:
+    """The step in a snapshot's file name (``step-00001200.json``); -1 for a name that holds none."""
+    digits = path.stem.removeprefix("step-")
+    return int(digits) if digits.isdigit() else -1
 
 
 SHAPES = {  # what the page reads from a snapshot: each field's JSON type (all but step and scores optional)

@@ -12,10 +12,16 @@ moment that relies on a run's files asks ``require(run_dir, moment)`` first:
   trained with — ``recipes.resume.recorded_recipe``;
 * ``saved``: all of the above, plus ``manifest.json``, the final weights and a complete checkpoint, checked
   after the last write and before "run saved" — ``recipes.recipe.Recipe.run``.
+
+A run without weights is not always a damaged one: while a process trains it (it holds ``RUN/.lock``,
+``is_training``), a run has its settings, config and tokenizers from its start but no weights until its
+first checkpoint. ``require`` says so instead of "copy the whole run folder again", and the inspector
+shows such a run from what it has written so far (``server/live.py``).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 from pathlib import Path
 
@@ -27,6 +33,7 @@ from .manifest import MANIFEST
 WEIGHTS = "model.safetensors (or a complete checkpoint)"
 CHECKPOINT = "checkpoint/LATEST (a complete checkpoint)"
 RUN_FILES = ("config.json", "hyperparameters.json", "checkpoint")  # any of them: a run (complete or not)
+LOCK = ".lock"  # held with flock by the process training the run (``training.rundir.RunLock``)
 
 ADVICE = {
     "load": "the run cannot be used without it: copy the whole run folder again, or train it again",
@@ -35,6 +42,24 @@ ADVICE = {
     "resume": "the run cannot be resumed without it: restore it, or start a new run with --out",
     "saved": "the run folder was deleted or changed while it trained, so the run was not saved: train it again",
 }
+
+
+def is_training(run_dir: str | Path) -> bool:
+    """Whether a process holds ``run_dir``'s lock now (it is training), without waiting or taking it. The
+    kernel drops the lock when that process ends however it ends, so a dead training never reads as live."""
+    path = Path(run_dir) / LOCK
+    if not path.is_file():
+        return False
+    try:
+        with open(path, encoding="utf-8") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except OSError:
+        return False
+    return False
 
 
 def _tokenizers(run_dir: Path) -> list[str]:
@@ -77,6 +102,16 @@ def require(run_dir: str | Path, moment: str) -> None:
     if moment != "saved" and not any((run_dir / name).exists() for name in RUN_FILES):
         raise RunError(f"{run_dir} is not a run directory (no {', '.join(RUN_FILES)} in it)")
     lacking = missing(run_dir, moment)
+    if lacking == [WEIGHTS] and is_training(run_dir):
+        raise RunError(
+            f"{run_dir} is still training and has no checkpoint yet: its model can be used from its first "
+            "checkpoint on (written at its first evaluation, or every --checkpoint-every steps)"
+        )
+    if lacking == [WEIGHTS]:
+        raise RunError(
+            f"{run_dir}: {WEIGHTS} is missing; a run stopped before its first checkpoint trains again from step "
+            f"0 with its recorded settings (tlite train --resume {run_dir}); a copied run needs its whole folder"
+        )
     if lacking:
         verb = "is" if len(lacking) == 1 else "are"
         raise RunError(f"{run_dir}: {', '.join(lacking)} {verb} missing; {ADVICE[moment]}")

@@ -2,10 +2,11 @@
 ``routes``; OpenAPI schema at ``/openapi.json``), with server-sent events for streamed generation.
 
 Every error is JSON ``{"error": message}``: 404 for an unknown run, 400 for a request the run cannot
-serve (a classifier asked to generate, a text with nothing to read), 422 naming the field for a
-malformed request (never echoing the input: it may be what cannot be encoded, a lone surrogate), 421
-for a request naming another host (``hosts``: the DNS-rebinding guard, checked before any route).
-Generation runs in its own thread feeding a queue, at most
+serve (a classifier asked to generate, a text with nothing to read), 409 for a view that needs the model
+of a run still training before its first checkpoint, 422 naming the field for a malformed request
+(never echoing the input: it may be what cannot be encoded, a lone surrogate), 421 for a request naming
+another host (``hosts``: the DNS-rebinding guard, checked before any route). Generation runs in its own
+thread feeding a queue, at most
 ``Limits.concurrent_generations`` at a time (others wait their turn): a slow reader only slows itself.
 """
 

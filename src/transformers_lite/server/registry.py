@@ -9,6 +9,12 @@ renamed) is a ``KeyError`` (404) naming it and leaves the list, so what was load
 after its folder changed. Runs that appear later are added when the list is asked for, or a run is
 asked for by a name not yet known.
 
+A run **in progress** is not a damaged one: while a process trains it (it holds the run's lock,
+``runs.complete.is_training``), a load that fails (no checkpoint yet, or a file between two writes) leaves
+the entry unloaded with ``pending`` saying why, and the routes answer from what the folder holds so far
+(``live``); once the training process is gone, the same failure is the run's error (a 400 naming the
+file). The run is tried again at every lookup, so it opens at its first checkpoint.
+
 Run names are the routes' paths (``/api/runs/NAME/timeline``): a run folder inside another folder whose
 name is one of ``RUN_ROUTES`` (``more/timeline``) would read as the route of ``more``, so it is not
 served and the list names it with the reason (rename the folder to serve it). A top-level run named
@@ -29,6 +35,7 @@ from pathlib import Path
 from ..errors import RunError
 from ..families import load
 from ..pipeline import Run
+from ..runs.complete import LOCK, is_training
 from ..runs.files import weights_file
 
 # the last parts of the routes under /api/runs/NAME/ (``routes``; a test keeps the two the same)
@@ -56,6 +63,7 @@ class Entry:
     family: str
     run: Run | None = None
     fingerprint: Fingerprint = ()  # of the files ``run`` was loaded from
+    pending: str | None = None  # while it trains and cannot be loaded yet: why (see the module docstring)
 
 
 def _family(path: Path) -> str:
@@ -65,14 +73,20 @@ def _family(path: Path) -> str:
         return "?"
 
 
+# not what a load reads: the lock, and the record the views read afresh at every request (a run in progress
+# rewrites it every few seconds, which must not load its model again each time)
+UNREAD = (LOCK, "metrics.csv", "history.json")
+
+
 def fingerprint(path: Path) -> Fingerprint:
-    """What a run's folder holds now, cheaply: ``(name, size, mtime_ns, inode)`` of its top-level files,
-    of ``checkpoint/LATEST`` and of the weights file a load takes. Any file written, replaced (a new inode,
-    even with the same size and time, as a copy or an atomic rename gives) or removed changes it."""
+    """What a run's folder holds now, cheaply: ``(name, size, mtime_ns, inode)`` of its top-level files
+    (but ``UNREAD``), of ``checkpoint/LATEST`` and of the weights file a load takes. Any file written,
+    replaced (a new inode, even with the same size and time, as a copy or an atomic rename gives) or
+    removed changes it."""
     files = []
     try:
         with os.scandir(path) as found:
-            files = [Path(e.path) for e in found if e.name != ".lock" and e.is_file(follow_symlinks=False)]
+            files = [Path(e.path) for e in found if e.name not in UNREAD and e.is_file(follow_symlinks=False)]
     except OSError:
         return ()
     files.append(path / "checkpoint" / "LATEST")
@@ -154,8 +168,9 @@ class RunRegistry:
         return KeyError(f"no run named {name!r}; known: {', '.join(self.entries) or 'none'}")
 
     def entry(self, name: str) -> Entry:
-        """The named run, loaded from what its folder holds now (see the module docstring); an unknown
-        or vanished name is a ``KeyError`` naming the known ones."""
+        """The named run, loaded from what its folder holds now, or, while it trains and cannot be loaded
+        yet, unloaded with ``pending`` saying why (see the module docstring); an unknown or vanished name
+        is a ``KeyError`` naming the known ones, a damaged run the ``RunError`` naming the file."""
         with self._loading:
             if name not in self.entries:
                 self.refresh()  # a run started since, asked for by name
@@ -167,8 +182,14 @@ class RunRegistry:
                 self.refresh()
                 raise KeyError(f"run {name!r} is gone: its folder no longer holds a run") from None
             if entry.run is None or now != entry.fingerprint:
-                entry.run, entry.fingerprint = None, ()  # a failed load must not leave the old run served
+                entry.run, entry.fingerprint, entry.pending = None, (), None  # a failed load serves nothing old
                 entry.family = _family(entry.path)
-                entry.run = load(entry.path)
+                try:
+                    entry.run = load(entry.path)
+                except (ValueError, OSError) as err:  # RunError is a ValueError; a checkpoint pruned meanwhile
+                    if not is_training(entry.path):  # asked after the failure: a training that just ended
+                        raise
+                    entry.pending = str(err)
+                    return entry
                 entry.fingerprint = now
         return entry

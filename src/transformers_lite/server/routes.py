@@ -8,8 +8,11 @@
 
 Each route finds its run in the server's registry (``request.app.state.registry``), which checks that the
 run's folder still holds what it loaded; it answers 404 for an unknown or deleted run and 400 for a
-request the run cannot serve (``ValueError`` from the library). The last part of each route under
-``/runs/NAME/`` is one of ``registry.RUN_ROUTES``, which no served run's name ends with.
+request the run cannot serve (``ValueError`` from the library). A run that is training and cannot be
+loaded yet (no checkpoint so far) is no error: ``GET /api/runs/NAME`` and ``.../timeline`` answer from
+what its folder holds (``live``; ``ready`` false), the routes that need its model 409 saying why (the page
+asks for them only once ``ready``). The last part of each route under ``/runs/NAME/`` is one of
+``registry.RUN_ROUTES``, which no served run's name ends with.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ from ..exercises.sandbox import SandboxBusy
 from ..exercises.source import source_of
 from ..numbers import json_text
 from ..pipeline import Run
+from ..runs.loaded import read_config
 from ..validate import SEED_MAX
-from . import views
+from . import live, views
 from .registry import Entry, RunRegistry
 
 L = views.LIMITS
@@ -89,16 +93,21 @@ def _registry(request: Request) -> RunRegistry:
     return registry
 
 
-def _entry(request: Request, name: str, action: str | None = None) -> Entry:
-    """The registry's entry of run ``name`` (loaded), or the HTTP error saying why not."""
+def _lookup(request: Request, name: str) -> Entry:
+    """The registry's entry of run ``name``: loaded, or ``pending`` while it trains; else the HTTP error."""
     try:
-        found = _registry(request).entry(name)
+        return _registry(request).entry(name)
     except KeyError as err:
         raise HTTPException(404, err.args[0]) from None
     except ValueError as err:  # a damaged run: say why
         raise HTTPException(400, str(err)) from None
-    if found.run is None:  # the registry loads a run when it is asked for
-        raise HTTPException(400, f"run {name!r} could not be loaded")
+
+
+def _entry(request: Request, name: str, action: str | None = None) -> Entry:
+    """The registry's entry of run ``name`` (loaded), or the HTTP error saying why not."""
+    found = _lookup(request, name)
+    if found.run is None:  # the registry loads a run when it is asked for: one still training has no model yet
+        raise HTTPException(409, f"run {name!r} is training and its model cannot be loaded yet: {found.pending}")
     if action and action not in found.run.family.actions:
         raise HTTPException(400, f"run {name!r} holds a {found.family} model, which cannot {action}")
     return found
@@ -140,9 +149,14 @@ def embeddings(request: Request, name: str, method: Literal["pca", "tsne"] = "pc
 
 @router.get("/runs/{name:path}/timeline")
 def timeline(request: Request, name: str) -> dict[str, Any]:
-    """The run's training snapshots (step 0 and each evaluation), the loss of a uniform guess and
-    ``peers``: the other runs of its family, whose timelines can be shown beside it."""
-    found = _answer(request, name, views.timeline_view)
+    """The run's training snapshots (step 0 and each evaluation; so far, for a run still training), the
+    loss of a uniform guess and ``peers``: the other runs of its family, whose timelines can be shown
+    beside it."""
+    entry = _lookup(request, name)
+    try:
+        found = views.timeline_view(entry.path, entry.run.config if entry.run else read_config(entry.path))
+    except ValueError as err:
+        raise HTTPException(400, str(err)) from None
     registry = _registry(request)
     registry.refresh()
     return {**found, "peers": registry.peers(name)}
@@ -278,8 +292,15 @@ def step(request: Request, name: str, body: StepRequest) -> dict[str, Any]:
 
 @router.get("/runs/{name:path}")
 def run_info(request: Request, name: str) -> dict[str, Any]:
-    """Parameter table, hyperparameters, training curves and config of a run."""
-    return _answer(request, name, lambda r: views.run_info(name, r))
+    """Parameter table, hyperparameters, training curves and config of a run, ``training``: where a run
+    still training stands, and ``ready``: whether its model is loaded (``waiting``: why not yet)."""
+    entry = _lookup(request, name)
+    try:
+        if entry.run is None:
+            return live.waiting_info(name, entry.path, entry.pending or "", _registry(request).root)
+        return views.run_info(name, entry.run)
+    except ValueError as err:
+        raise HTTPException(400, str(err)) from None
 
 
 def _sse(event: str, data: dict[str, Any]) -> str:

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ..config import Config
 from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
 from ..generation.prompt import prompt_pieces, read_prompt
 from ..generation.sampling import filter_logits, scale
@@ -38,10 +39,10 @@ from ..inspect.scores import (
 from ..inspect.timeline import read_timeline
 from ..models.ensemble import classifier_members
 from ..pipeline import Run
+from ..runs.complete import is_training
 from ..runs.history import HistoryFileError, read_metrics
 from ..summary import summary_rows
 from ..tokenizers.unknown import unknown_notes
-from ..training.rundir import is_training
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,11 @@ def public_text(text: str, root: Path) -> str:
 
 
 def run_info(name: str, run: Run) -> dict[str, Any]:
-    """Everything the run panel shows: parameter table, settings, config and training curves."""
+    """Everything the run panel shows: parameter table, settings, config and training curves; ``ready``:
+    its model is loaded (``live.waiting_info`` answers for a run that trains and has no checkpoint yet)."""
     rows = summary_rows(run.model)
     hyper = run.hyperparameters
-    curves, notices = training_curves(run)
+    curves, notices = training_curves(run.run_dir)
     return {
         "name": name,
         "family": run.config.family,
@@ -105,11 +107,13 @@ def run_info(name: str, run: Run) -> dict[str, Any]:
         "total_trainable": sum(r[2] for r in rows),
         "total_fixed": sum(r[3] for r in rows),
         "curves": curves,
-        "training": training_state(run),
+        "training": training_state(run.run_dir, hyper),
         "example": _example(run),
         "task": run.family.task_title(run),
         "limits": LIMITS.__dict__,
         "notices": notices,
+        "ready": True,
+        "waiting": None,
     }
 
 
@@ -127,31 +131,34 @@ def _example(run: Run) -> dict[str, Any]:
     return kept[1]
 
 
-def training_state(run: Run) -> dict[str, Any] | None:
-    """Where a run that is still training stands (a process holds its lock): its last recorded step and
-    elapsed seconds, its step limit and time budget; ``None`` for a run that is not training."""
-    if not is_training(run.run_dir):
+def training_state(run_dir: Path, hyper: dict[str, Any]) -> dict[str, Any] | None:
+    """Where a run that is still training stands (a process holds its lock): the step and elapsed seconds
+    of the last row of ``metrics.csv`` (written every few seconds while it trains; 0 before the first),
+    its step limit and time budget from its recorded settings ``hyper``; ``None`` for a run that is not
+    training."""
+    if not is_training(run_dir):
         return None
     try:
-        rows = read_metrics(run.run_dir)
+        rows = read_metrics(run_dir)
     except HistoryFileError:
         rows = []
     last = rows[-1] if rows else {}
-    budget = run.hyperparameters.get("train", {}).get("max_minutes")
+    train = hyper.get("train")
+    budget = train.get("max_minutes") if isinstance(train, dict) else None
     return {
-        "step": last.get("step", 0),
-        "elapsed_s": last.get("wall_s", 0.0),
-        "total_steps": run.hyperparameters.get("total_steps"),
+        "step": last.get("step") or 0,
+        "elapsed_s": last.get("wall_s") or 0.0,
+        "total_steps": hyper.get("total_steps"),
         "budget_s": None if budget is None else budget * 60,
     }
 
 
-def training_curves(run: Run) -> tuple[dict[str, dict[str, list[float]]], list[str]]:
+def training_curves(run_dir: Path) -> tuple[dict[str, dict[str, list[float]]], list[str]]:
     """The run's curves as ``name -> {"step", "value"}``, and notices for the page. A damaged
     ``metrics.csv`` or ``history.json`` leaves the curves out with a notice saying why (the rest of the
     run panel still shows); points that are not finite numbers are left out (JSON has no NaN)."""
     try:
-        series = curve_series(run.run_dir)
+        series = curve_series(run_dir)
     except HistoryFileError as err:  # the reason only: the page never shows a path
         return {}, [f"training curves not shown: {err.path.name} {err.reason}"]
     curves, dropped = {}, 0
@@ -338,18 +345,18 @@ def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - rout
     return out | {"notices": notices + out["notices"]}
 
 
-def timeline_view(run: Run) -> dict[str, Any]:
-    """The snapshots ``inspect.timeline`` wrote while the run trained, the loss a uniform guess scores
-    (ln V, or ln K for a classifier) and the classes; a notice when the run has none."""
-    snapshots = read_timeline(run.run_dir)
-    cfg = run.config
+def timeline_view(run_dir: Path, cfg: Config) -> dict[str, Any]:
+    """The snapshots ``inspect.timeline`` wrote while the run of model config ``cfg`` trained (so far, for
+    one still training: they are written as they are taken), the loss a uniform guess scores (ln V, or
+    ln K for a classifier) and the classes; a notice when the run has none."""
+    snapshots = read_timeline(run_dir)
     n_labels = getattr(cfg, "n_labels", None)  # a classifier's classes (1: one logit for two), else tokens
     outputs = max(n_labels, 2) if n_labels else getattr(cfg, "vocab_size", getattr(cfg, "tgt_vocab_size", 0))
-    notices = (
-        []
-        if snapshots
-        else ["this run has no training snapshots (trained before the timeline existed, or with --snapshots 0)"]
-    )
+    notices = []
+    if not snapshots and is_training(run_dir):
+        notices = ["no training snapshot yet: the first (step 0) comes before its first step (none with --snapshots 0)"]
+    elif not snapshots:
+        notices = ["this run has no training snapshots (trained before the timeline existed, or with --snapshots 0)"]
     return {
         "snapshots": snapshots,
         "uniform_loss": math.log(outputs) if outputs else None,

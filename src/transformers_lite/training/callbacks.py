@@ -19,6 +19,7 @@ check that resuming is exact).
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -138,10 +139,28 @@ class Checkpointer(Callback):
     """The run directory while training: a checkpoint (with ``history.json`` and ``metrics.csv``) at
     every evaluation, or every ``every`` optimizer steps when given, and at the end one more (unless
     that step has one) and the final ``model.safetensors``. Checkpointing is a collective under DDP
-    (every rank's dropout stream is kept); only rank 0 writes."""
+    (every rank's dropout stream is kept); only rank 0 writes.
 
-    def __init__(self, run_dir: str | Path, every: int | None = None) -> None:
-        self.run_dir, self.every = Path(run_dir), every
+    Between checkpoints the record is written too, so a run is seen while it trains (``tlite serve``
+    draws its curves before its first checkpoint): the first ``metrics.csv`` row at once, then at most
+    every ``live_s`` seconds (rewriting the whole file at every row of a long run would cost more than
+    its steps). Both files are rewritten from the training state, so a run resumed from a checkpoint
+    writes them again from that checkpoint's state."""
+
+    def __init__(self, run_dir: str | Path, every: int | None = None, live_s: float = 2.0) -> None:
+        self.run_dir, self.every, self.live_s = Path(run_dir), every, live_s
+        self.written_at: float | None = None  # when the record was last written (time.monotonic)
+
+    def on_log(self, trainer: Trainer, state: TrainState, row: dict[str, Any]) -> None:
+        due = self.written_at is None or time.monotonic() - self.written_at >= self.live_s
+        if due and trainer.dist.is_main:
+            self.write_record(state)
+
+    def write_record(self, state: TrainState) -> None:
+        """``history.json`` and ``metrics.csv`` as the training state holds them now."""
+        atomic_write_json(self.run_dir / "history.json", state.history)
+        write_metrics_csv(self.run_dir / "metrics.csv", state.history, state.log)
+        self.written_at = time.monotonic()
 
     def on_evaluate(self, trainer: Trainer, state: TrainState, record: dict[str, Any]) -> None:
         if self.every is None:
@@ -180,8 +199,7 @@ class Checkpointer(Callback):
                 best_weights=state.best_weights,
                 best_file=self._best_file(state),
             )
-            atomic_write_json(self.run_dir / "history.json", state.history)
-            write_metrics_csv(self.run_dir / "metrics.csv", state.history, state.log)
+            self.write_record(state)
 
     def _best_file(self, state: TrainState) -> Path | None:
         """The file of the latest checkpoint that holds the best evaluation's weights, if one does (its own

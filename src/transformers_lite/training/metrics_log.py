@@ -3,7 +3,8 @@ one CSV row per step (``runs.history`` reads it back).
 
 Columns: ``step, epoch, wall_s, lr, train_loss`` and then every validation metric the task reports
 (``val_loss``, ``val_perplexity``, ``val_accuracy``, ...), empty where a row has no value. Rewritten
-atomically with each checkpoint from the checkpointed state, so it always matches ``history.json``.
+atomically from the training state, with ``history.json``, at each checkpoint and every few seconds
+between them (``callbacks.Checkpointer``), so the two always match and a run is seen while it trains.
 """
 
 from __future__ import annotations

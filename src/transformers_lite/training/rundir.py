@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import RunError
+from ..runs.complete import LOCK
 
 RUN_MARKERS = ("config.json", "hyperparameters.json", "checkpoint")
+SNAPSHOTS = "snapshots"  # the training timeline's folder (``inspect.timeline``), written as the run trains
 
 
 def is_run(path: Path) -> bool:
@@ -35,7 +37,7 @@ def new_run_dir(out: str | Path | None = None, root: str | Path = "outputs") -> 
         path = Path(out)
         if path.is_dir() and is_run(path):
             raise RunError(f"{path} already holds a run; use --resume {path} to continue it or pick another --out")
-        if path.is_dir() and any(p.name != ".lock" for p in path.iterdir()):
+        if path.is_dir() and any(p.name != LOCK for p in path.iterdir()):
             shown = ", ".join(sorted(p.name for p in path.iterdir())[:3])
             raise RunError(
                 f"--out {path} is a folder with other files in it ({shown}, ...); a run needs an empty "
@@ -58,8 +60,8 @@ def discard_if_empty(path: Path) -> bool:
     """Remove a run directory that holds nothing but its lock (a new run that failed before writing
     anything, for example on bad data), so failed attempts leave no empty dated folders behind."""
     try:
-        if path.is_dir() and all(p.name == ".lock" for p in path.iterdir()):
-            (path / ".lock").unlink(missing_ok=True)
+        if path.is_dir() and all(p.name == LOCK for p in path.iterdir()):
+            (path / LOCK).unlink(missing_ok=True)
             path.rmdir()
             return True
     except OSError:
@@ -71,18 +73,26 @@ def discard_unstarted(path: Path) -> bool:
     """Remove a new run directory whose training failed before its first checkpoint: it holds only the
     files the run wrote at its start (settings, config, tokenizers), which the same command corrected
     writes again, so the failed attempt neither blocks that command's ``--out`` nor leaves a run that
-    cannot be used. Anything else in the folder keeps it."""
-    ours = {".lock", "hyperparameters.json", "config.json", "manifest.json", "history.json", "metrics.csv"}
+    cannot be used. The record written as it trained (``metrics.csv``, ``history.json``, the timeline's
+    ``snapshots/step-*.json``) goes with them. Anything else in the folder keeps it."""
+    ours = {LOCK, "hyperparameters.json", "config.json", "manifest.json", "history.json", "metrics.csv"}
     try:
         names = {p.name for p in path.iterdir()} if path.is_dir() else None
+        snapshots = sorted((path / SNAPSHOTS).iterdir()) if names and SNAPSHOTS in names else []
     except OSError:
         return False
     if names is None or not all(
-        n in ours or (n.startswith("tokenizer") or n.endswith("_tokenizer.json")) for n in names
+        n in ours or n == SNAPSHOTS or n.startswith("tokenizer") or n.endswith("_tokenizer.json") for n in names
     ):
         return False
-    for name in names:
+    if not all(p.is_file() and p.name.startswith("step-") and p.suffix == ".json" for p in snapshots):
+        return False
+    for file in snapshots:
+        file.unlink(missing_ok=True)
+    for name in names - {SNAPSHOTS}:
         (path / name).unlink(missing_ok=True)
+    if SNAPSHOTS in names:
+        _rmdir(path / SNAPSHOTS)
     return discard_if_empty(path) or _rmdir(path)
 
 
@@ -109,28 +119,11 @@ def _make(path: Path, exist_ok: bool) -> None:
         raise PermissionError(f"the output directory {path} is not writable")
 
 
-def is_training(run_dir: str | Path) -> bool:
-    """Whether a process holds ``run_dir``'s lock now (it is training), without waiting or taking it."""
-    path = Path(run_dir) / ".lock"
-    if not path.is_file():
-        return False
-    try:
-        with open(path, encoding="utf-8") as handle:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            fcntl.flock(handle, fcntl.LOCK_UN)
-    except OSError:
-        return False
-    return False
-
-
 class RunLock:
     """``with RunLock(run_dir):`` holds the run directory for this process (see the module docstring)."""
 
     def __init__(self, run_dir: str | Path) -> None:
-        self.path = Path(run_dir) / ".lock"
+        self.path = Path(run_dir) / LOCK
         self.handle: IO[str] | None = None
 
     def __enter__(self) -> RunLock:

@@ -12,13 +12,15 @@ import { loadTimeline, resetTimeline } from "./timeline.js";
 const SETUP = { generate: setupGenerator, classify: setupClassifier, translate: setupTranslator };
 
 onRun(
-  async (info) => {  // a run picked: each view starts from the run's own example
+  async (info) => {  // a run's model loaded: each view starts from the run's own example
     for (const [action, setup] of Object.entries(SETUP)) if (info.actions.includes(action)) setup(info);
     resetBackward();
-    resetTimeline();
-    await Promise.all([setupTrace(info), loadTimeline()]);
+    await setupTrace(info);
   },
-  async () => { if (state.info) await loadTimeline(); },  // a run still training: its new snapshots
+  async (picked) => {  // the timeline, from its start for a run just picked; a run still training: its new snapshots
+    if (picked) resetTimeline();
+    if (state.info) await loadTimeline();
+  },
 );
 window.tlite = { state, trace, renderTrace };  // the page's state, for a console, the tests and the benchmarks
 loadRuns().catch((e) => showError(e.message));

@@ -1,14 +1,17 @@
 // The runs: the picker (refreshed while the page is open), the run panel (parameters, curves,
-// hyperparameters, token embeddings), and a run that is still training watched until it ends.
+// hyperparameters, token embeddings), and a run that is still training watched until it ends (before its
+// first checkpoint: its panel from what it has written so far, its model's views once it has one).
 import { $, api, el, guard, runPath, setStatus, showError, state, svgEl, visible } from "./dom.js";
 import { lineChart } from "./scales.js";
 
-const WATCH_MS = 5000;  // how often a training run, a run not ready yet and the run list are read again
+const WATCH_MS = 5000;  // how often a training run (its model loaded or not yet) and the run list are read again
 const VIEWS = { generate: "view-generator", classify: "view-classifier", translate: "view-seq2seq" };
 let watching = null;
-let hooks = { select: async () => {}, refresh: async () => {} };  // what the views do with a run (main.js)
+let hooks = { select: async () => {}, timeline: async () => {} };  // what the views do with a run (main.js)
 
-export function onRun(select, refresh) { hooks = { select, refresh }; }
+// select(info): the views that need the model, once it is loaded; timeline(picked): the training timeline,
+// from its start when the run was just picked, else its newest snapshots
+export function onRun(select, timeline) { hooks = { select, timeline }; }
 
 function fillPicker(runs) {
   const picker = $("run-picker");
@@ -61,49 +64,77 @@ export async function selectRun(name) {
   let info;
   try {
     info = await api(runPath(name));
-  } catch (e) {  // a run without its first checkpoint yet: say so and try again, never a stale page
+  } catch (e) {  // a damaged run (a run still training answers with what it has so far): said once
     if (state.run !== name) return;
-    setStatus(`${name} cannot be opened yet (${e.message}); trying again every ${WATCH_MS / 1000} s`);
-    watching = setTimeout(() => { if (state.run === name) selectRun(name).catch((err) => showError(err.message)); }, WATCH_MS);
+    setStatus("");
+    showError(e.message);
     return;
   }
   if (state.run !== name) return;  // another run was picked meanwhile
-  state.info = info;
-  $("run-family").textContent = info.family;
-  for (const [action, id] of Object.entries(VIEWS)) $(id).hidden = !info.actions.includes(action);
-  renderRunPanel(info);
-  await hooks.select(info);
-  watchTraining(info);
-  setStatus("");
-  await loadEmbeddings();
+  await showRun(info, true);
   document.body.dataset.ready = "1";
 }
 
-// a run that is still training: its curves and snapshots are fetched again every few seconds, with where
-// it stands (step, elapsed time, budget left), until it finishes or another run is picked
-function watchTraining(info) {
+// the run panel from the run's info; the views that need its model (the walk, generation, ...) once it is
+// loaded (`ready`): a run still training before its first checkpoint shows its settings, curves and
+// timeline so far, and opens them by itself when that checkpoint is written
+async function showRun(info, picked) {
+  const opens = info.ready && (picked || !state.info || !state.info.ready);
+  state.info = info;
+  $("run-family").textContent = info.family;
+  renderRunPanel(info);
+  showTraining(info);
+  const jobs = [hooks.timeline(picked)];
+  if (opens) {
+    for (const [action, id] of Object.entries(VIEWS)) $(id).hidden = !info.actions.includes(action);
+    jobs.push(hooks.select(info));
+  }
+  await Promise.all(jobs);
+  if (state.run !== info.name) return;
+  setStatus(info.training ? `${info.name} is training: ${progress(info.training)}` : "");  // on the first screen too
+  if (opens) await loadEmbeddings();
+  else if (!info.ready) $("embeddings").replaceChildren(el("p", { className: "muted" }, "the token embeddings are shown from the run's first checkpoint on"));
+  watch(info);
+}
+
+// a run that is still training, or whose model is not there yet: its info (curves, where it stands) and
+// snapshots are fetched again every few seconds, until it has finished or another run is picked. Each
+// answer is a 200 with the run's state, so waiting logs nothing in the browser's console.
+function watch(info) {
   clearTimeout(watching);
-  showTraining(info.training);
-  if (!info.training) return;
-  const name = state.run;
+  if (!info.training && info.ready) return;
+  const name = info.name;
   watching = setTimeout(async () => {
     if (state.run !== name) return;
-    const fresh = await api(runPath(name)).catch(() => null);
-    if (!fresh || state.run !== name) return;
-    state.info = fresh;
-    renderRunPanel(fresh);
-    await hooks.refresh(fresh);
-    watchTraining(fresh);
+    let fresh;
+    try {
+      fresh = await api(runPath(name));
+    } catch (e) {  // its training stopped before a checkpoint, or the folder went: say why, stop asking
+      if (state.run === name) showError(e.message);
+      return;
+    }
+    if (state.run === name) await showRun(fresh, false).catch((e) => showError(e.message));
   }, WATCH_MS);
 }
 
-function showTraining(training) {
+function showTraining(info) {
   const box = $("run-training");
-  box.hidden = !training;
-  if (!training) return;
+  const training = info.training;
+  box.hidden = !training && info.ready;
+  if (box.hidden) return;
+  if (!training) {  // the training ended a moment ago, or a file is between two writes
+    box.textContent = `its model is not loaded yet (${info.waiting}); asking again every ${WATCH_MS / 1000} s`;
+    return;
+  }
+  const model = info.ready ? "" : "; its model opens here with its first checkpoint (the walk, the maps)";
+  box.textContent = `still training: ${progress(training)}${model}; the curves and the timeline update as it writes them`;
+}
+
+// how far a training has come: its step (of its step limit) and its time (of its budget), as last written
+function progress(training) {
   const limit = training.total_steps ? ` of ${training.total_steps.toLocaleString("en")}` : "";
   const budget = training.budget_s ? `, ${Math.max(0, training.budget_s - training.elapsed_s).toFixed(0)} s of the ${(training.budget_s / 60).toFixed(1)}-minute budget left` : "";
-  box.textContent = `still training: step ${training.step.toLocaleString("en")}${limit} at the last evaluation, ${training.elapsed_s.toFixed(0)} s in${budget}; the curves and the timeline update as it writes them`;
+  return `step ${training.step.toLocaleString("en")}${limit}, ${training.elapsed_s.toFixed(0)} s in${budget}`;
 }
 
 function renderRunPanel(info) {
@@ -124,6 +155,7 @@ function renderRunPanel(info) {
 }
 
 export async function loadEmbeddings() {
+  if (!state.info || !state.info.ready) return;  // a run still training before its first checkpoint: no model yet
   const name = state.run;
   const data = await api(runPath(name, `/embeddings?method=${$("emb-method").value}`));
   if (state.run !== name) return;
