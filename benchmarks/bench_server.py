@@ -13,6 +13,13 @@ the app on a free local port, then measures:
   baby-gpt run: the steps of one block with the outer steps (what the page asks for) and every step,
   and the head sweep (``POST .../sweep``) and the backward pass (``POST .../backward``, the loss at
   position 20, every step's gradient) over the same input, each the median of ``--repeats``;
+- the rest of the learner's path on the same input and runs: opening a run (``GET /api/runs/NAME``), the
+  trace with a head switched off, and one optimizer step (``POST .../step``), each the median of ``--repeats``;
+- a check's verdict on the warm path, for every exercise: its solution as ``tlite exercise solution``
+  prints it, sent as the page sends it (``POST .../exercise``, after the page's ``GET /api/exercises?run=``
+  made the checker ready), the median of ``--repeats`` per exercise and the slowest exercise; and the
+  command line, ``tlite exercise check NAME FILE --run RUN`` as a learner runs it (a new process: its
+  own start-up, reading the run and starting the checker are printed apart from the function's time);
 - the page on a long input: in Chromium, a baby-gpt run with context 256 traced over 256 characters
   from the button to the drawn step, then every step of the first block drawn in turn (the slowest
   one), the longest task that held the page's main thread (a ``longtask`` observer), and any error the
@@ -23,9 +30,12 @@ One JSON line per measurement, with the machine.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -36,6 +46,7 @@ import uvicorn
 from common import emit
 
 import transformers_lite as tl
+from transformers_lite.exercises import EXERCISES
 from transformers_lite.server.app import create_app
 from transformers_lite.server.registry import RunRegistry
 
@@ -230,7 +241,77 @@ def main() -> None:
                     target_ms=200 if path == "trace" else 1000,
                     **({"json_mb": round(last_size_mb, 2)} if path == "backward" else {}),
                 )
+        for preset in ("post-gpt", "baby-gpt"):
+            opened = get_ms(f"{base}/api/runs/{preset}", args.repeats)
+            emit(benchmark="server-open-run", model=preset, median_ms=round(statistics.median(opened), 1))
+            off = {"text": TRACE_TEXT, "block": "blocks.0", "switch_off": ["blocks.0.attention.head.0"]}
+            times = post_ms(f"{base}/api/runs/{preset}/trace", off, args.repeats)
+            emit(
+                benchmark="server-trace", model=preset, what="a head off", median_ms=round(statistics.median(times), 1)
+            )
+            times = post_ms(f"{base}/api/runs/{preset}/step", {"text": TRACE_TEXT, "position": 20}, args.repeats)
+            emit(benchmark="server-step", model=preset, median_ms=round(statistics.median(times), 1), target_ms=1000)
+        verdicts(base, name, Path(tmp) / name, args.repeats)
         server.should_exit = True
+
+
+def get_ms(url: str, repeats: int) -> list[float]:
+    httpx.get(url, timeout=60).raise_for_status()  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        httpx.get(url, timeout=60).raise_for_status()
+        times.append(1000 * (time.perf_counter() - start))
+    return times
+
+
+def verdicts(base: str, name: str, run_dir: Path, repeats: int) -> None:
+    """A check's verdict on the warm path for every exercise, from the page and from the command line."""
+    httpx.get(f"{base}/api/exercises", params={"run": name}, timeout=60).raise_for_status()
+    per = {}
+    for e in EXERCISES:
+        body = {"name": e.name, "code": e.solution_source()}
+        times = post_ms(f"{base}/api/runs/{name}/exercise", body, repeats)
+        per[e.name] = statistics.median(times)
+    slowest = max(per, key=per.get)
+    emit(
+        benchmark="server-exercise-verdict",
+        model=name,
+        exercises=len(per),
+        median_of_medians_ms=round(statistics.median(per.values()), 1),
+        slowest=slowest,
+        slowest_ms=round(per[slowest], 1),
+        target_ms=1000,
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        answer = Path(folder) / "s.py"
+        e = EXERCISES[1]
+        answer.write_text(e.solution_source())
+        command = [
+            sys.executable,
+            "-m",
+            "transformers_lite",
+            "exercise",
+            "check",
+            e.name,
+            str(answer),
+            "--run",
+            str(run_dir),
+        ]
+        env = {**os.environ, "XDG_DATA_HOME": folder}
+        walls, lines = [], ""
+        for _ in range(3):
+            start = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+            walls.append(time.perf_counter() - start)
+            lines = done.stdout.strip().splitlines()[-1]
+        emit(
+            benchmark="cli-exercise-check",
+            exercise=e.name,
+            model=name,
+            median_s=round(statistics.median(walls), 2),
+            said=lines,
+        )
 
 
 if __name__ == "__main__":
