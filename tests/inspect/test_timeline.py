@@ -71,9 +71,22 @@ def test_thinning_keeps_the_first_and_the_last(tmp_path):
         timeline._write({"step": step, "scores": {}})
     timeline._thin()
     steps = [s["step"] for s in read_timeline(tmp_path)]
-    assert len(steps) <= 3 and steps[0] == 0 and steps[-1] == 90
+    assert len(steps) == 3 and steps[0] == 0 and steps[-1] == 90
     (tmp_path / "snapshots" / "step-00000050.json").write_text("{damaged")
     assert [s["step"] for s in read_timeline(tmp_path)] == steps  # an unreadable snapshot is left out
+
+
+@settings(max_examples=25, deadline=None)
+@given(limit=st.integers(3, 16), taken=st.integers(17, 80))
+def test_a_long_run_keeps_as_many_snapshots_as_asked_spread_over_it(tmp_path_factory, limit, taken):
+    folder = tmp_path_factory.mktemp("thin")
+    timeline = Timeline(folder, None, limit, generator_probe)
+    for step in range(taken):  # a snapshot every 10 steps, the folder thinned after each
+        timeline._write({"step": 10 * step, "scores": {}})
+    steps = [s["step"] for s in read_timeline(folder)]
+    assert len(steps) == limit and steps[0] == 0 and steps[-1] == 10 * (taken - 1)
+    gaps = [b - a for a, b in zip(steps, steps[1:])]
+    assert max(gaps) <= 3 * 10 * (taken - 1) / (limit - 1)  # no stretch of training left unseen
 
 
 def test_the_gradient_norms_are_those_of_the_probe_loss_per_layer_and_leave_grad_alone():

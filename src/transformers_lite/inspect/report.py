@@ -10,6 +10,7 @@ from typing import Any
 
 from .forward import ForwardTrace
 from .inspection import InspectedRun
+from .questions import questions
 from .readout import attention_distance, logit_lens
 from .tracing import switch_off, trace_forward
 
@@ -24,12 +25,14 @@ def trace_report(
     switched_off: list[str] | tuple[str, ...] = (),
     block: str | None = None,
     position: int = -1,
+    seed: int | None = None,
 ) -> tuple[ForwardTrace, dict[str, Any]]:
     """The forward trace of ``text`` (a translator's source, with its ``target``) and its report: the
     steps outside blocks and those of ``block`` (every step when ``None``), the prediction read out at
     each block boundary at ``position`` (``lens``), each head's mean attention distance, the output
     layer's entries named, the notes on what the model read; with steps ``switched_off``, how far the
-    output moved (the largest change of a probability, and per position where it moved most)."""
+    output moved (the largest change of a probability, and per position where it moved most); with a
+    ``seed``, a question for every step (``questions``: predict, then reveal)."""
     edits = switch_off(switched_off, run.config.n_heads)
     traced = trace_forward(run, text, target=target, edits=edits)
     out = traced.to_json(block) | {
@@ -38,6 +41,8 @@ def trace_report(
         "attention_distance_uniform": attention_distance(traced, uniform=True),
         "notices": list(traced.notes),
     }
+    if seed is not None:
+        out["questions"] = questions(traced, seed)
     vocabulary = traced["probabilities"].shape[-1]
     if not traced.classes and vocabulary <= SMALL_VOCABULARY:
         out["vocabulary"] = [run.tokenizer.shown(i) for i in range(vocabulary)]

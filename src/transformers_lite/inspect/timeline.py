@@ -15,7 +15,8 @@ Snapshots cost little and stay bounded: they are taken when the run evaluates, a
 as often as ``TrainConfig.snapshots`` of them spread over the run need (a tenth of a 10-snapshot run's
 steps or of its time budget), so a short run that evaluates twice still shows its model change; the
 probe is at most ``PROBE_TOKENS`` tokens, and when a run holds more than ``TrainConfig.snapshots`` of
-them every other one is removed (the first and the last are kept). They read the model in evaluation
+them the one closest to its neighbours is removed (the first and the last are kept), so a run keeps
+``TrainConfig.snapshots`` of them. They read the model in evaluation
 mode under ``no_grad`` and draw no random number (the sample is greedy), so resuming stays bitwise
 exact. Each snapshot is written as it is taken, so the inspector shows a run's timeline while it trains,
 step 0 first, before any checkpoint; a resumed run removes those taken after its checkpoint (that
@@ -109,11 +110,13 @@ class Timeline(Callback):
         self._thin()
 
     def _thin(self) -> None:
-        files = sorted(self.folder.glob("step-*.json"))
+        """Down to ``limit`` snapshots, each time without the one that sits closest to its neighbours
+        (the first and the last stay): the run keeps ``limit`` of them, spread as evenly as it can."""
+        files = sorted(self.folder.glob("step-*.json"), key=_step_of)
         while len(files) > max(self.limit, 2):
-            for path in files[1:-1:2]:  # every other one; the first and the last stay
-                path.unlink(missing_ok=True)
-            files = sorted(self.folder.glob("step-*.json"))
+            steps = [_step_of(p) for p in files]
+            crowded = min(range(1, len(files) - 1), key=lambda i: (steps[i + 1] - steps[i - 1], i))
+            files.pop(crowded).unlink(missing_ok=True)
 
 
 def _step_of(path: Path) -> int:

@@ -73,6 +73,7 @@ class TraceRequest(BaseModel):
     block: str | None = Field(None, max_length=200, description="the steps outside blocks and this block's only")
     position: int = Field(-1, ge=-100_000, le=100_000, description="where the logit lens reads (-1: the last token)")
     windows: int = Field(0, ge=0, le=32, description="a sweep of a generator over this many validation windows")
+    seed: int | None = Field(None, ge=0, le=SEED_MAX, description="with a seed: a question for every step")
 
 
 class BackwardRequest(BaseModel):

@@ -27,6 +27,7 @@ from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..inspect.curves import curve_series
 from ..inspect.examples import example_inputs
 from ..inspect.readout import head_sweep, validation_head_sweep
+from ..inspect.replay import replay
 from ..inspect.report import trace_report
 from ..inspect.scores import (
     all_cross_attention,
@@ -341,6 +342,7 @@ def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - rout
         switched_off=request.switch_off,
         block=request.block,
         position=request.position,
+        seed=request.seed,
     )
     return out | {"notices": notices + out["notices"]}
 
@@ -348,7 +350,8 @@ def trace_view(run: Run, request: Any) -> dict[str, Any]:  # noqa: ANN401 - rout
 def timeline_view(run_dir: Path, cfg: Config) -> dict[str, Any]:
     """The snapshots ``inspect.timeline`` wrote while the run of model config ``cfg`` trained (so far, for
     one still training: they are written as they are taken), the loss a uniform guess scores (ln V, or
-    ln K for a classifier) and the classes; a notice when the run has none."""
+    ln K for a classifier), the classes, and the replay read across them (``inspect.replay``: when each
+    position's loss fell, when each head found its pattern); a notice when the run has none."""
     snapshots = read_timeline(run_dir)
     n_labels = getattr(cfg, "n_labels", None)  # a classifier's classes (1: one logit for two), else tokens
     outputs = max(n_labels, 2) if n_labels else getattr(cfg, "vocab_size", getattr(cfg, "tgt_vocab_size", 0))
@@ -359,6 +362,7 @@ def timeline_view(run_dir: Path, cfg: Config) -> dict[str, Any]:
         notices = ["this run has no training snapshots (trained before the timeline existed, or with --snapshots 0)"]
     return {
         "snapshots": snapshots,
+        "replay": replay(snapshots),
         "uniform_loss": math.log(outputs) if outputs else None,
         "classes": class_names(cfg) if n_labels else [],
         "notices": notices,
