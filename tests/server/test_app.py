@@ -438,6 +438,9 @@ def test_the_timeline_endpoint(client, runs_folder):
     # the runs offered beside it: the other runs of its family, never itself
     assert data["peers"] == ["more/gpt"] and cls["peers"] == []
     assert client.get("/api/runs/more/gpt/timeline").json()["peers"] == ["generator"]
+    # the runs its steps compare with: the same family and the same tokenizer (a copy here); the replay
+    assert data["comparable"] == ["more/gpt"] and cls["comparable"] == []
+    assert data["replay"]["steps"] == [0, 4] and len(data["replay"]["learned"]) == len(first["tokens"]) - 1
 
 
 def test_a_run_that_is_still_training_is_shown_live(runs, tmp_path):  # noqa: F811

@@ -228,3 +228,16 @@ def test_a_run_without_weights_is_waited_for_only_while_it_trains(sources, tmp_p
     assert status == 400 and "model.safetensors" in error["error"]
     record(live, ["model.safetensors"])  # as the trainer does next
     assert client.get("/api/runs/stopped").json()["ready"] is True
+
+
+def test_runs_compare_step_by_step_only_with_the_same_family_and_tokenizer(sources, tmp_path):
+    from transformers_lite.server.registry import RunRegistry
+
+    for name in ("a", "b", "c"):
+        shutil.copytree(sources["generator"], tmp_path / name)
+    shutil.copytree(sources["classifier"], tmp_path / "cls")
+    tokenizer = tmp_path / "c" / "tokenizer.json"
+    tokenizer.write_text(tokenizer.read_text() + " ")  # a tokenizer file that differs: not compared
+    registry = RunRegistry(tmp_path)
+    assert registry.peers("a") == ["b", "c"] and registry.comparable("a") == ["b"]
+    assert registry.comparable("cls") == [] and registry.comparable("c") == []

@@ -26,6 +26,7 @@ the forward through a ``Trace``), so requests on one run need no lock.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -104,6 +105,18 @@ def fingerprint(path: Path) -> Fingerprint:
     return tuple(sorted(set(out)))
 
 
+def _tokenizers(path: Path) -> str:
+    """One digest of a run's tokenizer files (``tokenizer.json``, a translator's two), "" when it has none."""
+    digest = hashlib.sha256()
+    files = sorted(path.glob("*tokenizer*.json"))
+    for file in files:
+        try:
+            digest.update(file.name.encode() + b"\0" + file.read_bytes())
+        except OSError:
+            return ""
+    return digest.hexdigest() if files else ""
+
+
 def route_clash(name: str) -> str | None:
     """Why a run called ``name`` would read as another run's route (``more/timeline``), or ``None``."""
     folder, _, last = name.rpartition("/")
@@ -161,6 +174,12 @@ class RunRegistry:
             by_family.setdefault(entry.family, []).append(entry.name)
         mine = self.entries.get(name)
         return [other for other in by_family.get(mine.family, []) if other != name] if mine else []
+
+    def comparable(self, name: str) -> list[str]:
+        """The peers of ``name`` (its family's other runs) whose tokenizers are the same files: the same
+        input reads as the same tokens in both, so their steps compare position by position."""
+        mine = _tokenizers(self.entries[name].path) if name in self.entries else None
+        return [p for p in self.peers(name) if mine and p in self.entries and _tokenizers(self.entries[p].path) == mine]
 
     def _unknown(self, name: str) -> KeyError:
         if name in self.refused:

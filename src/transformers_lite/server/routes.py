@@ -152,7 +152,7 @@ def embeddings(request: Request, name: str, method: Literal["pca", "tsne"] = "pc
 def timeline(request: Request, name: str) -> dict[str, Any]:
     """The run's training snapshots (step 0 and each evaluation; so far, for a run still training), the
     loss of a uniform guess and ``peers``: the other runs of its family, whose timelines can be shown
-    beside it."""
+    beside it (``comparable``: those of them with the same tokenizer, whose steps compare step by step)."""
     entry = _lookup(request, name)
     try:
         found = views.timeline_view(entry.path, entry.run.config if entry.run else read_config(entry.path))
@@ -160,7 +160,7 @@ def timeline(request: Request, name: str) -> dict[str, Any]:
         raise HTTPException(400, str(err)) from None
     registry = _registry(request)
     registry.refresh()
-    return {**found, "peers": registry.peers(name)}
+    return {**found, "peers": registry.peers(name), "comparable": registry.comparable(name)}
 
 
 # ---------------------------------------------------------------- what a family's runs do
