@@ -70,6 +70,7 @@ class BackwardTrace:
                 {
                     "name": n,
                     "kind": self.forward.traced[n].step.kind,
+                    "axes": self.forward.traced[n].step.to_dict()["axes"],  # "(H, T, T)", as the forward's
                     "shape": list(g.shape),
                     "norm": float(g.norm()),
                     "values": values(g),

@@ -3,9 +3,10 @@
 // values on labelled maps with legends, a walk from the token ids to the probabilities one step at a
 // time (a sentence per step, its box lit on the map, the rows it combined), heads switched off through
 // the same forward, and the heads ranked by what switching each off costs (POST .../sweep).
-import { drawDiagram, visibleOutline } from "./diagram.js";
+import { drawDiagram, mapNote, visibleOutline } from "./diagram.js";
+import { renderDistance, renderLens, renderOutput } from "./readouts.js";
 import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
-import { absMax, bars, heatmap, legend, number, probabilityScale, signedScale } from "./scales.js";
+import { absMax, heatmap, legend, maskScale, number, probabilityScale, signedScale, strip, turnedRows } from "./scales.js";
 
 export const trace = { data: null, step: 0, pos: 0, src: 0, block: "", off: new Set() };  // pos: a target position, src: a source one
 const can = (action) => state.info.actions.includes(action);  // what the family's runs do (families.py)
@@ -20,6 +21,7 @@ export async function setupTrace(info) {
   $("sweep-windows").parentElement.hidden = $("backward-position").parentElement.hidden = !can("generate");
   $("trace-head").replaceChildren();  // another run's heads do not carry over
   $("trace-result").hidden = $("sweep-result").hidden = true;
+  $("guide-start").disabled = true;
   Object.assign(trace, { data: null, step: 0, pos: 0, src: 0, block: "", off: new Set() });
   await runTrace(true).catch((e) => showError(e.message));  // the way in: this model's map, before anything is typed
 }
@@ -51,6 +53,7 @@ export async function runTrace(fresh) {
   setStatus("");
   notices("trace-notices", data.notices);
   $("trace-result").hidden = false;
+  $("guide-start").disabled = false;
   renderTrace();
 }
 
@@ -71,6 +74,13 @@ export async function goTo(name) {
   }
   trace.step = Math.max(0, trace.data.steps.findIndex((s) => s.name === name));
   renderTrace();
+  showWalk();
+}
+
+// the walk's panel (a step's words, equation, map and legend) at the top of the window, unless it is there
+function showWalk() {
+  const top = $("guide").getBoundingClientRect().top;
+  if (Math.abs(top) > 1) $("guide").scrollIntoView({ block: "start" });
 }
 
 async function move(by) {
@@ -107,10 +117,11 @@ export function renderTrace() {
   }));
   const step = data.steps[trace.step];
   $("model-map").replaceChildren(...drawDiagram(data.outline, member(), step.name, guard(goTo)));
+  $("model-map-note").textContent = mapNote(data.outline, member());
   renderStep(step);
   renderGuide(step);
   renderStrips(data);
-  renderOutput(data);
+  renderOutput(data, trace.pos);
   renderLens(data);
   renderDistance(data);
 }
@@ -159,7 +170,8 @@ export function matrixOf(step, head) {
 // scaled and masked scores of one attention layer on one; the residual stream's (T, C) steps of one block
 // (or of the steps outside blocks) on one
 export function scaleOf(step, steps) {
-  if (step.kind === "softmax" || step.kind === "mixture") return probabilityScale("probability (fixed 0\u20131)");
+  // an ensemble's mixture is logits (the log of the members' mean probability, at most 0): signed, not 0-1
+  if (step.kind === "softmax") return probabilityScale("probability (fixed 0\u20131)");
   const scoreKinds = ["scores", "scale", "masked"];
   let group = [step], what = "this step";
   if (scoreKinds.includes(step.kind)) {
@@ -169,7 +181,7 @@ export function scaleOf(step, steps) {
     group = steps.filter((s) => s.axes === "(T, C)" && s.block === step.block && s.values);
     what = step.block ? `the (T, C) steps of ${step.block}` : "the (T, C) steps outside the blocks";
   } else if (step.kind === "mask") {
-    return signedScale(1, "0: may be read; grey: \u2212\u221e");
+    return maskScale();
   }
   const key = `${what}\u0000${group.length}`;  // the group's largest value, once per trace answer
   const known = SCALES.get(steps) || new Map();
@@ -185,6 +197,22 @@ function tokensFor(letter, step) {
   const data = trace.data;
   if (letter === "S" || (letter === "T" && onSource(step))) return data.source_tokens;  // a translator's encoder
   return letter === "T" ? data.tokens : null;
+}
+
+// What a step's last axis is named by, for the columns of its map: a key's or source token's token, the
+// vocabulary's tokens (V), the classes (K); channels are numbered. `data` is an answer of the run that
+// holds tokens and source_tokens (the backward's too), `names` the run's vocabulary and classes.
+const COLUMNS = { T: "key", S: "source token", V: "token", K: "class" };
+export function columnsOf(step, data, names = trace.data || {}) {
+  const axes = axesOf(step);
+  const last = axes[axes.length - 1];
+  const source = data.source_tokens.length && step.name.startsWith("encoder.");  // a translator's encoder
+  let cols = null;
+  if (last === "V") cols = names.vocabulary || null;
+  else if (last === "K") cols = names.classes && names.classes.length ? names.classes : null;
+  else if (axes.length > 1 && (last === "S" || last === "T")) cols = last === "S" || source ? data.source_tokens : data.tokens;
+  const colTitle = cols ? (last === "T" && source ? COLUMNS.S : COLUMNS[last]) : last === "V" ? "token id" : "channel";
+  return { cols, colTitle };
 }
 
 function renderStep(step) {
@@ -212,7 +240,7 @@ function renderStep(step) {
   const axes = axesOf(step);
   const perHead = step.values && step.shape.length === 3 && axes[0] === "H";
   const rows = tokensFor(axes[axes.length - 2], step) || tokensFor(axes[0], step) || trace.data.tokens;
-  const cols = axes.length > 1 ? tokensFor(axes[axes.length - 1], step) : null;
+  const { cols, colTitle } = columnsOf(step, trace.data);
   const pos = Math.min(onSource(step) ? trace.src : trace.pos, rows.length - 1);
   if (step.top) {  // a large vocabulary: the best entries at the chosen position
     const best = step.top[Math.min(trace.pos, step.top.length - 1)];
@@ -228,11 +256,10 @@ function renderStep(step) {
   }
   const m = matrixOf(step, head);
   const s = scaleOf(step, trace.data.steps);
-  const colTitle = cols ? (axes[axes.length - 1] === "S" ? "source token" : "key") : axes[axes.length - 1] === "V" ? "token id" : "channel";
   const labelled = { rows: m.length === rows.length ? rows : null, cols, s, followed: m.length === rows.length ? pos : -1,
     rowTitle: m.length === rows.length ? "position" : "row", colTitle,
     onHover: (i, j) => lightTokens(i, cols === rows ? j : -1) };  // a key lit among the chips when they are its tokens
-  const figures = [heatmap(m, { ...labelled, title: perHead ? `${shortName(step.name)}, head ${head}` : shortName(step.name) })];
+  const figures = [heatmap(m, { ...labelled, fit: mapFit(), title: perHead ? `${shortName(step.name)}, head ${head}` : shortName(step.name) })];
   if (perHead) {  // every head at a glance, on the same scale; click one to choose it
     const others = el("div", { className: "grid thumbs" });
     step.values.forEach((hv, h) => {
@@ -249,6 +276,10 @@ function renderStep(step) {
     ...r.slice(0, 64).map((x) => el("span", { className: "num" }, number(x))),
     r.length > 64 ? el("span", { className: "muted" }, `\u2026 (${r.length} values)`) : "");
 }
+
+// the side of a step's map: small enough that the walk's panel (its words, equation, map and legend) fits the
+// window's height, a laptop's 1280x720 too; at most 480 pixels
+function mapFit() { return Math.max(160, Math.min(480, window.innerHeight - 250)); }
 
 // hovering a cell of a (T, S) map lights its query's and its key's token chips
 function lightTokens(i, j) {
@@ -270,37 +301,49 @@ function renderGuide(step) {
     `${step.parameters && step.parameters.length ? ` with ${step.parameters.join(", ")}` : ""}.`;
   $("guide-sentence").textContent = sentence;
   $("guide-where").textContent = `Following ${onSource(step) ? "source " : ""}position ${at0} (${visible(token ?? "")}); ${at + 1 < steps.length ? `next: ${shortName(steps[at + 1].name)}` : "this is the model's output"}.`;
-  const strips = [];
+  $("guide-rows").replaceChildren(...rowsCombined(step));
+}
+
+// The read a step combines whole, by its kind (its index in the step's reads): a row of scores is q·k_j for
+// every key j, a row of the weighted sum Σ_j p_j v_j over every value row j; the other reads, and the step
+// itself, are used at the followed position only.
+const WHOLE = { scores: 1, weighted_sum: 1 };
+
+// the rows at the followed position that a step combined, each a strip, above its own row; the read it
+// combines whole drawn whole, one column per row j (under the row of j's scores or weights), the followed
+// position's lit; probabilities on their fixed 0-1 scale, a mask on its own, every other row on one signed
+// scale so sizes compare
+function rowsCombined(step) {
   const head = Number($("trace-head").value || 0);
   const rowOf = (s) => {
     const m = matrixOf(s, head);
     return m && m.length > 1 ? m[Math.min(onSource(s) ? trace.src : trace.pos, m.length - 1)] : m ? m[0] : null;
   };
   const inputs = (step.reads || []).map((n) => trace.data.steps.find((s) => s.name === n));
+  const whole = inputs[WHOLE[step.kind]];
   const shown = [...inputs, step].filter((s) => s && s.values && s.kind !== "tokens" && rowOf(s));
-  // probabilities on their fixed 0-1 scale; every other row on one signed scale, so sizes compare
-  const isProbability = (s) => s.kind === "softmax" || s.kind === "mixture";
-  const signedRows = shown.filter((s) => !isProbability(s)).map(rowOf);
-  const signed = signedScale(absMax(signedRows), "value (one scale for these rows)");
+  const valuesOf = (s) => (s === whole ? matrixOf(s, head) : [rowOf(s)]);
+  const isProbability = (s) => s.kind === "softmax";
+  const signedSteps = shown.filter((s) => !isProbability(s) && s.kind !== "mask");
+  const signed = signedScale(absMax(signedSteps.map(valuesOf)), "value (one scale for these rows)");
   const probability = probabilityScale("probability (fixed 0\u20131)");
+  const mask = maskScale();
+  const scaleFor = (s) => (isProbability(s) ? probability : s.kind === "mask" ? mask : signed);
+  const strips = [];
   for (const st of shown) {
-    strips.push(el("span", {}, `${st === step ? "\u2192 " : ""}${shortName(st.name)}`), stripOf(rowOf(st), isProbability(st) ? probability : signed));
+    const name = `${st === step ? "\u2192 " : ""}${shortName(st.name)}`;
+    if (st === whole) {
+      const rowAxis = axesOf(st).at(-2);  // a source's rows (cross-attention) hold no followed position
+      const lit = rowAxis === "S" || onSource(st) !== onSource(step) ? -1 : Math.min(trace.pos, matrixOf(st, head).length - 1);
+      strips.push(el("span", {}, name, el("br"), el("span", { className: "muted" }, "every row j, as column j")), turnedRows(matrixOf(st, head), signed, lit));
+    } else {
+      strips.push(el("span", {}, name), strip(rowOf(st), scaleFor(st)));
+    }
   }
-  const used = [...new Set(shown.map((s) => (isProbability(s) ? probability : signed)))];
-  for (const s of used) strips.push(el("span"), legend(s, { masked: s === signed && signedRows.flat().includes(null) }));
-  $("guide-rows").replaceChildren(...strips);
-}
-
-function stripOf(values, s) {
-  const canvas = el("canvas", { width: Math.max(values.length, 1), height: 1 });
-  const ctx = canvas.getContext("2d");
-  values.forEach((x, j) => { ctx.fillStyle = s.css(x); ctx.fillRect(j, 0, 1, 1); });
-  canvas.title = `${values.length} values`;
-  canvas.addEventListener("mousemove", (event) => {  // the channel under the pointer (the strip is scaled to its box)
-    const j = Math.floor((event.offsetX / Math.max(canvas.clientWidth, 1)) * values.length);
-    canvas.title = j >= 0 && j < values.length ? `channel ${j}: ${number(values[j])}` : `${values.length} values`;
-  });
-  return canvas;
+  const used = [...new Set(shown.map(scaleFor))];
+  const masked = signedSteps.some((s) => valuesOf(s).flat().includes(null));
+  for (const s of used) strips.push(el("span"), legend(s, { masked: s === signed && masked }));
+  return strips;
 }
 
 function renderStrips(data) {
@@ -311,47 +354,9 @@ function renderStrips(data) {
   const chosen = data.steps.filter((step) => step.values && step.shape.length === 2 && step.axes === "(T, C)" && step.shape[0] === rows.length &&
     !(data.source_tokens.length && step.name.startsWith("encoder.") !== source));
   const s = signedScale(absMax(chosen.map((step) => step.values[pos])), "value (every strip on one scale)");
-  const strips = chosen.flatMap((step) => [el("span", {}, shortName(step.name)), stripOf(step.values[pos], s)]);
+  const strips = chosen.flatMap((step) => [el("span", {}, shortName(step.name)), strip(step.values[pos], s)]);
   if (strips.length) strips.push(el("span"), legend(s));
   $("trace-strips").replaceChildren(...strips);
-}
-
-function outputEntries(data) {
-  const probs = data.steps.find((s) => s.name === "probabilities");
-  if (data.classes.length) return data.classes.map((c, i) => [c, probs.values[i]]);
-  if (probs.top) return probs.top[Math.min(trace.pos, probs.top.length - 1)].map((e) => [e.token ?? String(e.id), e.value]);
-  const row = probs.values[Math.min(trace.pos, probs.values.length - 1)];
-  const vocab = data.vocabulary || [];
-  return row.map((p, i) => [vocab[i] ?? String(i), p]).sort((a, b) => b[1] - a[1]).slice(0, 10);
-}
-
-function renderOutput(data) {
-  bars($("trace-output"), outputEntries(data), null, data.classes.length ? (label) => label : visible);
-  const off = data.switched_off;
-  let change = "";
-  if (off && off.largest_at !== undefined) {  // per position: the one followed, and where it moved most
-    change = `switched off: ${off.steps.join(", ")}; at position ${trace.pos} a probability moved by at most ${off.change_at_position.toFixed(4)}; ` +
-      `at any position by ${off.largest_probability_change.toFixed(4)} (position ${off.largest_at}, after ${visible(off.largest_at_token)})`;
-  } else if (off) {
-    change = `switched off: ${off.steps.join(", ")}; largest change of a probability ${off.largest_probability_change.toFixed(4)}`;
-  }
-  $("trace-change").textContent = change || (data.classes.length ? "(class probabilities)" : `(after position ${trace.pos})`);
-}
-
-function renderLens(data) {
-  const show = data.classes.length ? (label) => label : visible;
-  $("trace-lens").replaceChildren(...data.lens.map((r) => el("tr", {}, el("th", {}, r.at),
-    ...r.top.map((t) => el("td", {}, `${show(t.token)} ${t.p.toFixed(3)}`)))));
-}
-
-function renderDistance(data) {  // each head's distance beside what even attention over the same keys gives
-  const even = data.attention_distance_uniform || {};
-  const heads = Math.max(0, ...Object.values(data.attention_distance).map((h) => h.length));
-  const head = el("tr", {}, el("th", {}, "layer"), ...Array.from({ length: heads }, (_, h) => el("th", {}, `head ${h}`)),
-    el("th", {}, "even attention"));
-  $("trace-distance").replaceChildren(head, ...Object.entries(data.attention_distance).map(([name, values]) =>
-    el("tr", {}, el("th", {}, name), ...values.map((d) => el("td", { className: "num" }, d.toFixed(2))),
-      el("td", { className: "num muted" }, name in even ? even[name][0].toFixed(2) : ""))));
 }
 
 async function sweep() {
@@ -360,8 +365,10 @@ async function sweep() {
   const windows = can("generate") ? Number($("sweep-windows").value || 0) : 0;
   const data = await api(runPath(state.run, "/sweep"), { text: body.text, target: body.target, windows });
   setStatus("");
-  const where = data.windows ? `, averaged over ${data.windows} windows of the validation text` : " on this input";
-  $("sweep-loss").textContent = `(loss with every head: ${data.loss.toFixed(4)}${where})`;
+  // the words follow what was ranked: this input, or windows of the validation text
+  const where = data.windows ? `averaged over ${data.windows} windows of the validation text` : "on this input";
+  $("sweep-title").textContent = `Heads ranked by how much the loss ${where} rises without them`;
+  $("sweep-loss").textContent = `(loss with every head: ${data.loss.toFixed(4)})`;
   const head = el("tr", {}, el("th", {}, "head switched off"), el("th", {}, "loss"), el("th", {}, "rise"));
   $("sweep-table").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.heads.map((h) =>
     el("tr", {}, el("td", {}, h.head), el("td", { className: "num" }, h.loss.toFixed(4)), el("td", { className: "num" }, h.rise.toFixed(4))))));
@@ -374,4 +381,4 @@ $("trace-block").addEventListener("change", guard(async () => { trace.block = $(
 $("trace-head").addEventListener("change", () => renderTrace());
 $("trace-prev").addEventListener("click", guard(() => move(-1)));
 $("trace-next").addEventListener("click", guard(() => move(1)));
-$("guide-start").addEventListener("click", guard(async () => { await goTo(walk()[0].name); $("guide").scrollIntoView({ block: "nearest" }); }));
+$("guide-start").addEventListener("click", guard(() => goTo(walk()[0].name)));

@@ -156,7 +156,12 @@ export function drawSampling() {
   const spread = `the model's probability is spread over about ${entropyTokens(model).toFixed(1)} tokens (e^entropy); ` +
     `what is drawn from, over about ${entropyTokens(drawn).toFixed(1)}`;
   const partial = rest > 0 ? ` (from the ${tokens.length.toLocaleString("en")} likeliest of ${vocabulary.toLocaleString("en")} tokens; the others hold ${rest.toPrecision(2)} of the model's probability)` : "";
-  $("sampling-note").textContent = `${spread}${partial}; the longest bar is ${longest.toFixed(3)}`;
+  // the bar every other is drawn against: the model's (grey), the drawn-from (blue), or both alike
+  const greyTop = model.slice(0, shown).indexOf(longest), blueTop = drawn.slice(0, shown).indexOf(longest);
+  const quoted = (i) => `\u201c${visible(tokens[i])}\u201d`;
+  const which = greyTop >= 0 && blueTop >= 0 ? `grey and blue alike, of ${quoted(blueTop)}`
+    : blueTop >= 0 ? `blue: what sampling draws ${quoted(blueTop)} from` : `grey: the model's own probability of ${quoted(greyTop)}`;
+  $("sampling-note").textContent = `${spread}${partial}; the longest bar (${which}) is ${longest.toFixed(3)}, and every bar is drawn against it`;
 }
 
 async function explain(index) {

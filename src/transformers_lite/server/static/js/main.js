@@ -8,6 +8,7 @@ import { setupTranslator } from "./translate.js";
 import { renderTrace, setupTrace, trace } from "./forward.js";
 import { resetBackward } from "./backward.js";
 import { loadTimeline, resetTimeline } from "./timeline.js";
+import { nameSignedColours } from "./scales.js";
 
 const SETUP = { generate: setupGenerator, classify: setupClassifier, translate: setupTranslator };
 
@@ -22,5 +23,6 @@ onRun(
     if (state.info) await loadTimeline();
   },
 );
+nameSignedColours();  // the headings' colour names, from the one definition of the signed scale
 window.tlite = { state, trace, renderTrace };  // the page's state, for a console, the tests and the benchmarks
 loadRuns().catch((e) => showError(e.message));

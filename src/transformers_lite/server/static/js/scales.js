@@ -1,7 +1,7 @@
 // Scales, legends and axes: what a colour means, said once for the whole page.
 //
 //   blue, 0 to 1 ......... a probability or an attention weight (always on the fixed 0-1 scale)
-//   purple - white - orange  a signed value: purple negative, white 0, orange positive (centred on 0)
+//   SIGNED (below) ....... a signed value, centred on 0: its colour and its words for each sign
 //   red .................. a loss (darker: higher)
 //   grey ................. masked (-inf: may not be read)
 //
@@ -10,6 +10,12 @@
 // not wash out the rest; each legend draws the same square root, so its numbers sit where their colour is.
 /* global d3 */
 import { el, svgEl, visible } from "./dom.js";
+
+// The signed scale, defined once: d3's PuOr runs from purple (t = 0) through white to orange (t = 1), and
+// -max sits at t = 0. Every word the page says about signed colours comes from here: each signed legend's
+// words, the headings' colour names (elements marked data-signed="negative" / "positive", filled by
+// nameSignedColours) and, through a test, docs/inspector.md.
+export const SIGNED = Object.freeze({ interpolate: (t) => d3.interpolatePuOr(t), negative: "purple", zero: "white", positive: "orange" });
 
 export const MASKED_RGB = [205, 205, 205];
 const MASKED = `rgb(${MASKED_RGB.join(", ")})`;
@@ -25,8 +31,19 @@ function table(interpolator) {  // 256 colours, looked up instead of interpolate
   return out;
 }
 const BLUES = table((t) => d3.interpolateBlues(0.03 + 0.97 * t));
-const SIGNED = table((t) => d3.interpolatePuOr(1 - t));  // d3's PuOr runs orange -> purple: turned round
+const SIGNED_COLOURS = table(SIGNED.interpolate);  // index 0: -max (negative), 255: +max (positive)
 const REDS = table(d3.interpolateReds);
+
+// the colour names of the page's headings, from SIGNED: <span data-signed="positive"></span> reads "orange",
+// with a swatch of the colour it names
+export function nameSignedColours(root = document) {
+  const end = { negative: SIGNED_COLOURS[38], zero: SIGNED_COLOURS[128], positive: SIGNED_COLOURS[217] };  // well inside each end
+  for (const node of root.querySelectorAll("[data-signed]")) {
+    const which = node.dataset.signed;
+    if (!(which in end)) throw new Error(`data-signed="${which}": the signed scale has negative, zero and positive`);
+    node.replaceChildren(el("span", { className: "swatch", style: `background: rgb(${end[which].join(", ")})` }), SIGNED[which]);
+  }
+}
 
 function scale(kind, lo, hi, colours, title) {
   const diverging = kind === "signed";
@@ -41,10 +58,16 @@ function scale(kind, lo, hi, colours, title) {
 
 // a probability or attention weight: blue, always 0 to 1, so maps compare at a glance
 export const probabilityScale = (title = "probability") => scale("probability", 0, 1, BLUES, title);
-// a signed value centred on 0, up to +-max (the largest |value| of what it is shared by)
-export const signedScale = (max, title = "value") => scale("signed", -(max || 1e-9), max || 1e-9, SIGNED, title);
+// a signed value centred on 0, up to +-max (the largest |value| of what it is shared by); values that are
+// all 0 are drawn white on a scale of +-1, and its legend says so (its ends are 0)
+export function signedScale(max, title = "value") {
+  if (max > 0) return scale("signed", -max, max, SIGNED_COLOURS, title);
+  return { ...scale("signed", -1, 1, SIGNED_COLOURS, title), lo: 0, hi: 0, constant: true };
+}
 // a loss from 0 to max: red
 export const lossScale = (max, title = "loss") => scale("loss", 0, max || 1e-9, REDS, title);
+// an attention mask as it is added: 0 (may be read, white as a signed 0) or -inf (masked, grey)
+export const maskScale = () => ({ ...scale("signed", -1, 1, SIGNED_COLOURS, "the mask"), kind: "mask", lo: 0, hi: 0 });
 
 // the largest |value| of nested arrays (a step's values, any depth), null (masked) left out; a loop, not
 // Math.max(...values) or .flat(): a (H, T, T) step at context 256 holds a quarter of a million values
@@ -58,10 +81,29 @@ export function absMax(values) {
 }
 
 // the legend of a scale: its colour bar with the numbers at both ends (and 0 in the middle of a signed
-// one); data-lo / data-hi hold the exact ends for whoever checks them
+// one, whose words say which colour is which sign); a mask's, or a signed scale whose values are all 0, is
+// a swatch per value instead. data-lo / data-hi hold the exact ends for whoever checks them.
 export function legend(s, { masked = false } = {}) {
-  const w = 180, h = 34, bar = 10;
-  const svg = svgEl("svg", { width: w + 20, height: h, class: "legend-bar" });
+  const box = el("div", { className: "legend" }, el("span", { className: "legend-title" }, s.title));
+  box.dataset.lo = s.lo;
+  box.dataset.hi = s.hi;
+  box.dataset.kind = s.kind;
+  const swatch = (css, words) => [el("span", { className: "swatch", style: `background: ${css}` }), el("span", { className: "muted" }, words)];
+  if (s.kind === "mask") box.append(...swatch(s.css(0), "0: may be read"), ...swatch(MASKED, "\u2212\u221e: masked"));
+  else if (s.constant) box.append(...swatch(s.css(0), "every value is 0"));
+  else box.append(colourBar(s));
+  if (s.kind === "signed" && !s.constant) {
+    const words = el("span", { className: "legend-words muted" }, `${SIGNED.negative}: negative, ${SIGNED.positive}: positive`);
+    Object.assign(words.dataset, { negative: SIGNED.negative, positive: SIGNED.positive });
+    box.append(words);
+  }
+  if (masked && s.kind !== "mask") box.append(...swatch(MASKED, "masked (\u2212\u221e)"));
+  return box;
+}
+
+function colourBar(s) {
+  const w = 180, h = 34, bar = 10, left = 10;
+  const svg = svgEl("svg", { width: w + 2 * left, height: h, class: "legend-bar" });
   const id = `g${Math.random().toString(36).slice(2)}`;
   const gradient = svgEl("linearGradient", { id });
   for (let k = 0; k <= 16; k++) {
@@ -69,22 +111,19 @@ export function legend(s, { masked = false } = {}) {
     const v = s.kind === "signed" ? Math.sign(t - 0.5) * (2 * t - 1) ** 2 * s.hi : s.lo + t * t * (s.hi - s.lo);
     gradient.append(svgEl("stop", { offset: t, "stop-color": s.css(v) }));
   }
-  svg.append(svgEl("defs"), svgEl("rect", { x: 10, y: 2, width: w, height: bar, fill: `url(#${id})`, stroke: "#c5ccd4" }));
+  svg.append(svgEl("defs"), svgEl("rect", { x: left, y: 2, width: w, height: bar, fill: `url(#${id})`, stroke: "#c5ccd4" }));
   svg.firstChild.append(gradient);
   const ticks = s.kind === "signed" ? [s.lo, 0, s.hi] : [s.lo, s.lo + (s.hi - s.lo) / 4, s.hi];
-  for (const v of ticks) {
-    const x = 10 + w * s.at(v);
+  ticks.forEach((v, k) => {
+    const x = left + w * s.at(v);
     svg.append(svgEl("line", { x1: x, y1: 2 + bar, x2: x, y2: 6 + bar, class: "axis" }));
-    const label = svgEl("text", { x, y: 18 + bar, "text-anchor": "middle", class: "tick" });
+    // the end labels run inwards from their ends, so a long number is never cut off at the edge
+    const anchor = k === 0 ? "start" : k === ticks.length - 1 ? "end" : "middle";
+    const label = svgEl("text", { x: k === 0 ? left - 2 : k === ticks.length - 1 ? left + w + 2 : x, y: 18 + bar, "text-anchor": anchor, class: "tick" });
     label.textContent = tick(v);
     svg.append(label);
-  }
-  const box = el("div", { className: "legend" }, el("span", { className: "legend-title" }, s.title), svg);
-  box.dataset.lo = s.lo;
-  box.dataset.hi = s.hi;
-  box.dataset.kind = s.kind;
-  if (masked) box.append(el("span", { className: "swatch", style: `background: ${MASKED}` }), el("span", { className: "muted" }, " masked (\u2212\u221e)"));
-  return box;
+  });
+  return svg;
 }
 
 // an axis: one label per cell, or, where cells are too small to write in, one label per group of cells
@@ -170,6 +209,49 @@ export function heatmap(matrix, { rows = null, cols = null, s, title, small = fa
   return figure;
 }
 
+// a (J, D) matrix drawn turned, one column per row j, as wide as a strip so its columns stand under the
+// columns of a (J)-long row; the column `lit` outlined
+export function turnedRows(matrix, s, lit) {
+  const J = matrix.length, D = matrix[0].length;
+  const canvas = el("canvas", { width: J, height: D, className: "turned" });
+  const ctx = canvas.getContext("2d");
+  matrix.forEach((row, j) => row.forEach((x, d) => { ctx.fillStyle = s.css(x); ctx.fillRect(j, d, 1, 1); }));
+  canvas.style.height = `${Math.max(24, Math.min(96, 3 * D))}px`;
+  canvas.title = `${J} rows of ${D} values, row j drawn as column j`;
+  const box = el("div", { className: "turned-box" }, canvas);
+  box.dataset.rows = J;
+  box.dataset.cols = D;
+  if (lit >= 0) {
+    const mark = el("div", { className: "lit-column" });
+    Object.assign(mark.style, { left: `${(100 * lit) / J}%`, width: `${100 / J}%` });
+    mark.dataset.column = lit;
+    box.append(mark);
+  }
+  return box;
+}
+
+
+// a row of values as a strip of cells; where the cells are wide enough to tell apart, a thin line between
+// two (so a row of equal values, white zeros too, still shows its cells)
+export function strip(values, s) {
+  const n = Math.max(values.length, 1);
+  const canvas = el("canvas", { width: n, height: 1 });
+  const ctx = canvas.getContext("2d");
+  values.forEach((x, j) => { ctx.fillStyle = s.css(x); ctx.fillRect(j, 0, 1, 1); });
+  canvas.title = `${values.length} values`;
+  canvas.addEventListener("mousemove", (event) => {  // the channel under the pointer (the strip is scaled to its box)
+    const j = Math.floor((event.offsetX / Math.max(canvas.clientWidth, 1)) * values.length);
+    canvas.title = j >= 0 && j < values.length ? `channel ${j}: ${number(values[j])}` : `${values.length} values`;
+  });
+  const box = el("div", { className: "strip" }, canvas);
+  if (n > 1 && n <= 160) {  // the lines between cells, drawn over the canvas whatever its width
+    const cells = el("div", { className: "cells" });
+    cells.style.backgroundImage = `repeating-linear-gradient(90deg, transparent 0 calc(100% / ${n} - 1px), #c5ccd4 calc(100% / ${n} - 1px) calc(100% / ${n}))`;
+    box.append(cells);
+  }
+  return box;
+}
+
 // probabilities as bars on the fixed 0..1 axis of the largest shown; `chosen` gets its `tag`
 // ("written", "true label", ...) beside its bar
 export function bars(container, entries, chosen = null, show = visible, tag = "chosen") {
@@ -210,7 +292,7 @@ export function lineChart(series, xTitle = "optimizer step") {
   const svg = svgEl("svg", { width: w, height: h, class: "chart" });
   const xs = series.flatMap(([, s]) => s.step), ys = series.flatMap(([, s]) => s.value);
   const [x0, x1] = d3.extent(xs), [y0, y1] = d3.extent(ys);
-  const sx = d3.scaleLinear([x0, x1 > x0 ? x1 : x0 + 1], [left, w - right]);
+  const sx = d3.scaleLinear(x1 > x0 ? [x0, x1] : [x0 - 1, x0 + 1], [left, w - right]);  // one point: in the middle
   const sy = d3.scaleLinear([y0, y1 > y0 ? y1 : y0 + 1], [h - bottom, top]);
   svg.append(svgEl("line", { x1: left, y1: h - bottom, x2: w - right, y2: h - bottom, class: "axis" }));
   svg.append(svgEl("line", { x1: left, y1: top, x2: left, y2: h - bottom, class: "axis" }));
@@ -219,9 +301,11 @@ export function lineChart(series, xTitle = "optimizer step") {
     svg.append(svgEl("line", { x1: left - 4, y1: sy(v), x2: w - right, y2: sy(v), class: "grid" }));
     text({ x: left - 6, y: sy(v) + 4, "text-anchor": "end" }, sy.tickFormat(5)(v));
   }
-  for (const v of sx.ticks(5)) {
+  // steps and ranks are whole numbers: no tick between two of them (a curve of one point gets its own step)
+  const whole = xs.every(Number.isInteger);
+  for (const v of sx.ticks(5).filter((x) => !whole || Number.isInteger(x))) {
     svg.append(svgEl("line", { x1: sx(v), y1: h - bottom, x2: sx(v), y2: h - bottom + 4, class: "axis" }));
-    text({ x: sx(v), y: h - bottom + 16, "text-anchor": "middle" }, sx.tickFormat(5)(v));
+    text({ x: sx(v), y: h - bottom + 16, "text-anchor": "middle" }, whole ? String(v) : sx.tickFormat(5)(v));
   }
   text({ x: (left + w - right) / 2, y: h - 4, "text-anchor": "middle" }, xTitle);
   series.forEach(([name, s], k) => {
