@@ -126,7 +126,7 @@ ERRORS = {
     "empty-prompt": (["generate", "{gen}", "--prompt", ""], "the prompt is empty"),
     "generate-on-a-classifier": (["generate", "{cls}"], "holds a classifier model, which cannot generate"),
     "generate-not-a-run": (["generate", "{tmp}/nowhere"], "is not a run directory"),
-    "beam-zero": (["translate", "{s2s}", "alpha", "--beam", "0"], "beam must be an integer >= 1"),
+    "beam-zero": (["translate", "{s2s}", "alpha", "--beam", "0"], "beam must be an integer in [1, 1000]"),
     "classify-empty-text": (["classify", "{cls}", "good", ""], "text 2 is empty"),
     "translate-empty-text": (["translate", "{s2s}", " "], "text 1 is empty"),
     "evaluate-recorded-data-gone": (["evaluate", "{gone}"], "file {gonefile} is gone; pass --text FILE"),

@@ -36,8 +36,8 @@ def test_a_missing_file_is_named_by_every_way_in(runs, tmp_path_factory, gone, m
     loading = MOMENTS["load"][1] | (weights if weights <= gone else set())
     if moment == "load":
         relies_on = loading
-    if moment == "resume" and "checkpoint" in gone:  # no checkpoint: trains its recorded settings from step 0
-        relies_on = {"hyperparameters.json"}
+    if moment == "resume" and "checkpoint" in gone:  # no checkpoint, though it trained (its history is there):
+        relies_on = {"hyperparameters.json", "checkpoint"}  # from step 0 again would overwrite it, so it is named
     if "config.json" in gone:  # which tokenizer files a run reads, its config says: config.json is named
         relies_on = relies_on - {"tokenizer.json"}
     loading -= {"tokenizer.json"} if "config.json" in gone else set()
