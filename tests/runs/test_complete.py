@@ -4,10 +4,11 @@ and the end of a training name the file that is missing, instead of a wrong mess
 import shutil
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import transformers_lite as tl
+from transformers_lite.cli.main import main
 from transformers_lite.errors import RunError
 from transformers_lite.recipes.resume import recorded_recipe
 from transformers_lite.training.callbacks import Callback
@@ -95,3 +96,49 @@ def test_a_training_whose_folder_is_deleted_under_it_is_not_saved(files, tmp_pat
     with pytest.raises(RunError, match="hyperparameters.json, config.json are missing; the run folder was deleted"):
         train.run(args, callbacks=[DeleteTheRun(out)])
     assert "run saved" not in capsys.readouterr().out
+
+
+def _resume(run, how, capsys):
+    """None when ``--resume`` (the command, or ``Recipe.run`` from Python) trained, else its error."""
+    if how == "python":
+        try:
+            recorded_recipe(run).run(resume_dir=run, log=lambda *_: None)
+        except RunError as err:
+            return str(err)
+        return None
+    code = main(["train", "generator", "--resume", str(run)])
+    err = capsys.readouterr().err
+    return None if code == 0 else err
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kept=st.sets(st.sampled_from(["model.safetensors", "history.json", "metrics.csv"])),
+    how=st.sampled_from(["python", "command"]),
+)
+def test_a_run_without_checkpoints_trains_from_step_0_only_if_it_never_trained(
+    runs,  # noqa: F811
+    tmp_path_factory,
+    capsys,
+    kept,
+    how,
+):
+    """``--resume`` of a run whose checkpoints are gone: a run that never took a step (killed before its
+    first checkpoint) trains its recorded settings from step 0; one that trained (its final weights, its
+    history) is refused naming the missing checkpoint, and its files are left as they are."""
+    run = tmp_path_factory.mktemp("run") / "gpt"
+    shutil.copytree(runs / "generator", run)
+    shutil.rmtree(run / "checkpoint")
+    for name in {"model.safetensors", "history.json", "metrics.csv", "kept.json"} - kept:
+        (run / name).unlink(missing_ok=True)
+    before = {name: (run / name).read_bytes() for name in kept}
+    error = _resume(run, how, capsys)
+    if not kept:
+        assert error is None
+        assert (run / "model.safetensors").is_file() and (run / "checkpoint" / "LATEST").is_file()
+        return
+    assert (
+        error is not None and "checkpoint/LATEST (a complete checkpoint) is missing though the run has trained" in error
+    )
+    assert all(name in error for name in kept) and "from step 0 over its weights" in error
+    assert {name: (run / name).read_bytes() for name in kept} == before

@@ -318,14 +318,23 @@ def export_gpt2(run_dir: str | Path, out: str | Path, force: bool = False) -> Pa
     tensors = {f"transformer.{k}": v.contiguous() for k, v in tensors.items()}
     if not c.tie_embeddings:
         tensors["lm_head.weight"] = state["head.weight"].contiguous()
+    created = not out.exists()
+    before = set() if created else set(out.iterdir())
     out.mkdir(parents=True, exist_ok=True)
-    save_tensors(tensors, out / "model.safetensors", metadata={"format": "pt"})  # a full disk: one line naming it
-    atomic_write_json(out / "config.json", hf_config)
-    tok = run.tokenizer
-    if isinstance(tok, ByteLevelBPETokenizer):
-        vocab, merges = tok.vocab_and_merges()
-        atomic_write_json(out / "vocab.json", vocab)
-        atomic_write_text(out / "merges.txt", "#version: 0.2\n" + "".join(m + "\n" for m in merges))
+    try:  # a write that fails (a full disk: one line naming the file) leaves no part of the export behind
+        save_tensors(tensors, out / "model.safetensors", metadata={"format": "pt"})
+        atomic_write_json(out / "config.json", hf_config)
+        tok = run.tokenizer
+        if isinstance(tok, ByteLevelBPETokenizer):
+            vocab, merges = tok.vocab_and_merges()
+            atomic_write_json(out / "vocab.json", vocab)
+            atomic_write_text(out / "merges.txt", "#version: 0.2\n" + "".join(m + "\n" for m in merges))
+    except BaseException:
+        for path in set(out.iterdir()) - before:
+            path.unlink()
+        if created:
+            out.rmdir()
+        raise
     return out
 
 
