@@ -9,7 +9,6 @@ family is one class and one entry here (plus its config, model and task).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -150,8 +149,8 @@ class TranslatorFamily(Family):
         run: LoadedRun,
         data: Any = None,
         *,
-        src: str | os.PathLike[str] | None = None,
-        ref: str | os.PathLike[str] | None = None,
+        src: str | Path | None = None,
+        ref: str | Path | None = None,
         beam: int = 1,
         progress: bool = False,
         **_: Any,  # noqa: ANN401

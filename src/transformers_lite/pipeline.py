@@ -124,7 +124,7 @@ class Run(InspectedRun):
     @overload
     def classify(self, texts: str, *, progress: bool = False) -> dict[str, Any]: ...
     @overload
-    def classify(self, texts: Sequence[str], *, progress: bool = False) -> list[dict[str, Any]]: ...
+    def classify(self, texts: list[str] | tuple[str, ...], *, progress: bool = False) -> list[dict[str, Any]]: ...
     @validate.arguments
     def classify(self, texts: str | Sequence[str], *, progress: bool = False) -> dict[str, Any] | list[dict[str, Any]]:
         """For each text: the predicted class and every class's probability (one text: one result)."""
@@ -179,7 +179,7 @@ class Run(InspectedRun):
         probabilities, from the model's own forward. ``switch_off_steps`` runs the same forward with heads,
         units or the positions switched off (``blocks.0.attention.head.2``, ``blocks.1.feed_forward.hidden.unit.7``,
         ``position``; ``inspect.tracing.switch_off``)."""
-        return trace_forward(self, text, target=target, edits=switch_off(switch_off_steps, self.config.n_heads))
+        return trace_forward(self, text, target=target, edits=switch_off(list(switch_off_steps), self.config.n_heads))
 
     @validate.arguments
     def backward_trace(self, text: str, *, target: str | None = None, position: int | None = None) -> BackwardTrace:

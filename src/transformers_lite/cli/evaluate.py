@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{' '.join(given)} is for {other.name} runs; {args.run} holds a {loaded.config.family} "
                 f"(its options: {', '.join('--' + n.replace('_', '-') for n in mine)})"
             )
-    given = dict(
+    options = dict(
         src=args.src,
         ref=args.ref,
         beam=args.beam,
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
         progress=interactive(),
     )
     taken = inspect.signature(loaded.family.evaluate).parameters  # the others were refused above, or are unset
-    result = loaded.evaluate(args.data or args.text, **{k: v for k, v in given.items() if k in taken})
+    result = loaded.evaluate(args.data or args.text, **{k: v for k, v in options.items() if k in taken})
     if args.json:
         print_json(result)
     else:

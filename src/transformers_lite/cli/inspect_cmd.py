@@ -97,7 +97,9 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 
 def run(args: argparse.Namespace) -> int:
-    runs = distinct([Path(r) for r in args.run], f"inspect {args.kind}", "run", "shown")  # named twice: shown once
+    runs = [Path(r) for r in args.run]
+    if args.kind in SEVERAL_RUNS:  # a run named twice: shown once
+        runs = distinct(runs, f"inspect {args.kind}", "run", "shown")
     if args.kind in NO_RUN:
         if runs:
             raise ConfigError(f"inspect {args.kind} draws no run; drop {args.run[0]}")
