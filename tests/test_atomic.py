@@ -1,6 +1,7 @@
 """``atomic_write`` replaces only regular files: a link keeps being a link (its target gets the new
 content), a device or FIFO is written in place, a directory is an error naming the path."""
 
+import json
 import os
 import socket
 import stat
@@ -140,3 +141,28 @@ def test_a_regular_file_under_dev_is_replaced_not_appended_to():
         atomic_write_text(path, "first\n")
         atomic_write_text(path, "second\n")
         assert path.read_text() == "second\n" and stat.S_ISREG(path.stat().st_mode)
+
+
+def _shape(value):
+    return None if isinstance(value, dict) and all(isinstance(v, int) for v in value.values()) else "not counts"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(content=st.binary(max_size=80) | st.text(max_size=80).map(str.encode))
+def test_a_record_is_read_as_it_is_or_named_and_left_as_it_is(tmp_path, content):
+    """``read_record``: the file's value when it parses and has the record's shape; else an error naming the
+    file that says it was left as it is, and the file keeps every byte (a missing file is the empty record)."""
+    from transformers_lite.atomic import read_record
+    from transformers_lite.errors import RunError
+
+    path = tmp_path / "record.json"
+    path.unlink(missing_ok=True)  # one folder for every example
+    assert read_record(path, "count record", _shape, dict) == {} and not path.exists()
+    path.write_bytes(content)
+    try:
+        value = read_record(path, "count record", _shape, dict)
+    except RunError as err:
+        assert str(err).startswith(f"{path}: ") and "left as it is" in str(err)
+    else:
+        assert _shape(value) is None and json.loads(content.decode("utf-8")) == value
+    assert path.read_bytes() == content

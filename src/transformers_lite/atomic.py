@@ -1,5 +1,6 @@
 """Atomic file writes: write to a temporary file beside the target, fsync, then rename (and ``read_json``,
-the checked read of what they wrote).
+the checked read of what they wrote; ``read_record``, the one read of a small record that is read,
+changed and written back).
 
 A crash (or SIGKILL) in the middle of a save leaves either the old file or the new one, never a
 truncated mix, because ``os.replace`` is atomic on POSIX file systems.
@@ -40,6 +41,37 @@ def read_json(path: str | Path, what: str, error: type[Exception] = RunError, hi
         return json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise error(f"{path}: damaged {what}, not valid JSON ({err}){hint}") from None
+
+
+KEEP = "fix it, or move it aside to start a new one"
+
+
+def read_record(
+    path: str | Path,
+    what: str,
+    shape: Callable[[Any], str | None],
+    empty: Callable[[], Any],
+    error: type[Exception] = RunError,
+    what_to_do: str = KEEP,
+) -> Any:  # noqa: ANN401
+    """A small JSON record the project reads, changes and writes back (the exercises a learner has done, a
+    run's manifest): ``empty()`` while the file does not exist; else its value, which must parse and pass
+    ``shape`` (a function returning what is wrong with a value, or None).
+
+    A file that cannot be read, does not parse or has another shape is an ``error`` naming the file and
+    the problem, and ``what_to_do``; the file is left as it is: a fresh record in its place would be written over it at
+    the next change, losing what it held (a hand-edited file with a trailing comma, its entries gone)."""
+    path = Path(path)
+    kept = f"; it was left as it is: {what_to_do}"
+    if not os.path.lexists(path):
+        return empty()
+    if path.is_dir():
+        raise error(f"{path}: {what} expected here, found a folder{kept}")
+    value = read_json(path, what, error, hint=kept)
+    problem = shape(value)
+    if problem:
+        raise error(f"{path}: damaged {what}: {problem}{kept}")
+    return value
 
 
 def atomic_write(path: str | Path, write: Callable[[str], None]) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from torch import Tensor
 
+from . import validate
 from .config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
 from .devices import resolve_device
 from .errors import ConfigError, warn
@@ -148,8 +149,8 @@ class TranslatorFamily(Family):
         run: LoadedRun,
         data: Any = None,
         *,
-        src: Any = None,
-        ref: Any = None,
+        src: str | Path | None = None,
+        ref: str | Path | None = None,
         beam: int = 1,
         progress: bool = False,
         **_: Any,  # noqa: ANN401
@@ -275,11 +276,10 @@ def expect(what: str, found: str, wanted: str) -> None:
         raise ConfigError(f"{what} is for a {found}, not a {wanted}")
 
 
+@validate.arguments  # trust_edited="no" would be true
 def load(run_dir: str | Path, device: str = "cpu", trust_edited: bool = False) -> Run:
     """A run directory's model (eval mode), tokenizer(s) and config, validated against each other and
     against the sha256 the run recorded of them (``trust_edited=True`` accepts files edited since)."""
-    if not isinstance(trust_edited, bool):  # "no" would be true
-        raise ConfigError(f"trust_edited must be True or False, got {trust_edited!r}")
     files = load_files(run_dir, resolve_device(device), trust_edited=trust_edited)
     return Run(
         files.model, files.config, files.tokenizers, files.run_dir, trust_edited, family=FAMILIES[files.config.family]

@@ -13,12 +13,15 @@ family can do, and how it is evaluated, comes from the family's entry in ``famil
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import inspect
+import os
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
 import torch
 
+from . import validate
 from .errors import ConfigError, warn
 from .evaluation.prediction import check_texts, class_names, classify_texts
 from .family import Family
@@ -49,6 +52,7 @@ class Run(InspectedRun):
             raise ConfigError(f"{self.run_dir} holds a {self.config.family} model, which cannot {action}")
 
     # ---------------------------------------------------------------- generator
+    @validate.arguments
     def stream(
         self,
         prompt: str,
@@ -79,6 +83,7 @@ class Run(InspectedRun):
             yield {"id": token, "text": text[len(shown) :]}
             shown = text
 
+    @validate.arguments
     def generate(
         self,
         prompt: str,
@@ -119,8 +124,9 @@ class Run(InspectedRun):
     @overload
     def classify(self, texts: str, *, progress: bool = False) -> dict[str, Any]: ...
     @overload
-    def classify(self, texts: list[str], *, progress: bool = False) -> list[dict[str, Any]]: ...
-    def classify(self, texts: str | list[str], *, progress: bool = False) -> dict[str, Any] | list[dict[str, Any]]:
+    def classify(self, texts: list[str] | tuple[str, ...], *, progress: bool = False) -> list[dict[str, Any]]: ...
+    @validate.arguments
+    def classify(self, texts: str | Sequence[str], *, progress: bool = False) -> dict[str, Any] | list[dict[str, Any]]:
         """For each text: the predicted class and every class's probability (one text: one result)."""
         self._can("classify")
         if isinstance(texts, str):
@@ -139,9 +145,10 @@ class Run(InspectedRun):
         ]
 
     # ---------------------------------------------------------------- translator
+    @validate.arguments
     def translate(
         self,
-        texts: str | list[str],
+        texts: str | Sequence[str],
         *,
         beam: int = 1,
         length_penalty: float = 1.0,
@@ -165,16 +172,16 @@ class Run(InspectedRun):
         return translate_texts(self.model, self.src_tokenizer, self.tokenizer, texts, settings, progress=progress)
 
     # ---------------------------------------------------------------- every family
-    def trace(
-        self, text: str, *, target: str | None = None, switch_off_steps: list[str] | tuple[str, ...] = ()
-    ) -> ForwardTrace:
+    @validate.arguments
+    def trace(self, text: str, *, target: str | None = None, switch_off_steps: Sequence[str] = ()) -> ForwardTrace:
         """Every step of one forward pass over ``text`` (a prompt, a review, a translator's source with its
         ``target``, by default the greedy translation): Q, K, V, scores, softmax weights, ... down to the
         probabilities, from the model's own forward. ``switch_off_steps`` runs the same forward with heads,
         units or the positions switched off (``blocks.0.attention.head.2``, ``blocks.1.feed_forward.hidden.unit.7``,
         ``position``; ``inspect.tracing.switch_off``)."""
-        return trace_forward(self, text, target=target, edits=switch_off(switch_off_steps, self.config.n_heads))
+        return trace_forward(self, text, target=target, edits=switch_off(list(switch_off_steps), self.config.n_heads))
 
+    @validate.arguments
     def backward_trace(self, text: str, *, target: str | None = None, position: int | None = None) -> BackwardTrace:
         """The backward pass of one example: its loss and, for every step of the forward trace, the
         gradient of the loss with respect to it (from the logits back to the embedding rows), every
@@ -184,6 +191,7 @@ class Run(InspectedRun):
         weights are not changed."""
         return trace_backward(self, text, target=target, position=position)
 
+    @validate.arguments
     def take_step(
         self,
         text: str,
@@ -198,8 +206,18 @@ class Run(InspectedRun):
         that moved most and how far each parameter moved (``inspect.one_step``). The run is not changed."""
         return one_step(self, text, target=target, position=position, optimizer=optimizer, lr=lr)
 
-    def evaluate(self, data: Any = None, **options: Any) -> dict[str, Any]:  # noqa: ANN401
+    @validate.arguments
+    def evaluate(self, data: str | os.PathLike[str] | None = None, **options: Any) -> dict[str, Any]:  # noqa: ANN401
         """Metrics on a file (``data``; a translator takes ``src=``/``ref=`` and ``beam=``), or on the run's
         own validation data when none is given; a classifier takes ``baseline="tfidf-svm"`` (or another name
-        of ``evaluation.baselines.BASELINES``) to score that baseline, fitted on its training records, beside it."""
-        return self.family.evaluate(self, data=data, **options)
+        of ``evaluation.baselines.BASELINES``) to score that baseline, fitted on its training records, beside it.
+        An option this run's family does not take is refused by name (``bem=4`` is not ignored)."""
+        method = self.family.evaluate
+        taken = [n for n, p in inspect.signature(method).parameters.items() if p.kind is p.KEYWORD_ONLY]
+        for name in options:
+            if name not in taken:
+                raise ConfigError(
+                    f"evaluate() of a {self.config.family} run takes no option {name!r}; its options: "
+                    f"{', '.join(taken) or 'none'}"
+                )
+        return validate.arguments(method)(self, data=data, **options)

@@ -5,10 +5,17 @@ infinities are not numbers any setting accepts, so an unbounded side reads "a fi
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
+import functools
+import inspect
 import math
-from collections.abc import Iterable
-from typing import Any
+import os
+import types
+import typing
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
 
 from .errors import ConfigError
 
@@ -95,3 +102,133 @@ def flags(settings: Any) -> None:  # noqa: ANN401
         if (optional or f.type in ("bool", bool)) and not isinstance(value, bool):
             allowed = "true, false or null" if optional else "true or false"
             raise ConfigError(f"{f.name} must be {allowed}, got {value!r}")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+_PLURAL = {str: "strings", int: "integers", float: "finite numbers", bool: "True or False values", Path: "paths"}
+_ONE = {str: "a string", int: "an integer", float: "a finite number", bool: "True or False", type(None): "None"}
+
+
+def arguments(function: F) -> F:
+    """``function`` with each argument checked against its type hints before it runs: a value of another
+    type is a ``ConfigError`` naming the argument, what it takes and what it got (``texts[1] is 5, an
+    int``), so a public function of the Python API never answers a wrong argument with an
+    ``AttributeError`` from deep inside. ``Any`` checks nothing; a number's range is checked where it
+    enters (``number``, ``integer``), as for the command line."""
+    signature = inspect.signature(function)
+    hints = functools.cache(lambda: _hints(function))  # resolved at the first call, once
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:  # noqa: ANN401
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise ConfigError(f"{function.__name__}(): {err}") from None
+        for name, value in bound.arguments.items():
+            parameter = signature.parameters[name]
+            if name == "self" or name not in hints():
+                continue
+            if parameter.kind is parameter.VAR_KEYWORD:
+                items = [(key, v) for key, v in value.items()]
+            elif parameter.kind is parameter.VAR_POSITIONAL:
+                items = [(f"{name}[{i}]", v) for i, v in enumerate(value)]
+            else:
+                items = [(name, value)]
+            for where, v in items:
+                problem = mismatch(v, hints()[name], where)
+                if problem:
+                    raise ConfigError(problem)
+        return function(*args, **kwargs)
+
+    checked.checks_arguments = True  # type: ignore[attr-defined]
+    return typing.cast(F, checked)
+
+
+def _hints(function: Callable[..., Any]) -> dict[str, Any]:
+    """The function's resolved type hints; one naming a type only imported for type checkers is left out."""
+    try:
+        return typing.get_type_hints(function)
+    except NameError:
+        out = {}
+        for name, text in function.__annotations__.items():
+            try:
+                out[name] = typing.get_type_hints(_Single(function, name, text))[name]
+            except NameError:
+                continue
+        return out
+
+
+class _Single:
+    """One annotation of a function, for ``typing.get_type_hints`` to resolve in the function's module."""
+
+    def __init__(self, function: Callable[..., Any], name: str, text: Any) -> None:  # noqa: ANN401
+        self.__annotations__ = {name: text}
+        self.__globals__ = getattr(function, "__globals__", {})
+
+
+def mismatch(value: Any, hint: Any, name: str) -> str | None:  # noqa: ANN401
+    """Why ``value`` is not of the type ``hint`` (in words naming ``name``), or None when it is."""
+    found = _first(value, hint, name)
+    if found is None:
+        return None
+    where, inner = found
+    if where == name:
+        return f"{name} must be {describe(hint)}, got {_shown(value)}"
+    return f"{name} must be {describe(hint)}; {where} is {_shown(inner)}"
+
+
+def _first(value: Any, hint: Any, where: str) -> tuple[str, Any] | None:  # noqa: ANN401
+    """``(where, value)`` of the first part of ``value`` that does not fit ``hint``, or None."""
+    if hint is Any:
+        return None
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        if any(_first(value, member, where) is None for member in args):
+            return None
+        sequences = [m for m in args if _is_sequence(m)]
+        if sequences and isinstance(value, (list, tuple)):  # say which item does not fit
+            return _first(value, sequences[0], where)
+        return where, value
+    if origin is typing.Literal:
+        return None if value in args else (where, value)
+    if _is_sequence(hint):
+        if isinstance(value, str) or not isinstance(value, list if origin is list else (list, tuple)):
+            return where, value
+        item = args[0] if args else Any
+        return next((bad for i, v in enumerate(value) if (bad := _first(v, item, f"{where}[{i}]")) is not None), None)
+    kinds: dict[Any, tuple[type, ...]] = {float: (int, float), Path: (os.PathLike,), os.PathLike: (os.PathLike,)}
+    cls = origin or hint
+    accepted = kinds.get(cls, (cls,))
+    if hint in (int, float) and isinstance(value, bool):  # True is an int to Python, never a count
+        return where, value
+    return None if isinstance(value, accepted) else (where, value)
+
+
+def _is_sequence(hint: Any) -> bool:  # noqa: ANN401
+    origin = typing.get_origin(hint)
+    return origin in (list, tuple, collections.abc.Sequence) and (
+        origin is not tuple or typing.get_args(hint)[-1:] == (Ellipsis,)
+    )
+
+
+def describe(hint: Any) -> str:  # noqa: ANN401
+    """A type hint in words: ``str | Sequence[str]`` -> ``a string or a list of strings``."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        words = [describe(m) for m in args if m is not type(None)] + (["None"] if type(None) in args else [])
+        return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in args)
+    if _is_sequence(hint):
+        item = args[0] if args else Any
+        return f"a list of {_PLURAL.get(item, describe(item) + ' each')}"
+    if hint in _ONE:
+        return _ONE[hint]
+    if hint in (Path, os.PathLike) or typing.get_origin(hint) is os.PathLike:
+        return "a path"
+    return "anything" if hint is Any else f"a {getattr(hint, '__name__', hint)}"
+
+
+def _shown(value: Any) -> str:  # noqa: ANN401
+    text = repr(value)
+    return f"{text[:60]}{'...' if len(text) > 60 else ''} ({type(value).__name__})"

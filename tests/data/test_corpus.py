@@ -2,6 +2,7 @@
 else read as text; a sha256 that follows the contents, not the place."""
 
 import shutil
+import warnings
 
 import pytest
 from hypothesis import given, settings
@@ -66,3 +67,34 @@ def test_compiled_and_binary_files_are_skipped_in_one_line_grouped_by_why(tmp_pa
     )
     assert line.count("save the file as UTF-8") == 1 and "\n" not in line
     assert corpus.report().endswith("; " + line)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    depth=st.integers(1, 3),
+    stars=st.integers(1, 3),
+    links=st.lists(st.integers(0, 5), max_size=3),
+    n=st.integers(1, 4),
+)
+def test_a_file_named_more_than_once_is_read_once_and_said(tmp_path_factory, depth, stars, links, n):
+    """A pattern that reaches a file by several ways (``**/**/*.txt``) or a folder holding a link to one of
+    its files names that file more than once: it is read once, and a warning names it and how often."""
+    root = tmp_path_factory.mktemp("twice")
+    folder = root.joinpath(*[f"d{i}" for i in range(depth)])
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(n):
+        (folder / f"f{i}.txt").write_text(f"text of file {i}\n")
+    for k, target in enumerate(links):
+        if target < n:
+            (root / f"link{k}.txt").symlink_to(folder / f"f{target}.txt")
+    spec = root / "/".join(["**"] * stars) / "*.txt"
+    expected = "".join(f"text of file {i}\n" for i in range(n))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        corpus = read_corpus(spec)
+    assert sorted(corpus.text.splitlines(keepends=True)) == sorted(expected.splitlines(keepends=True))
+    said = [str(w.message) for w in caught if "more than once" in str(w.message)]
+    twice = stars > 1 and depth >= 1 or any(t < n for t in links)
+    assert bool(said) == twice, said
+    if said:
+        assert said[0].startswith(f"{spec} names ") and "each is read once" in said[0]

@@ -9,6 +9,7 @@ import io
 import json
 import lzma
 import os
+import re
 import warnings
 import zipfile
 
@@ -16,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformers_lite.data.formats import check_file, hint, read_bytes, sniff
-from transformers_lite.data.inputs import read_inputs
+from transformers_lite.data.formats import UNREADABLE, check_file, hint, read_bytes, sniff
+from transformers_lite.data.inputs import json_kind, read_inputs
 from transformers_lite.data.reviews import load_reviews
 from transformers_lite.data.sources import read_text_file
 from transformers_lite.data.tables import read_table
@@ -286,3 +287,63 @@ def test_labels_that_look_alike_are_one_class_and_spreadsheet_forms_are_read_or_
         warnings.simplefilter("error", TliteWarning)  # named as what it is, nothing said about its compression
         with pytest.raises(DataError, match="book.xlsx: an office document .*save it as CSV"):
             read_table(tmp_path / "book.xlsx")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    kind=st.sampled_from(UNREADABLE),
+    tail=st.binary(max_size=40),
+    suffix=st.sampled_from(["", ".txt", ".csv", ".jsonl", ".json", ".zst", ".TXT", ".zip"]),
+    wrap=st.sampled_from(["", ".gz", ".bz2", ".xz"]),
+)
+def test_a_file_that_is_no_text_is_named_by_what_its_bytes_say(tmp_path_factory, kind, tail, suffix, wrap):
+    """zstd, lz4, an empty zip, a 7-Zip or RAR archive, a PDF, an SQLite database: each is named as what
+    its magic bytes say and what to do, whatever its name and compressed or not, never read as text that
+    is "not UTF-8" nor as a file "not zip-compressed"."""
+    magic, what, advice = kind
+    path = tmp_path_factory.mktemp("magic") / f"data{suffix}{wrap}"
+    path.write_bytes(COMPRESS[wrap](magic + tail))
+    for read in (read_table, read_inputs, read_text_file):
+        with pytest.raises(DataError) as err, warnings.catch_warnings():
+            warnings.simplefilter("ignore", TliteWarning)  # a name the content overrules is said: not this test's
+            read(str(path))
+        assert str(err.value) == f"{path}: {what}, which cannot be read as text; {advice}"
+
+
+JSON_VALUES = st.one_of(
+    st.integers(), st.floats(allow_nan=False), st.booleans(), st.none(), st.text(max_size=10), st.just(42)
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=JSON_VALUES, suffix=st.sampled_from([".json", ".jsonl", ".JSON"]), wrap=st.sampled_from(["", ".gz"]))
+def test_a_json_file_holding_no_records_is_named_as_the_value_it_holds(tmp_path_factory, value, suffix, wrap):
+    """A ``.json`` or ``.jsonl`` file whose content is one JSON value that is no record (``42``, ``"hi"``,
+    ``null``) is said to hold that value, never read as plain text with a warning."""
+    path = tmp_path_factory.mktemp("json") / f"data{suffix}{wrap}"
+    path.write_bytes(COMPRESS[wrap](json.dumps(value).encode() + b"\n"))
+    kind = json_kind(value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TliteWarning)  # no "holds plain text" warning
+        with pytest.raises(DataError, match=re.escape(kind)):
+            read_table(path)
+        with pytest.raises(DataError, match=re.escape(kind)):
+            read_inputs(str(path))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    labels=st.lists(LABELS, min_size=2, max_size=8),
+    bad=st.sampled_from(["NaN", "Infinity", "-Infinity"]),
+    at=st.integers(0, 7),
+)
+def test_a_label_that_is_no_number_json_allows_is_refused_naming_its_record(tmp_path_factory, labels, bad, at):
+    """Python's JSON reads ``NaN`` and ``Infinity``; as a label they are refused naming the line, as a
+    ``null`` label is, never made a class "nan"."""
+    at = min(at, len(labels))
+    lines = [json.dumps({"text": f"text {i}", "label": label}) for i, label in enumerate(labels)]
+    lines.insert(at, f'{{"text": "a text", "label": {bad}}}')
+    path = tmp_path_factory.mktemp("nan") / "labels.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=rf"labels\.jsonl:{at + 1}: the 'label' value is {bad}, which is no value"):
+        load_reviews(path)

@@ -2,9 +2,12 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from transformers_lite.data.reviews import load_reviews, task_labels
 from transformers_lite.data.tables import split_validation
+from transformers_lite.errors import ConfigError
 
 from ..conftest import shared_data
 
@@ -105,3 +108,38 @@ def test_a_byte_order_mark_does_not_hide_the_csv_header(tmp_path):
     (tmp_path / "r.csv").write_bytes("\ufeffreview_body,stars\r\nnice,4\r\n".encode("utf-8"))
     reviews = load_reviews(tmp_path / "r.csv")
     assert reviews.texts == ["nice"] and reviews.stars == [4]
+
+
+LABEL_SETS = st.one_of(
+    st.lists(st.sampled_from(["books", "music", "toys", "garden"]), min_size=2, max_size=4, unique=True),
+    st.lists(st.integers(-3, 12), min_size=2, max_size=4, unique=True),
+    st.lists(st.floats(-5, 15, allow_nan=False).map(lambda x: round(x, 1)), min_size=2, max_size=4, unique=True),
+    st.lists(st.integers(0, 12).map(str), min_size=2, max_size=4, unique=True),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(labels=LABEL_SETS, mapped=st.booleans())
+def test_an_ordering_is_asked_only_of_labels_that_have_one(tmp_path_factory, labels, mapped):
+    """``--ordinal`` (mean absolute error over the classes' order) applies to labels that have an order:
+    numbers (in their numeric order, 2.5 before 10), or names put in order by ``--label-map``; names the
+    data gives in no order are refused naming them, never scored in alphabetical order."""
+    from transformers_lite.data.reviews import value_name
+    from transformers_lite.tasks.classifier import read_splits
+    from transformers_lite.tasks.classifier_settings import ClassifierSettings
+
+    names = [value_name(v) for v in labels]
+    assume(len(set(names)) == len(names))
+    path = write_jsonl(
+        tmp_path_factory.mktemp("labels") / "l.jsonl",
+        [{"text": f"text {i} of {value}", "label": value} for i in range(12) for value in labels],
+    )
+    label_map = ",".join(reversed(names)) if mapped else None
+    settings_ = ClassifierSettings(train=str(path), label_column="label", ordinal=True, label_map=label_map)
+    numbers = all(isinstance(v, (int, float)) or v.isdigit() for v in labels)
+    if not (numbers or mapped):
+        with pytest.raises(ConfigError, match=r"--ordinal: .* are names with no order"):
+            read_splits(settings_, 0)
+        return
+    classes = read_splits(settings_, 0).classes[1]
+    assert list(classes) == (list(reversed(names)) if mapped else sorted(names, key=float))

@@ -1,11 +1,13 @@
 import gzip
+import json
 import warnings
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformers_lite.data.translation import bucket_batches, filter_by_length, load_parallel, make_batch
+from transformers_lite.data.translation import bucket_batches, filter_by_length, load_pairs, load_parallel, make_batch
+from transformers_lite.errors import ConfigError, DataError
 
 from ..conftest import shared_data
 
@@ -116,3 +118,34 @@ def test_one_side_alone_is_refused_and_line_files_name_their_languages(tmp_path)
     (tmp_path / "three.tsv").write_text("a\tb\tc\nx\ty\tz\n")
     with pytest.raises(ConfigError, match="which columns hold the source and the target"):
         load_pairs(tmp_path / "three.tsv")
+
+
+@settings(max_examples=40, deadline=None)
+@given(src=st.sampled_from([0, 1, 2, None]), tgt=st.sampled_from([0, 1, 2, None]), nested=st.booleans())
+def test_a_pair_is_read_from_two_columns_or_refused_naming_the_one(tmp_path_factory, src, tgt, nested):
+    """One column (or language) named as both sides of a pair is refused naming it and what the file
+    holds, whether both options name it or one names what the other side finds; two distinct columns are
+    read as the source and the target."""
+    # a side not named is found: a translation's first or second language, a table's source or target column
+    columns = ["de", "en", "fr"] if nested else ["source", "target", "notes"]
+    rows = [{c: f"{c} sentence {i}" for c in columns[:2]} for i in range(4)]
+    path = tmp_path_factory.mktemp("pairs") / "pairs.jsonl"
+    path.write_text("".join(json.dumps({"translation": r} if nested else r) + "\n" for r in rows))
+    named = (None if src is None else columns[src], None if tgt is None else columns[tgt])
+    a, b = named[0] or columns[0], named[1] or columns[1]
+    if a == b:
+        with pytest.raises(ConfigError, match=rf"the source and the target are both '{a}'"):
+            load_pairs(path, None, named)
+    elif a in columns[:2] and b in columns[:2]:
+        pairs = load_pairs(path, None, named)
+        assert pairs.src == [r[a] for r in rows] and pairs.tgt == [r[b] for r in rows]
+    else:  # a column the file lacks: named by the record
+        with pytest.raises(DataError, match=columns[2]):
+            load_pairs(path, None, named)
+
+
+def test_one_file_as_both_sides_is_said(tmp_path):
+    (tmp_path / "a.txt").write_text("one\ntwo\n")
+    with pytest.warns(UserWarning, match="is both the source and the target file"):
+        pairs = load_pairs(tmp_path / "a.txt", tmp_path / "a.txt")
+    assert pairs.src == pairs.tgt == ["one", "two"]

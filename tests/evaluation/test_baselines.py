@@ -1,13 +1,24 @@
 """The baselines: fitted on training texts, scored on validation texts like ``tlite evaluate``."""
 
+import contextlib
 import csv
+import io
 import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from transformers_lite.cli.main import main
-from transformers_lite.evaluation.baselines import BASELINES, DEFAULT_BASELINE, score_baseline
+from transformers_lite.errors import ConfigError
+from transformers_lite.evaluation.baselines import (
+    BASELINES,
+    DEFAULT_BASELINE,
+    NGRAM_MAX,
+    score_baseline,
+    settings_of,
+)
 from transformers_lite.tasks.classifier import read_splits
 from transformers_lite.tasks.classifier_settings import ClassifierSettings
 
@@ -74,3 +85,57 @@ def test_a_column_the_table_lacks_is_named_with_the_option(tmp_path, capsys):
     assert main(["baseline", "majority", "--train", str(table(tmp_path / "t.csv")), "--label-column", "topic"]) == 1
     err = capsys.readouterr().err
     assert "no column 'topic'; columns are ['id', 'text', 'category'] (--label-column)" in err
+
+
+SETTINGS = {  # option -> (the setting it gives, values in range, values out of range)
+    "--C": ("c", st.floats(1e-3, 1e3), st.sampled_from([0.0, -1.0, float("nan"), float("inf")])),
+    "--max-features": ("max_features", st.integers(1, 10**6), st.integers(-5, 0)),
+    "--min-df": ("min_df", st.integers(1, 45), st.integers(-5, 0) | st.integers(46, 10**6)),
+    "--ngrams": ("ngram_max", st.integers(1, NGRAM_MAX), st.integers(-5, 0) | st.integers(NGRAM_MAX + 1, 10**6)),
+}
+
+
+@st.composite
+def baseline_command(draw):
+    kinds = draw(st.lists(st.sampled_from(sorted(BASELINES)), min_size=1, max_size=3, unique=True))
+    options = draw(st.lists(st.sampled_from(sorted(SETTINGS)), max_size=3, unique=True))
+    bad = draw(st.sampled_from([None, *options])) if options else None
+    values = {o: draw(SETTINGS[o][2] if o == bad else SETTINGS[o][1]) for o in options}
+    return kinds, values, bad
+
+
+@settings(max_examples=40, deadline=None)
+@given(command=baseline_command())
+def test_every_setting_of_tlite_baseline_applies_or_is_refused(tmp_path_factory, command):
+    """A TF-IDF setting given with baselines none of which takes it is refused by name (it would change
+    nothing), a value out of its range is refused naming the option (``--min-df`` above the training
+    records keeps no word), and an accepted one reaches the baselines that take it."""
+    kinds, values, bad = command
+    path = table(tmp_path_factory.mktemp("t") / "t.csv", 50)  # 45 training records, 5 held out
+    unused = [o for o in values if not any(SETTINGS[o][0] in settings_of(k) for k in kinds)]
+    args = ["baseline", *kinds, "--train", str(path), "--label-column", "category", "--json"]
+    args += [str(a) for o, v in values.items() for a in (o, v)]
+    with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()) as err:
+        code = main(args)
+    if unused or bad:
+        assert code == 1, out.getvalue()
+        [line] = err.getvalue().strip().splitlines()
+        # checked in the options' order before the data is read; --min-df's upper bound once it is read
+        early = [o for o in SETTINGS if o in unused or (o == bad and not (o == "--min-df" and values[o] > 0))]
+        named = early[0] if early else bad
+        assert line.startswith(f"tlite: error: {named} "), line
+        return
+    assert code == 0, err.getvalue()
+    results = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r["baseline"] for r in results] == kinds
+    for r in results:
+        if "c" in settings_of(r["baseline"]) and "--C" in values:
+            assert r["C"] == values["--C"]
+        if r["baseline"] == "tfidf" and "--max-features" in values:
+            assert r["features"] <= values["--max-features"]
+
+
+def test_a_setting_for_another_baseline_is_refused_by_the_python_function_too():
+    texts, labels = ["good day", "bad day"] * 5, np.array([1, 0] * 5)
+    with pytest.raises(ConfigError, match="ngram_max is a setting of the tfidf baseline, not of the tfidf-svm"):
+        score_baseline("tfidf-svm", (texts, labels), (texts, labels), 2, ngram_max=2)

@@ -112,7 +112,7 @@ def test_beam_search_translates_or_names_the_length_penalty(penalty, beam):
 
 def test_decode_settings_name_what_is_wrong():
     for kwargs, message in [
-        (dict(beam=0), "beam must be an integer >= 1, got 0"),
+        (dict(beam=0), "beam must be an integer in [1, 1000], got 0"),
         (dict(length_penalty=math.nan), "length_penalty must be a number in [-10, 10], got nan"),
         (dict(max_len_a=math.inf), "max_len_a must be a finite number >= 0, got inf"),
         (dict(max_len_b=-1), "max_len_b must be an integer >= 0, got -1"),

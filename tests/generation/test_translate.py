@@ -1,10 +1,14 @@
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 from torch import Tensor, nn
 
 from transformers_lite import Seq2SeqConfig, build_model
 from transformers_lite.evaluation.translation import corpus_scores
 from transformers_lite.generation.translate import (
+    MAX_BEAM,
     DecodeSettings,
     _Decoder,
     _max_new,
@@ -158,3 +162,15 @@ def test_batched_beam_search_equals_the_reference(beam, penalty, eos_bias):
         DecodeSettings(beam=beam, length_penalty=penalty, max_len_a=0, max_len_b=3, use_cache=False),
     ):
         assert beam_search(m, src, BOS, EOS, settings) == reference_beam_search(m, src, BOS, EOS, settings)
+
+
+@examples(max_examples=60, deadline=None)
+@given(beam=st.integers(-(2**40), 2**40) | st.integers(MAX_BEAM - 2, MAX_BEAM + 2))
+def test_a_beam_is_taken_exactly_within_its_bound(beam):
+    """Every beam keeps its ids and its decoder cache: a beam from 1 to ``MAX_BEAM`` is taken, any other is
+    refused naming the bound (a beam of 100,000 once grew past 3 GB in seconds)."""
+    if 1 <= beam <= MAX_BEAM:
+        assert DecodeSettings(beam=beam).beam == beam
+    else:
+        with pytest.raises(ValueError, match=rf"beam must be an integer in \[1, {MAX_BEAM}\], got {beam}"):
+            DecodeSettings(beam=beam)

@@ -172,7 +172,7 @@ def test_the_cli_writes_backward_json(cli, runs, tmp_path):  # noqa: F811
     data = json.loads((tmp_path / "backward.json").read_text())
     assert data["target"].startswith("cross-entropy of the next token 'o' at position 2")
     bad = cli("inspect", "backward", runs / "generator", "--text", "Before", "--position", "99", "--out", tmp_path)
-    assert bad.code == 1 and "position 99 is out of range" in bad.err
+    assert bad.code == 1 and "position 99 is outside the positions the model reads (0..4)" in bad.err
 
 
 def test_one_step_moves_a_copy_and_never_the_run(runs):  # noqa: F811
@@ -194,7 +194,9 @@ def test_one_step_moves_a_copy_and_never_the_run(runs):  # noqa: F811
     assert first["before"] == round(float(probabilities[shown.index(first["label"])]), 5)
     classifier = tl.load(runs / "classifier").take_step("the box was superb")
     assert {m["label"] for m in classifier["moved"]} == {"1 star", "2 stars", "3 stars", "4 stars", "5 stars"}
-    assert result["at"] == f"the next token after position 5 ({result_token(run, 'Before we proceed', 5)!r})"
+    token = result_token(run, "Before we proceed", 5)  # the text's 17 characters: the model reads the last 16
+    where = "(the text's token 6 of 17: the model reads its last 16)"
+    assert result["at"] == f"the next token after position 5 ({token!r}) {where}"
     assert classifier["at"] == "the classes"
 
 

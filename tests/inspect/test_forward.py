@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 import torch.nn.functional as F
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import transformers_lite as tl
@@ -356,3 +356,38 @@ def test_words_the_model_does_not_know_and_an_empty_translation_are_said(runs): 
     assert traced.tokens == ["<bos>"]  # the fixture's few-step translator ends at once: nothing for the decoder
     assert any("own translation is empty" in n for n in traced.notes)
     assert not any("empty" in n for n in translator.trace("alpha beta", target="beta alpha").notes)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(length=st.integers(2, 40), position=st.integers(-45, 45))
+def test_a_position_is_read_among_what_the_model_reads_or_refused_saying_so(runs, length, position):  # noqa: F811
+    """A position asked of a trace (the logit lens, a generator's loss) counts the tokens the model reads;
+    one outside them is refused, and when the text was longer than the context the refusal says which
+    of the text's tokens the model reads, as an accepted position's description says where it sits."""
+    run = tl.load(runs / "generator")
+    text = ("Before we proceed " * 3)[:length]  # one token a character; the context is 16
+    read = min(length, 16)
+    trace = run.trace(text)
+    if -read <= position < read:
+        assert len(logit_lens(run, trace, position)) >= 2
+    else:
+        with pytest.raises(ValueError, match=rf"position {position} is outside the positions the model reads"):
+            logit_lens(run, trace, position)
+    if 0 <= position < read - 1:
+        target = run.backward_trace(text, position=position).target
+        assert target.startswith(
+            f"cross-entropy of the next token {trace.tokens[position + 1]!r} at position {position}"
+        )
+        assert (f"the text's token {length - 16 + position} of {length}" in target) == (length > 16)
+        return
+    with pytest.raises(ValueError) as err:
+        run.backward_trace(text, position=position)
+    message = str(err.value)
+    assert f"position {position}" in message or "must be 0 or more" in message
+    if position >= read - 1:
+        assert f"(0..{read - 2})" in message and (f"the text has {length} tokens" in message) == (length > 16)
+
+
+def test_a_position_asked_of_a_loss_without_positions_is_refused(runs):  # noqa: F811
+    with pytest.raises(ValueError, match="position 2: a classifier's loss scores the class of the whole text"):
+        tl.load(runs / "classifier").backward_trace("the box was superb", position=2)

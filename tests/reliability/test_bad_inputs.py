@@ -5,6 +5,7 @@ the rows of docs/reliability.md."""
 import gzip
 import json
 import re
+import shutil
 
 import pytest
 import torch
@@ -126,7 +127,7 @@ ERRORS = {
     "empty-prompt": (["generate", "{gen}", "--prompt", ""], "the prompt is empty"),
     "generate-on-a-classifier": (["generate", "{cls}"], "holds a classifier model, which cannot generate"),
     "generate-not-a-run": (["generate", "{tmp}/nowhere"], "is not a run directory"),
-    "beam-zero": (["translate", "{s2s}", "alpha", "--beam", "0"], "beam must be an integer >= 1"),
+    "beam-zero": (["translate", "{s2s}", "alpha", "--beam", "0"], "beam must be an integer in [1, 1000]"),
     "classify-empty-text": (["classify", "{cls}", "good", ""], "text 2 is empty"),
     "translate-empty-text": (["translate", "{s2s}", " "], "text 1 is empty"),
     "evaluate-recorded-data-gone": (["evaluate", "{gone}"], "file {gonefile} is gone; pass --text FILE"),
@@ -168,6 +169,31 @@ ERRORS = {
     "inspect-empty-text": (["inspect", "attention", "{gen}", "--text", ""], "the text for the attention maps is empty"),
     "summary-unknown-preset": (["summary", "nope"], "unknown preset 'nope'"),
     "download-marc": (["data", "download", "amazon_reviews_multi_en"], "MARC was withdrawn"),
+    "baseline-setting-no-baseline-asked-takes": (
+        ["baseline", "majority", "--train", "{train}", "--val", "{dev}", "--ngrams", "0"],
+        "--ngrams is a setting of the tfidf baseline, not of the majority asked, so it would change nothing",
+    ),
+    "beam-too-large": (["translate", "{s2s}", "alpha", "--beam", "100000"], "beam must be an integer in [1, 1000]"),
+    "label-nan": (C + ["--train", "{nanlabel}"], "nan.jsonl:2: the 'stars' value is NaN, which is no value"),
+    "text-an-empty-zip": (["train", "generator", "--text", "{emptyzip}"], "an empty zip archive (no file in it)"),
+    "text-zstd-compressed": (["train", "generator", "--text", "{zstd}"], "zstd-compressed, which cannot be read"),
+    "table-json-holding-a-number": (C + ["--train", "{json42}"], "42.json: a JSON file holds a number"),
+    "resume-a-trained-run-without-checkpoints": (
+        ["train", "generator", "--resume", "{nockpt}"],
+        "checkpoint/LATEST (a complete checkpoint) is missing though the run has trained",
+    ),
+    "pair-one-column-both-sides": (
+        ["train", "seq2seq", "--train-src", "{pairtable}", "--src-column", "de", "--tgt-column", "de", *TINY_S2S],
+        "the source and the target are both 'de'",
+    ),
+    "ordinal-of-labels-without-order": (
+        ["baseline", "majority", "--train", "{topics}", "--ordinal"],
+        "(books, music, toys) are names with no order",
+    ),
+    "backward-position-cut-off-by-the-context": (
+        ["inspect", "backward", "{gen}", "--text", "Before we proceed any further", "--position", "20"],
+        "the text has 29 tokens and the model reads only its last 16 (its context)",
+    ),
 }
 # id -> (command line, text in the one warning line); the command succeeds
 WARNINGS = {
@@ -190,6 +216,14 @@ WARNINGS = {
         "'6' matches no label of",
     ),
     "translation-pairs-too-long": (S + ["--set", "max_length=5", "--out", "{tmp}/long"], "training pairs longer than"),
+    "corpus-pattern-naming-a-file-twice": (
+        G + ["--text", "{twice}/**/**/*.txt", "--out", "{tmp}/twice-run"],
+        "names 1 file(s) more than once",
+    ),
+    "evaluate-on-characters-never-seen": (
+        ["evaluate", "{gen}", "--text", "{unseen}"],
+        "has characters the model never saw in training ('\\xad' 'Ä'",
+    ),
 }
 
 
@@ -218,6 +252,19 @@ def paths(files, runs, tmp_path_factory):
     (tmp / "hole.tgt").write_text("gamma\n" + (files / "train.tgt").read_text())
     (tmp / "holey.txt").write_text("good box\n\nawful box\n")
     (tmp / "nofieldlines.jsonl").write_text('{"german": "alpha"}\n')
+    (tmp / "nan.jsonl").write_text('{"review_body": "ok", "stars": 1}\n{"review_body": "fine", "stars": NaN}\n')
+    (tmp / "empty.zip").write_bytes(b"PK\x05\x06" + b"\x00" * 18)  # a zip archive holding no file
+    (tmp / "t.txt.zst").write_bytes(b"(\xb5/\xfd" + bytes(range(40)))
+    (tmp / "42.json").write_text("42\n")
+    shutil.copytree(runs / "generator", tmp / "nockpt")
+    shutil.rmtree(tmp / "nockpt" / "checkpoint")  # a finished run whose checkpoints were deleted
+    (tmp / "pairs.jsonl").write_text("".join(json.dumps({"de": f"a b {i}", "en": f"c d {i}"}) + "\n" for i in range(9)))
+    (tmp / "topics.jsonl").write_text(
+        "".join(json.dumps({"text": f"note {i}", "label": ["books", "music", "toys"][i % 3]}) + "\n" for i in range(30))
+    )
+    (tmp / "twice" / "a" / "b").mkdir(parents=True)
+    shutil.copy(files / "text.txt", tmp / "twice" / "a" / "b" / "t.txt")  # **/**/*.txt reaches it three ways
+    (tmp / "unseen.txt").write_text("Before we pro\u00adceed, \u00c4ll:\n" * 5)
     gone_text = tmp / "gone.txt"
     gone_text.write_text((files / "text.txt").read_text())
     assert (
@@ -281,6 +328,15 @@ def paths(files, runs, tmp_path_factory):
         "holey": tmp / "holey.txt",
         "badlines": tmp / "bad.jsonl",
         "nofieldlines": tmp / "nofieldlines.jsonl",
+        "nanlabel": tmp / "nan.jsonl",
+        "emptyzip": tmp / "empty.zip",
+        "zstd": tmp / "t.txt.zst",
+        "json42": tmp / "42.json",
+        "nockpt": tmp / "nockpt",
+        "pairtable": tmp / "pairs.jsonl",
+        "topics": tmp / "topics.jsonl",
+        "twice": tmp / "twice",
+        "unseen": tmp / "unseen.txt",
     }
 
 

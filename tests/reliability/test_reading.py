@@ -155,3 +155,38 @@ def test_the_inspectors_classify_and_translate_views_name_what_the_model_never_s
     assert any(n.startswith("the text has words the model never saw in training ('zzz'; 1 token)") for n in notices)
     notices = views.classify_view(tl.load(runs / "classifier"), "the box was zzqq zzqq")["notices"]
     assert any("('zzqq'; 2 tokens)" in n for n in notices)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    known=st.text("Before wpcdhakilsu ,.\n", min_size=20, max_size=60),
+    unknown=st.lists(
+        st.tuples(st.integers(0, 60), st.sampled_from(["\u00ad", "Ä", "Z", "€", "ß", "\u200b"])), max_size=4
+    ),
+)
+def test_text_the_training_data_never_had_is_named_when_a_run_is_evaluated_on_it(
+    runs,  # noqa: F811
+    tmp_path_factory,
+    known,
+    unknown,
+):
+    """Evaluating on a text with characters no training text held (a soft hyphen, another alphabet) says
+    which and how many tokens they take, beside the scores; a text the model reads whole is scored without a word."""
+    text = known
+    for at, char in unknown:
+        text = text[:at] + char + text[at:]
+    path = tmp_path_factory.mktemp("eval") / "text.txt"
+    path.write_text(text * 3)
+    run = tl.load(runs / "generator")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run.evaluate(path)
+    said = [str(w.message) for w in caught if "never saw in training" in str(w.message)]
+    never = sorted({c for _, c in unknown})
+    assert result["n_tokens"] > 0
+    if not never:
+        assert not said
+        return
+    [line] = said
+    assert line.startswith(f"{path} has characters the model never saw in training (")
+    assert all(repr(c) in line for c in never) and f"{3 * len(unknown):,} token" in line

@@ -83,8 +83,9 @@ def test_a_checkpoint_linked_from_outside_the_run_is_never_loaded_nor_kept_over_
 
 
 def test_a_run_stopped_before_its_first_checkpoint_trains_again_from_step_0(cli, runs, gen):
-    shutil.rmtree(gen / "checkpoint")  # what a kill between the metadata and the first checkpoint leaves
-    (gen / "model.safetensors").unlink()
+    shutil.rmtree(gen / "checkpoint")  # what a kill between the metadata and the first checkpoint leaves:
+    for name in ("model.safetensors", "history.json", "metrics.csv", "kept.json"):  # nothing a step writes
+        (gen / name).unlink(missing_ok=True)
     result = cli("train", "generator", "--out", gen)
     one_error(result, "already holds a run; use --resume")
     result = cli("train", "generator", "--resume", gen)

@@ -4,10 +4,11 @@ and the end of a training name the file that is missing, instead of a wrong mess
 import shutil
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import transformers_lite as tl
+from transformers_lite.cli.main import main
 from transformers_lite.errors import RunError
 from transformers_lite.recipes.resume import recorded_recipe
 from transformers_lite.training.callbacks import Callback
@@ -36,8 +37,8 @@ def test_a_missing_file_is_named_by_every_way_in(runs, tmp_path_factory, gone, m
     loading = MOMENTS["load"][1] | (weights if weights <= gone else set())
     if moment == "load":
         relies_on = loading
-    if moment == "resume" and "checkpoint" in gone:  # no checkpoint: trains its recorded settings from step 0
-        relies_on = {"hyperparameters.json"}
+    if moment == "resume" and "checkpoint" in gone:  # no checkpoint, though it trained (its history is there):
+        relies_on = {"hyperparameters.json", "checkpoint"}  # from step 0 again would overwrite it, so it is named
     if "config.json" in gone:  # which tokenizer files a run reads, its config says: config.json is named
         relies_on = relies_on - {"tokenizer.json"}
     loading -= {"tokenizer.json"} if "config.json" in gone else set()
@@ -113,3 +114,50 @@ def test_a_run_without_weights_is_told_from_one_still_training_by_its_lock(runs,
     with RunLock(run), pytest.raises(RunError, match="is still training and has no checkpoint yet") as err:
         tl.load(run)
     assert "missing" not in str(err.value) and "copy" not in str(err.value)
+
+
+def _resume(run, how, capsys):
+    """None when ``--resume`` (the command, or ``Recipe.run`` from Python) trained, else its error."""
+    if how == "python":
+        try:
+            recorded_recipe(run).run(resume_dir=run, log=lambda *_: None)
+        except RunError as err:
+            return str(err)
+        return None
+    code = main(["train", "generator", "--resume", str(run)])
+    err = capsys.readouterr().err
+    return None if code == 0 else err
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    kept=st.sets(st.sampled_from(["model.safetensors", "history.json", "metrics.csv"])),  # history: from step 1
+    how=st.sampled_from(["python", "command"]),
+)
+def test_a_run_without_checkpoints_trains_from_step_0_only_if_it_never_trained(
+    runs,  # noqa: F811
+    tmp_path_factory,
+    capsys,
+    kept,
+    how,
+):
+    """``--resume`` of a run whose checkpoints are gone: a run that never finished (killed before its first
+    checkpoint, its history and metrics written so far) trains its recorded settings from step 0; one that
+    finished training (its final weights) is refused naming the missing checkpoint, and its files are left
+    as they are."""
+    run = tmp_path_factory.mktemp("run") / "gpt"
+    shutil.copytree(runs / "generator", run)
+    shutil.rmtree(run / "checkpoint")
+    for name in {"model.safetensors", "history.json", "metrics.csv", "kept.json"} - kept:
+        (run / name).unlink(missing_ok=True)
+    before = {name: (run / name).read_bytes() for name in kept}
+    error = _resume(run, how, capsys)
+    if "model.safetensors" not in kept:
+        assert error is None
+        assert (run / "model.safetensors").is_file() and (run / "checkpoint" / "LATEST").is_file()
+        return
+    assert (
+        error is not None and "checkpoint/LATEST (a complete checkpoint) is missing though the run has trained" in error
+    )
+    assert "model.safetensors" in error and "from step 0 over its weights" in error
+    assert {name: (run / name).read_bytes() for name in kept} == before

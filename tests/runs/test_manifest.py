@@ -141,3 +141,44 @@ def test_an_empty_manifest_is_named_as_empty_not_as_missing(run_dir, tmp_path, c
     (copy / MANIFEST).write_bytes(content)
     with pytest.raises(ValueError, match=message):
         tl.load(copy)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    content=st.binary(min_size=1, max_size=60).filter(bytes.strip)
+    | st.sampled_from([b'{"format": 2, "sha256": {"config.json": 7}}', b"[1, 2]", b'{"format": "2", "sha256": {}}'])
+)
+def test_a_damaged_manifest_is_named_and_never_written_over(run_dir, tmp_path_factory, content):
+    """Recording a file's sha256 reads the manifest, adds the entry and writes it back: a manifest that
+    cannot be read is named and kept as it is, not replaced by one listing only the new file."""
+    from transformers_lite.errors import RunError
+    from transformers_lite.runs.manifest import record
+
+    copy = tmp_path_factory.mktemp("damaged") / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / MANIFEST).write_bytes(content)
+    try:
+        json_value = json.loads(content.decode("utf-8"))
+    except ValueError:
+        json_value = None
+    valid = isinstance(json_value, dict) and isinstance(json_value.get("sha256", {}), dict)
+    valid = valid and all(isinstance(v, str) for v in json_value["sha256"].values())
+    if valid and type(json_value.get("format", 1)) is int:
+        return  # a manifest that reads: recording into it is right
+    with pytest.raises(RunError, match="manifest.json: damaged manifest.*left as it is"):
+        record(copy, ["config.json"])
+    assert (copy / MANIFEST).read_bytes() == content
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(latest=st.binary(max_size=30).filter(lambda b: not b.strip().startswith(b"step-0000000")))
+def test_a_latest_that_names_no_checkpoint_is_said_before_it_is_written_again(run_dir, tmp_path_factory, latest):
+    """``checkpoint/LATEST`` is rewritten when a run resumes from another checkpoint than it names: what it
+    said is warned about first, naming the file, never replaced without a word."""
+    copy = tmp_path_factory.mktemp("latest") / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / "checkpoint" / "LATEST").write_bytes(latest)
+    with pytest.warns(UserWarning, match=r"checkpoint/LATEST names .*no complete checkpoint.*step-00000006"):
+        result = recorded_recipe(copy).run(resume_dir=copy, log=lambda *_: None)
+    assert result.state.step == 6
+    assert (copy / "checkpoint" / "LATEST").read_text() == "step-00000006\n"

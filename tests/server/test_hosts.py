@@ -1,5 +1,7 @@
 """The inspector answers only requests naming its own host (the DNS-rebinding guard), on every path."""
 
+import re
+
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -110,3 +112,39 @@ def test_serve_passes_allowed_hosts_to_the_app(runs_folder, monkeypatch, capsys)
         assert client.get("/api/runs", headers={"Host": host}).status_code == status, host
     assert main(["serve", str(runs_folder), "--allowed-host", "a/b"]) == 1
     assert "tlite: error: --allowed-host 'a/b' is not a host name" in capsys.readouterr().err
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    host=st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=24)
+    | st.builds(lambda n, p: f"{n}:{p}", NAMES, st.text("abcxyz0123456789-:", min_size=1, max_size=6))
+)
+def test_a_refusal_advises_only_an_allowed_host_that_would_allow_the_request(served, runs_folder, host):
+    """The advice of a refused request is a value ``--allowed-host`` takes, and with it the same request is
+    answered; a Host that no option allows (``127.0.0.1:abc``, a port that is no number) is told so."""
+    from fastapi.testclient import TestClient
+
+    from transformers_lite.server.app import create_app
+    from transformers_lite.server.registry import RunRegistry
+
+    response = served.get("/api/runs", headers={"Host": host})
+    if response.status_code != 421:
+        return
+    message = response.json()["error"]
+    advised = re.search(r"tlite serve --allowed-host (\S+) allows it$", message)
+    if advised is None:
+        assert "so no --allowed-host allows it" in message, message
+        with pytest.raises(ConfigError):
+            allowed_host_names("127.0.0.1", [host])
+        return
+    app = create_app(RunRegistry(runs_folder), allowed_hosts=[advised.group(1)])
+    assert TestClient(app).get("/api/runs", headers={"Host": host}).status_code == 200, message
+
+
+def test_a_host_with_a_port_that_is_no_number_is_told_no_option_allows_it(served):
+    response = served.get("/api/runs", headers={"Host": "127.0.0.1:abc"})
+    assert response.status_code == 421
+    assert (
+        "'127.0.0.1:abc' is not allowed: it is not a host name or address with a numeric port"
+        in (response.json()["error"])
+    )

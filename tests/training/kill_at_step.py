@@ -30,7 +30,7 @@ def fail_on_write(n: int, kill: bool) -> None:
     """Wrap the optimizer-file writer so that its n-th call dies halfway (kill) or fails (disk full)."""
     real, calls = files.save_file, [0]
 
-    def save_file(tensors, path):  # noqa: ANN001
+    def save_file(tensors, path, metadata=None):  # noqa: ANN001 - safetensors' own signature
         calls[0] += 1
         if calls[0] == n:
             with open(path, "wb") as fh:  # a half-written temporary file, as a crash would leave it
@@ -39,7 +39,7 @@ def fail_on_write(n: int, kill: bool) -> None:
             if kill:
                 os.kill(os.getpid(), signal.SIGKILL)
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        return real(tensors, path)
+        return real(tensors, path, metadata=metadata)
 
     files.save_file = save_file
 

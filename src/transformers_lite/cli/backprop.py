@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 
+from .. import validate
 from ..backprop.check import TOLERANCE, run_checks
 from ..backprop.logistic import train_logistic_regression
 from .common import command
+
+MAX_STEPS = 1_000_000
 
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
@@ -27,8 +30,8 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "logreg":
-        if args.steps < 1:
-            raise ValueError(f"--steps must be >= 1, got {args.steps}")
+        validate.integer("--steps", args.steps, 1, high=MAX_STEPS)  # each step keeps its loss and accuracy
+        validate.number("--lr", args.lr, 0, low_open=True)
         history = train_logistic_regression(args.steps, args.lr, args.seed)
         for step in sorted({1, *range(0, args.steps + 1, max(1, args.steps // 6))} - {0}):
             print(f"step {step:>5}  loss {history['loss'][step - 1]:.4f}  accuracy {history['accuracy'][step - 1]:.3f}")

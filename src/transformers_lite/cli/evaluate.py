@@ -11,6 +11,7 @@ Evaluate a run: perplexity (generator), accuracy/F1 + plots (classifier), BLEU (
 from __future__ import annotations
 
 import argparse
+import inspect
 
 from ..errors import ConfigError
 from ..evaluation.baselines import BASELINES, DEFAULT_BASELINE
@@ -64,8 +65,7 @@ def run(args: argparse.Namespace) -> int:
                 f"{' '.join(given)} is for {other.name} runs; {args.run} holds a {loaded.config.family} "
                 f"(its options: {', '.join('--' + n.replace('_', '-') for n in mine)})"
             )
-    result = loaded.evaluate(
-        args.data or args.text,
+    options = dict(
         src=args.src,
         ref=args.ref,
         beam=args.beam,
@@ -73,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         baseline=args.baseline,
         progress=interactive(),
     )
+    taken = inspect.signature(loaded.family.evaluate).parameters  # the others were refused above, or are unset
+    result = loaded.evaluate(args.data or args.text, **{k: v for k, v in options.items() if k in taken})
     if args.json:
         print_json(result)
     else:

@@ -16,13 +16,15 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from .. import validate
 from ..atomic import atomic_write_text
+from ..data.corpus import distinct
 from ..errors import ConfigError, warn
 from ..inspect.curves import write_training_curves
 from ..inspect.examples import example_inputs
 from ..inspect.generator_plots import KINDS
 from ..inspect.post_figures import write_run_comparison, write_sinusoid
-from ..inspect.readout import validation_attention_distance
+from ..inspect.readout import MAX_WINDOWS, validation_attention_distance
 from ..inspect.report import trace_report
 from ..inspect.trace_plots import write_trace
 from ..numbers import json_text
@@ -96,6 +98,8 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 
 def run(args: argparse.Namespace) -> int:
     runs = [Path(r) for r in args.run]
+    if args.kind in SEVERAL_RUNS:  # a run named twice: shown once
+        runs = distinct(runs, f"inspect {args.kind}", "run", "shown")
     if args.kind in NO_RUN:
         if runs:
             raise ConfigError(f"inspect {args.kind} draws no run; drop {args.run[0]}")
@@ -122,8 +126,7 @@ def run(args: argparse.Namespace) -> int:
                 if _translates(loaded)
                 else "inspect trace needs a non-empty --text"
             )
-        if args.windows < 0:
-            raise ConfigError(f"--windows must be 0 or more, got {args.windows}")
+        validate.integer("--windows", args.windows, 0, high=MAX_WINDOWS)  # each window is one forward
         if args.windows and "windows" not in loaded.family.actions:
             raise ConfigError(f"--windows reads a generator's text; {args.run} holds a {loaded.config.family}")
         trace, report = trace_report(loaded, text, target=args.tgt, switched_off=args.switch_off)
@@ -148,6 +151,8 @@ def run(args: argparse.Namespace) -> int:
         _default_inputs(args, loaded)
         text = args.src if _translates(loaded) else args.text
         result = loaded.backward_trace(text, target=args.tgt, position=args.position)
+        for note in result.forward.notes:  # what the model read of the text, as the trace says it
+            warn(note)
         print(f"loss {result.loss:.6f}: {result.target}")
         for name, grad in result.grads.items():
             check = result.checks.get(name)

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import glob
 import hashlib
+import os
+import warnings
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import DataError
+from ..errors import DataError, TliteWarning, warn
 from .formats import check_file, read_bytes
 from .sources import read_text_file, sha256, text_of
 
@@ -87,7 +89,25 @@ def corpus_files(spec: str | Path) -> list[Path]:
         raise DataError(f"{path} is neither a file nor a folder")
     if not found:
         raise DataError(f"{spec}: no file found (a folder of text files, or a pattern like 'src/**/*.py')")
-    return sorted(found)
+    return distinct(sorted(found), str(spec))
+
+
+def distinct(paths: list[Path], spec: str, what: str = "file", used: str = "read") -> list[Path]:
+    """``paths`` with each file once (the first name of it), and a warning naming those ``spec`` names more
+    than once: a pattern like ``data/**/**/*.txt`` matches a file once per way of reaching it, and a link
+    in a folder is a second name for the file it points to; read twice, its text would count double."""
+    seen: dict[str, Path] = {}
+    again: dict[Path, int] = {}
+    for path in paths:
+        real = os.path.realpath(path)
+        if real in seen:
+            again[seen[real]] = again.get(seen[real], 1) + 1
+        else:
+            seen[real] = path
+    if again:
+        shown = ", ".join(f"{p} ({n} times)" for p, n in list(again.items())[:3]) + (", ..." if len(again) > 3 else "")
+        warn(f"{spec} names {len(again):,} {what}(s) more than once: {shown}; each is {used} once")
+    return list(seen.values())
 
 
 def read_corpus(spec: str | Path) -> Corpus:
@@ -118,11 +138,14 @@ def read_corpus(spec: str | Path) -> Corpus:
 
 
 def corpus_sha256(spec: str | Path) -> str:
-    """One file's sha256 (of its bytes), or the sha256 of several files' joined text."""
-    files = corpus_files(spec)
-    if len(files) == 1:
-        return sha256(files[0])
-    return hashlib.sha256(read_corpus(spec).text.encode("utf-8")).hexdigest()
+    """One file's sha256 (of its bytes), or the sha256 of several files' joined text (what reading them
+    had to say was said when they were read)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TliteWarning)
+        files = corpus_files(spec)
+        if len(files) == 1:
+            return sha256(files[0])
+        return hashlib.sha256(read_corpus(spec).text.encode("utf-8")).hexdigest()
 
 
 def _hidden(relative: Path) -> bool:

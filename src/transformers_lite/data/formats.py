@@ -40,7 +40,20 @@ from pathlib import Path
 from ..errors import DataError, warn
 
 MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"PK\x03\x04", "zip"))
-COMPRESSED_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zip": "zip"}
+# what other magic bytes say, for a file this reader cannot open: named as what it is, never read as
+# text that is "not UTF-8" (a zip without files starts with its end record, ``PK 05 06``)
+UNREADABLE = (
+    (b"PK\x05\x06", "an empty zip archive (no file in it)", "give the file itself, or a zip of that one file"),
+    (b"(\xb5/\xfd", "zstd-compressed", "decompress it (zstd -d FILE) or compress it with gzip, bzip2 or xz"),
+    (b"\x04\x22\x4d\x18", "lz4-compressed", "decompress it (lz4 -d FILE) or compress it with gzip, bzip2 or xz"),
+    (b"LZIP\x01", "lzip-compressed", "decompress it (lzip -d FILE) or compress it with gzip, bzip2 or xz"),
+    (b"\x1f\x9d", "compressed with Unix compress (.Z)", "decompress it (uncompress FILE) or use gzip"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7-Zip archive", "extract the file to read from it"),
+    (b"Rar!\x1a\x07", "a RAR archive", "extract the file to read from it"),
+    (b"%PDF-", "a PDF document", "save its text as a plain text file"),
+    (b"SQLite format 3\x00", "an SQLite database", "export the table as CSV"),
+)
+COMPRESSED_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zip": "zip", ".zst": "zstd"}
 SUFFIX_FORMATS = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "json", ".txt": "text", ".text": "text"}
 PARQUET_MAGIC = b"PAR1"
 
@@ -99,7 +112,8 @@ def read_bytes(path: str | Path) -> bytes:
 
 def decompress(raw: bytes, name: str | Path) -> bytes:
     """``raw`` decompressed as often as its magic bytes say (a ``.gz`` of a ``.gz`` too); an archive of
-    several files or a tar archive is an error naming ``name``, as is damaged or cut compressed data."""
+    several files or a tar archive is an error naming ``name``, as is damaged or cut compressed data and
+    whatever ``UNREADABLE``'s magic bytes say it is (zstd, an empty zip, a PDF, ...)."""
     for _ in range(4):
         kind = compression_of(raw)
         if kind is None:
@@ -115,6 +129,9 @@ def decompress(raw: bytes, name: str | Path) -> bytes:
                 raw = _unzip(name, raw)
         except (OSError, EOFError, ValueError, lzma.LZMAError, zipfile.BadZipFile) as err:
             raise DataError(f"{name}: cannot be read ({kind} data is damaged or cut short: {err})") from None
+    for magic, what, advice in UNREADABLE:
+        if raw.startswith(magic):
+            raise DataError(f"{name}: {what}, which cannot be read as text; {advice}")
     if raw[257:262] == b"ustar":
         raise DataError(f"{name}: a tar archive, not one file; extract the file to read from it")
     return raw
@@ -156,8 +173,8 @@ def sniff(text: str, suffix: str = "") -> str:
         if lines[0].startswith("{") or named == "jsonl":
             if named != "text" or all(line.startswith("{") and _parses(line) for line in lines):
                 return "jsonl"
-    if named in ("json", "jsonl") and body[:1] in ("[", "{"):
-        return named  # broken JSON: its reader names the line and the problem
+    if named in ("json", "jsonl") and (body[:1] in ("[", "{") or _parses(body) or _parses(lines[0] if lines else "")):
+        return named  # broken JSON, or a JSON value that is no record (42): its reader names the line and what it holds
     if named in ("csv", "tsv", "text"):
         return named
     first = lines[0] if lines else ""

@@ -16,6 +16,7 @@ Turning texts into ids is the tokenizer's job.
 from __future__ import annotations
 
 import json
+import math
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
@@ -159,9 +160,18 @@ def class_names_of(reviews: Reviews, label_map: str | None = None) -> tuple[str,
     found = {value_name(v, reviews.value_names) for v in reviews.values}
     if reviews.value_names is not None:
         return tuple(n for n in reviews.value_names if n in found)
-    if all(_is_int(n) for n in found):
-        return tuple(sorted(found, key=int))
+    if all(_is_number(n) for n in found):
+        return tuple(sorted(found, key=float))  # "2.5" before "10": the numbers' order, not the texts'
     return tuple(sorted(found))
+
+
+def has_order(reviews: Reviews, label_map: str | None = None) -> bool:
+    """Whether the classes ``class_names_of`` gives have an order a user can mean: star ratings, numbers,
+    a ``datasets`` ClassLabel's names, or a label map's names (in the map's order). Names sorted only
+    alphabetically ("books", "music", "toys") have none."""
+    if label_map or reviews.value_names is not None or reviews.is_stars:
+        return True
+    return all(_is_number(value_name(v)) for v in reviews.values)
 
 
 def class_indices(
@@ -265,9 +275,8 @@ def left_out(reviews: Reviews, kept: np.ndarray, what: str) -> str:
     return f"left out {sum(counts.values())} of {len(reviews)} {records} whose label is no class ({shown})"
 
 
-def _is_int(text: str) -> bool:
+def _is_number(text: str) -> bool:
     try:
-        int(text)
+        return math.isfinite(float(text))
     except ValueError:
         return False
-    return True

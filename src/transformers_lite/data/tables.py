@@ -14,6 +14,7 @@ validation split of records is seeded (``split_validation``).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,12 +61,18 @@ class Table:
         return out
 
     def values(self, column: str) -> list[Any]:
-        """The column's values as read (a missing or empty value is an error naming the record)."""
+        """The column's values as read (a missing or empty value is an error naming the record, as is a
+        NaN or an infinity: Python's JSON reads them, but they are no value, and ``str`` made a class "nan")."""
         out = []
         for row, where in zip(self.rows, self.where):
             value = row.get(column)
             if value is None or (isinstance(value, str) and not value.strip()):
                 raise DataError(f"{where}: no {column!r} value")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise DataError(
+                    f"{where}: the {column!r} value is {json.dumps(value)}, which is no value (a missing one?); "
+                    "give the record its value, or leave it out"
+                )
             out.append(value)
         return out
 

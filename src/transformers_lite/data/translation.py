@@ -43,6 +43,8 @@ def load_pairs(
     """Two aligned line files, or (``tgt_path`` None) a table of pairs read by ``columns`` (the source and
     target column names, or language keys of a ``translation`` column; found when None)."""
     if tgt_path is not None:
+        if Path(src_path).resolve() == Path(tgt_path).resolve():
+            warn(f"{src_path} is both the source and the target file: every target is its own source (copying)")
         src, tgt = load_parallel(src_path, tgt_path)
         return Pairs(src, tgt, (_language(src_path, "source"), _language(tgt_path, "target")))
     content = None if Path(src_path).is_dir() else read_text(src_path)
@@ -61,7 +63,9 @@ def load_pairs(
                 f"{src_path}: the translations hold {keys}; name the languages with --src-column/--tgt-column"
             )
         rows = [r["translation"] for r in rows]
+        choices = keys
     else:
+        choices = table.columns
         text_columns = [c for c in table.columns if all(isinstance(r.get(c), str) for r in rows)]
         a = columns[0] or next((c for c in table.columns if c.lower() in SOURCE_COLUMNS), None)
         b = columns[1] or next((c for c in table.columns if c.lower() in TARGET_COLUMNS), None)
@@ -78,6 +82,11 @@ def load_pairs(
                 f"{src_path}: which columns hold the source and the target? columns are {table.columns}; "
                 "pass --src-column and --tgt-column"
             )
+    if a == b:
+        raise ConfigError(
+            f"{src_path}: the source and the target are both {a!r}; a pair takes two columns (or languages): "
+            f"name the other with --src-column or --tgt-column (it holds {', '.join(map(repr, choices))})"
+        )
     sides = []
     for column in (a, b):
         side = []

@@ -16,12 +16,15 @@ The parameter counts are the linear model's (weights + biases). scikit-learn is 
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .. import validate
+from ..errors import ConfigError, DataError
 from ..optional import need
 from ..tokenizers.text import words
 from .metrics import accuracy, confusion_matrix, macro_f1, ordinal_errors
@@ -62,7 +65,14 @@ def tfidf_logistic(
             tokenizer=words, lowercase=False, token_pattern=None, ngram_range=(1, ngram_max), **shared
         )
     )
-    model = LogisticRegression(C=c, max_iter=2000).fit(vectorizer.fit_transform(texts), labels)
+    try:
+        features = vectorizer.fit_transform(texts)
+    except ValueError as err:  # scikit-learn's "After pruning, no terms remain"
+        raise DataError(
+            f"no word is in at least {min_df} of the {len(texts):,} training texts (the least document "
+            f"frequency asked); lower it ({err})"
+        ) from None
+    model = LogisticRegression(C=c, max_iter=2000).fit(features, labels)
     info = {
         "parameters": int(model.coef_.size + model.intercept_.size),
         "features": len(vectorizer.vocabulary_),
@@ -100,6 +110,44 @@ BASELINES: dict[str, tuple[str, Callable[..., Fitted]]] = {
     ),
 }
 DEFAULT_BASELINE = "tfidf-svm"
+NGRAM_MAX = 8  # the vectorizer counts every n-gram up to this length before it keeps ``max_features``
+
+
+def settings_of(name: str) -> tuple[str, ...]:
+    """The settings baseline ``name`` takes: its fitting function's keyword-only arguments."""
+    parameters = inspect.signature(BASELINES[name][1]).parameters.values()
+    return tuple(p.name for p in parameters if p.kind is p.KEYWORD_ONLY)
+
+
+def check_settings(
+    options: dict[str, Any], kinds: list[str], records: int | None = None, names: dict[str, str] | None = None
+) -> None:
+    """Baselines ``kinds``' ``options``, checked before anything is fitted: a setting none of them takes
+    is refused (it would change nothing), and every value is in its range: ``min_df`` at most the
+    ``records`` the training split has (a larger one keeps no word; None: not read yet). ``names``: how
+    the caller's user writes each setting (``{"ngram_max": "--ngrams"}``)."""
+    shown = {key: (names or {}).get(key, key) for key in options}
+    for key, value in options.items():
+        takers = [k for k in BASELINES if key in settings_of(k)]
+        if not any(key in settings_of(k) for k in kinds):
+            of = f"the {' and '.join(takers)} baseline{'s' if len(takers) > 1 else ''}" if takers else "no baseline"
+            raise ConfigError(
+                f"{shown[key]} is a setting of {of}, not of the {', '.join(kinds)} asked, so it would change "
+                f"nothing; ask for {takers[0] if takers else 'one that takes it'} too, or leave {shown[key]} out"
+            )
+        if key == "c":
+            validate.number(shown[key], value, 0, low_open=True)
+        elif key == "max_features":
+            validate.integer(shown[key], value, 1)
+        elif key == "ngram_max":
+            validate.integer(shown[key], value, 1, high=NGRAM_MAX)
+        elif key == "min_df":
+            validate.integer(shown[key], value, 1)
+            if records is not None and value > records:
+                raise ConfigError(
+                    f"{shown[key]} {value} keeps no word: the training split has {records:,} records, so no word "
+                    f"is in more than {records:,} of them; give at most {records:,}"
+                )
 
 
 def score_baseline(
@@ -115,6 +163,7 @@ def score_baseline(
     classes, with the metrics of ``tlite evaluate`` (ordered classes add mean absolute error and
     off-by-one accuracy); ``seconds`` is the fitting and scoring time."""
     description, fit = BASELINES[name]
+    check_settings(options, [name], len(train[0]))
     start = time.perf_counter()
     predict, info = fit(train[0], np.asarray(train[1]), k, **options)
     labels = np.asarray(val[1])

@@ -20,6 +20,7 @@ from ..data.sources import read_text_file, sha256
 from ..data.tables import split_validation
 from ..errors import DataError
 from ..runs import LoadedRun
+from ..tokenizers.unknown import warn_unknown_characters
 from .metrics import (
     accuracy,
     bits_per_unit,
@@ -74,7 +75,9 @@ def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[s
         ids = torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long)
         _, ids = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
     else:
-        ids = torch.tensor(run.tokenizer.encode(read_corpus(text).text), dtype=torch.long)
+        given = read_corpus(text).text
+        warn_unknown_characters(str(text), run.tokenizer, [given])
+        ids = torch.tensor(run.tokenizer.encode(given), dtype=torch.long)
     loss, n = language_model_loss(run.model, ids, run.config.max_length)
     vocab = run.config.vocab_size
     chars, nbytes = text_units(run.tokenizer.decode(ids[1 : n + 1].tolist()))  # the text of the predicted tokens
@@ -176,6 +179,7 @@ def evaluate_classifier(run: LoadedRun, data: str | Path | None = None) -> tuple
     else:
         reviews, labels, kept = _labelled(run, data)
         texts = [reviews.texts[i] for i in kept]
+        warn_unknown_characters(str(data), run.tokenizer, texts)
     probs = classify_texts(run.model, run.tokenizer, texts)
     preds = probs.argmax(1)
     k = probs.shape[1]

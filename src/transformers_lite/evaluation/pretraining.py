@@ -18,6 +18,7 @@ from ..data.masking import IGNORE, Masking
 from ..data.tables import split_validation
 from ..errors import DataError
 from ..runs import LoadedRun
+from ..tokenizers.unknown import warn_unknown_characters
 from .evaluate import recorded_file
 from .metrics import perplexity
 
@@ -56,6 +57,7 @@ def evaluate_pretraining(run: LoadedRun, text: str | Path | None = None) -> dict
     masking = Masking.of(run.tokenizer, config.objective, data.get("mask_prob", 0.15))
     if text is not None:
         docs = read_documents(text)
+        warn_unknown_characters(str(text), run.tokenizer, docs)
     else:
         paths = [recorded_file(run, k, "--text FILE") for k in ("reviews", "text") if data.get(k)]
         if not paths:

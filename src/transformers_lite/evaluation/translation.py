@@ -14,6 +14,7 @@ from ..data.translation import load_pairs, load_parallel
 from ..errors import ConfigError
 from ..generation.translate import DecodeSettings, translate_texts
 from ..runs import LoadedRun
+from ..tokenizers.unknown import warn_unknown_characters
 from .evaluate import recorded_file
 
 
@@ -58,6 +59,7 @@ def evaluate_translation(
         sources, references = recorded_validation_pairs(run)
     else:
         sources, references = load_parallel(src, ref)
+        warn_unknown_characters(str(src), run.src_tokenizer, sources)
     hypotheses = translate_texts(
         run.model, run.src_tokenizer, run.tokenizer, sources, DecodeSettings(beam=beam), progress=progress
     )

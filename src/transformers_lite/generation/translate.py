@@ -25,6 +25,10 @@ if TYPE_CHECKING:
     from ..models.seq2seq import TransformerSeq2Seq
 
 LENGTH_PENALTY_MAX = 10.0
+# the K beams of a batch of sentences each keep their ids and their decoder cache: 64 sentences x 1,000
+# beams x a 1,024-token target is 65 M ids, within the 100 M ids ``generate`` allows (MAX_IDS); a beam
+# of 100,000 grew past 3 GB in seconds on the smallest model
+MAX_BEAM = 1_000
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class DecodeSettings:
         validate.flags(self)
         # a NaN or unbounded penalty makes every finished score NaN or -inf: no hypothesis would win, and
         # the translation would come out empty; within +-10, length**penalty stays a finite float64
-        validate.integer("beam", self.beam, 1)
+        validate.integer("beam", self.beam, 1, high=MAX_BEAM)
         validate.number("length_penalty", self.length_penalty, -LENGTH_PENALTY_MAX, LENGTH_PENALTY_MAX)
         validate.number("max_len_a", self.max_len_a, 0)
         validate.integer("max_len_b", self.max_len_b, 0)

@@ -169,12 +169,16 @@ def generator_loss(
     ids = forward["tokens"]  # (T,)
     if len(ids) < 2:
         raise ValueError("text: give at least two tokens (the model predicts each next one)")
-    rows = torch.arange(len(ids) - 1)  # position t predicts token t + 1
+    rows = torch.arange(len(ids) - 1)  # position t predicts token t + 1; the last predicts nothing read
     if position is not None:
-        if not 0 <= position < len(rows):
-            raise ValueError(f"position {position} is out of range: the text predicts at positions 0..{len(rows) - 1}")
+        if position < 0:
+            raise ValueError(f"position must be 0 or more (a position that predicts a token read), got {position}")
+        position = forward.position(position, len(rows))
         rows = rows[position : position + 1]
-        what = f"cross-entropy of the next token {forward.tokens[position + 1]!r} at position {position}"
+        what = (
+            f"cross-entropy of the next token {forward.tokens[position + 1]!r} at position {position}"
+            + forward.where(position)
+        )
     else:
         what = f"mean cross-entropy of each next token over {len(rows)} positions (as in training)"
     y = ids[rows + 1]
@@ -186,6 +190,7 @@ def classifier_loss(
 ) -> Loss:
     """The class ``target`` (by default the predicted one). An ensemble's logits are the log of its
     members' mean probability, so its cross-entropy is that of the mean."""
+    _no_position(run, position, "the class of the whole text")
     classes = forward.classes
     if target is None:
         label = int(forward["probabilities"].argmax())
@@ -205,12 +210,22 @@ def translator_loss(
     run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None
 ) -> Loss:
     """Each target token and the end of the sentence, teacher-forced."""
+    _no_position(run, position, "every token of the target")
     tgt = forward["decoder.tokens"]  # (T,): BOS + target
     y = torch.tensor([*tgt[1:].tolist(), run.tokenizer.eos_id])  # each next target token, then EOS
     words = run.tokenizer.decode(tgt[1:].tolist()) or " ".join(forward.tokens[1:]) or "(nothing)"
     whose = "its own greedy translation" if target is None else "the given target"
     what = f"mean cross-entropy of each token of {whose}, {words!r}, and of the end of the sentence"
     return F.cross_entropy(logits[0].float(), y), what, y, torch.arange(len(y))
+
+
+def _no_position(run: InspectedRun, position: int | None, scored: str) -> None:
+    """A loss without positions refuses one, rather than scoring something else than asked."""
+    if position is not None:
+        raise ValueError(
+            f"position {position}: a {run.config.family}'s loss scores {scored}, at no one position; only a "
+            "generator's loss is taken at a position"
+        )
 
 
 def _attribution(forward: ForwardTrace, grads: dict[str, Tensor]) -> list[float]:

@@ -49,6 +49,38 @@ class ForwardTrace(NamedSteps):
     source_tokens: list[str] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # where the model read less than the text (its context)
+    cut: tuple[int, str] | None = None  # (the text's tokens, "first" or "last") when the model read fewer
+
+    def position(self, position: int, count: int | None = None) -> int:
+        """``position`` (negative: from the end) as an index among the first ``count`` of the tokens the
+        model read (default: all of them): the one place a position asked of a trace is checked. One
+        outside them is a ``ValueError`` saying how many the model reads, and, when the text was longer
+        than its context, which of the text's tokens those are (positions count what the model reads)."""
+        count = len(self.tokens) if count is None else count
+        if isinstance(position, bool) or not isinstance(position, int):
+            raise ValueError(f"position must be an integer, got {position!r}")
+        if -count <= position < count:
+            return position % count
+        span = f"0..{count - 1}" if count else "none"
+        text = f"position {position} is outside the positions the model reads ({span})"
+        if self.cut is not None:
+            given, which = self.cut
+            first = given - len(self.tokens) if which == "last" else 0
+            text += (
+                f": the text has {given:,} tokens and the model reads only its {which} {len(self.tokens):,} (its "
+                f"context), the text's tokens {first:,}..{first + len(self.tokens) - 1:,}, numbered from 0"
+            )
+        raise ValueError(text)
+
+    def where(self, position: int) -> str:
+        """Where ``position`` (an index of the tokens read) sits in the text, when the model read part of it."""
+        if self.cut is None:
+            return ""
+        given, which = self.cut
+        first = given - len(self.tokens) if which == "last" else 0
+        return (
+            f" (the text's token {first + position:,} of {given:,}: the model reads its {which} {len(self.tokens):,})"
+        )
 
     def of_kind(self, kind: str) -> list[str]:
         """The steps of ``kind`` (``layers.steps.KINDS``), in forward order."""

@@ -128,7 +128,7 @@ def _at(forward: Any, position: int | None, rows: list[int]) -> str:  # noqa: AN
     if forward["probabilities"].dim() < 2:
         return "the classes"
     row = position if position is not None else rows[-1]
-    return f"the next token after position {row} ({forward.tokens[row]!r})"
+    return f"the next token after position {row} ({forward.tokens[row]!r}){forward.where(row)}"
 
 
 def _moved(run: InspectedRun, before: Any, after: Any, position: int | None, rows: list[int]) -> list[dict[str, Any]]:  # noqa: ANN401

@@ -49,10 +49,7 @@ def logit_lens(run: InspectedRun, trace: ForwardTrace, position: int = -1, top: 
     generator's or translator's next token, a masked LM's word) or for the whole input (a classifier's
     classes) if its residual stream went straight to the output layer from there. The last row is the
     model's own prediction."""
-    length = len(trace.tokens)
-    if not -length <= position < length:
-        raise ValueError(f"position {position} is outside the {length} tokens read")
-    rows = run.family.lens(run, trace, position)
+    rows = run.family.lens(run, trace, trace.position(position))
     return [_row(label, probs, trace.classes or None, top, run.tokenizer) for label, probs in rows]
 
 
@@ -165,6 +162,7 @@ def validation_attention_distance(run: InspectedRun, windows: int) -> dict[str, 
 
 
 MAX_SWEEP_HEADS = 256  # forwards one sweep may run
+MAX_WINDOWS = 10_000  # validation windows one measurement reads, a forward each
 
 
 def _loss(run: InspectedRun, trace: ForwardTrace, target: str | None) -> float:

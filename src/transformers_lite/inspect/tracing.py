@@ -56,7 +56,8 @@ def trace_generator(run: InspectedRun, text: str, target: str | None, trace: Tra
     logits = run.model(ids[None], trace=trace)  # (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids.tolist()]
     notes = _cut(len(ids), len(every), "last") + ([prompt.notice] if prompt.notice else [])
-    return ForwardTrace(run.config.family, tokens, **collect(run.model, trace, logits), notes=notes), logits
+    cut = (len(every), "last") if len(ids) < len(every) else None
+    return ForwardTrace(run.config.family, tokens, **collect(run.model, trace, logits), notes=notes, cut=cut), logits
 
 
 def _cut(read: int, given: int, which: str) -> list[str]:
@@ -84,9 +85,11 @@ def _trace_encoder(run: InspectedRun, text: str, trace: Trace, classes: list[str
         raise ValueError("text: no word the model knows; it reads as empty")
     logits = run.model(ids, valid, trace=trace)  # (1, K) or (1, T, V)
     tokens = [run.tokenizer.shown(i) for i in ids[0].tolist()]
-    notes = _cut(int(valid.sum()), len(run.tokenizer.encode(text)), "first")
-    notes += unknown_notes("the text", run.tokenizer, text)
-    return ForwardTrace(cfg.family, tokens, **collect(run.model, trace, logits), classes=classes, notes=notes), logits
+    given = len(run.tokenizer.encode(text))
+    notes = _cut(int(valid.sum()), given, "first") + unknown_notes("the text", run.tokenizer, text)
+    cut = (given, "first") if int(valid.sum()) < given else None
+    found = ForwardTrace(cfg.family, tokens, **collect(run.model, trace, logits), classes=classes, notes=notes, cut=cut)
+    return found, logits
 
 
 def trace_translator(run: InspectedRun, text: str, target: str | None, trace: Trace) -> tuple[ForwardTrace, Tensor]:
@@ -101,7 +104,9 @@ def trace_translator(run: InspectedRun, text: str, target: str | None, trace: Tr
         out = decode_batch(run.model, src[None], tgt_tok.need("bos"), tgt_tok.need("eos"), DecodeSettings())[0]
         out = [i for i in out if i not in (tgt_tok.bos_id, cfg.pad_id)]  # as its text reads: a target given as text
     else:
-        out = tgt_tok.encode(target)[: cfg.max_length - 1]
+        out = tgt_tok.encode(target)
+        notes += [f"the target: {n}" for n in _cut(cfg.max_length - 1, len(out), "first")]
+        out = out[: cfg.max_length - 1]
     tgt = torch.tensor([tgt_tok.need("bos"), *out])  # (T,): the decoder's input, shifted right
     src_valid = padding_mask_from_ids(src, cfg.pad_id)
     logits = run.model(src[None], tgt[None], src_valid[None], trace=trace)  # (1, T, V)

@@ -18,14 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from safetensors.torch import save_file
 
-from ..atomic import atomic_write, atomic_write_json, atomic_write_text
+from ..atomic import atomic_write_json, atomic_write_text, read_json
 from ..config import GeneratorConfig
-from ..errors import DataError, RunError
+from ..errors import ConfigError, DataError, RunError
 from ..models import build_model
 from ..optional import need
-from ..runs import load, read_tensors, save_weights
+from ..runs import load, read_tensors, save_tensors, save_weights
 from ..runs.files import FORMAT, load_model_tensors
 from ..runs.manifest import MANIFEST, record
 from ..tokenizers import ByteLevelBPETokenizer
@@ -82,22 +81,49 @@ def config_from_gpt2(hf: dict[str, Any], origin: object = "config.json") -> Gene
     act = hf.get("activation_function", "gelu_new")
     if act not in ACTIVATIONS:
         raise DataError(f"{origin}: activation {act!r} is not supported (use one of {', '.join(ACTIVATIONS)})")
-    return GeneratorConfig(
-        vocab_size=hf["vocab_size"],
-        max_length=hf["n_positions"],
-        dim=hf["n_embd"],
-        n_heads=hf["n_head"],
-        dim_hidden=hf.get("n_inner") or 4 * hf["n_embd"],
-        n_blocks=hf["n_layer"],
-        dropout=hf.get("resid_pdrop", 0.1),
-        activation=ACTIVATIONS[act],
-        norm_first=True,
-        final_norm=True,
-        qkv_bias=True,
-        tie_embeddings=hf.get("tie_word_embeddings", True),
-        head_bias=False,
-        norm_eps=hf.get("layer_norm_epsilon", 1e-5),
-    )
+    if lacking := [name for name in REQUIRED if name not in hf]:
+        raise DataError(f"{origin}: no {', '.join(lacking)}; a GPT-2 config.json gives {', '.join(REQUIRED)}")
+    try:
+        return GeneratorConfig(
+            vocab_size=hf["vocab_size"],
+            max_length=hf["n_positions"],
+            dim=hf["n_embd"],
+            n_heads=hf["n_head"],
+            dim_hidden=hf.get("n_inner") or _times4(hf["n_embd"]),
+            n_blocks=hf["n_layer"],
+            dropout=hf.get("resid_pdrop", 0.1),
+            activation=ACTIVATIONS[act],
+            norm_first=True,
+            final_norm=True,
+            qkv_bias=True,
+            tie_embeddings=hf.get("tie_word_embeddings", True),
+            head_bias=False,
+            norm_eps=hf.get("layer_norm_epsilon", 1e-5),
+        )
+    except ConfigError as err:  # named as the file names it: "n_embd", not our "dim"
+        text = str(err)
+        for ours, theirs in GPT2_NAMES.items():
+            if text.startswith(f"{ours} "):
+                text = theirs + text[len(ours) :]
+        raise DataError(f"{origin}: {text}") from None
+
+
+REQUIRED = ("vocab_size", "n_positions", "n_embd", "n_head", "n_layer")
+GPT2_NAMES = {  # our config field -> GPT-2's config.json key
+    "vocab_size": "vocab_size",
+    "max_length": "n_positions",
+    "dim_hidden": "n_inner",
+    "dim": "n_embd",
+    "n_heads": "n_head",
+    "n_blocks": "n_layer",
+    "dropout": "resid_pdrop",
+    "tie_embeddings": "tie_word_embeddings",
+    "norm_eps": "layer_norm_epsilon",
+}
+
+
+def _times4(value: Any) -> Any:  # noqa: ANN401 - n_embd as the file gives it: checked by the config
+    return 4 * value if isinstance(value, int) and not isinstance(value, bool) else value
 
 
 def _read_hf_weights(folder: Path) -> dict[str, torch.Tensor]:
@@ -105,7 +131,11 @@ def _read_hf_weights(folder: Path) -> dict[str, torch.Tensor]:
     if single.is_file():
         tensors = read_tensors(single)
     elif index.is_file():
-        shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+        weight_map = read_json(index, "index of the weight files", DataError)
+        weight_map = weight_map.get("weight_map") if isinstance(weight_map, dict) else None
+        if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+            raise DataError(f'{index}: no "weight_map" of tensor name -> file; save the model again')
+        shards = sorted(set(weight_map.values()))
         tensors = {k: v for shard in shards for k, v in read_tensors(folder / shard).items()}
     elif (folder / "pytorch_model.bin").is_file():
         raise DataError(
@@ -168,7 +198,10 @@ def import_gpt2(hf_dir: str | Path, out: str | Path, force: bool = False) -> Pat
         raise FileNotFoundError(
             f"{hf_dir}: no config.json (a Hugging Face model directory holds config.json and model.safetensors)"
         )
-    config = config_from_gpt2(json.loads(config_path.read_text()), config_path)
+    hf = read_json(config_path, "Hugging Face config", DataError)
+    if not isinstance(hf, dict):
+        raise DataError(f"{config_path}: a JSON {type(hf).__name__}, not a config object of GPT-2's settings")
+    config = config_from_gpt2(hf, config_path)
     model = build_model(config)
     shapes = {name: t.shape for name, t in model.state_dict().items()}
     state = state_from_gpt2(_read_hf_weights(hf_dir), config, shapes, hf_dir / "model.safetensors")
@@ -285,14 +318,23 @@ def export_gpt2(run_dir: str | Path, out: str | Path, force: bool = False) -> Pa
     tensors = {f"transformer.{k}": v.contiguous() for k, v in tensors.items()}
     if not c.tie_embeddings:
         tensors["lm_head.weight"] = state["head.weight"].contiguous()
+    created = not out.exists()
+    before = set() if created else set(out.iterdir())
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "model.safetensors", lambda tmp: save_file(tensors, tmp, metadata={"format": "pt"}))
-    atomic_write_json(out / "config.json", hf_config)
-    tok = run.tokenizer
-    if isinstance(tok, ByteLevelBPETokenizer):
-        vocab, merges = tok.vocab_and_merges()
-        atomic_write_json(out / "vocab.json", vocab)
-        atomic_write_text(out / "merges.txt", "#version: 0.2\n" + "".join(m + "\n" for m in merges))
+    try:  # a write that fails (a full disk: one line naming the file) leaves no part of the export behind
+        save_tensors(tensors, out / "model.safetensors", metadata={"format": "pt"})
+        atomic_write_json(out / "config.json", hf_config)
+        tok = run.tokenizer
+        if isinstance(tok, ByteLevelBPETokenizer):
+            vocab, merges = tok.vocab_and_merges()
+            atomic_write_json(out / "vocab.json", vocab)
+            atomic_write_text(out / "merges.txt", "#version: 0.2\n" + "".join(m + "\n" for m in merges))
+    except BaseException:
+        for path in set(out.iterdir()) - before:
+            path.unlink()
+        if created:
+            out.rmdir()
+        raise
     return out
 
 

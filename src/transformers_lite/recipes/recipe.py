@@ -197,6 +197,7 @@ class Recipe:
             with RunLock(run_dir) if dist_ctx.is_main else contextlib.nullcontext():
                 resuming = broadcast(resume_dir is not None and latest_checkpoint(run_dir) is not None, dist_ctx)
                 if resume_dir and not resuming:
+                    require(run_dir, "resume")  # no checkpoint: from step 0 only if it never trained
                     log(f"{run_dir} has no checkpoint yet: training its recorded settings from step 0")
                 if resuming:
                     read = [

@@ -9,7 +9,9 @@ moment that relies on a run's files asks ``require(run_dir, moment)`` first:
 * ``settings``: ``hyperparameters.json``, the recorded settings (data files, seed, validation split)
   that ``evaluate``, ``classify --input`` and the inspector read — ``LoadedRun.hyperparameters``;
 * ``resume``: ``hyperparameters.json``, and once a checkpoint exists the config and tokenizer(s) it was
-  trained with — ``recipes.resume.recorded_recipe``;
+  trained with; a run that has trained (its final weights, its history) but has no complete checkpoint
+  left needs one, or resuming would train it again from step 0 over its weights —
+  ``recipes.resume.recorded_recipe`` and ``recipes.recipe.Recipe.run``;
 * ``saved``: all of the above, plus ``manifest.json``, the final weights and a complete checkpoint, checked
   after the last write and before "run saved" — ``recipes.recipe.Recipe.run``.
 
@@ -34,6 +36,9 @@ WEIGHTS = "model.safetensors (or a complete checkpoint)"
 CHECKPOINT = "checkpoint/LATEST (a complete checkpoint)"
 RUN_FILES = ("config.json", "hyperparameters.json", "checkpoint")  # any of them: a run (complete or not)
 LOCK = ".lock"  # held with flock by the process training the run (``training.rundir.RunLock``)
+# what only a run that finished training holds: its history and metrics are written from its first steps
+# on (a run stopped before its first checkpoint has them too, and trains again from step 0 on --resume)
+TRAINED = ("model.safetensors",)
 
 ADVICE = {
     "load": "the run cannot be used without it: copy the whole run folder again, or train it again",
@@ -90,7 +95,14 @@ def missing(run_dir: str | Path, moment: str) -> list[str]:
     if moment == "saved":
         out += [name for name in ("model.safetensors",) if not (run_dir / name).is_file()]
         out += [CHECKPOINT] if latest_checkpoint(run_dir) is None else []
+    if moment == "resume" and trained(run_dir) and latest_checkpoint(run_dir) is None:
+        out.append(CHECKPOINT)  # a run that trained: from step 0 again would write over its weights
     return out
+
+
+def trained(run_dir: Path) -> list[str]:
+    """The files of ``TRAINED`` the run has: it finished training, whatever its checkpoints say."""
+    return [name for name in TRAINED if (run_dir / name).is_file()]
 
 
 def require(run_dir: str | Path, moment: str) -> None:
@@ -114,4 +126,10 @@ def require(run_dir: str | Path, moment: str) -> None:
         )
     if lacking:
         verb = "is" if len(lacking) == 1 else "are"
-        raise RunError(f"{run_dir}: {', '.join(lacking)} {verb} missing; {ADVICE[moment]}")
+        why = ""
+        if moment == "resume" and CHECKPOINT in lacking:
+            why = (
+                f" though the run has trained ({', '.join(trained(run_dir))}), so resuming would train it again "
+                "from step 0 over its weights"
+            )
+        raise RunError(f"{run_dir}: {', '.join(lacking)} {verb} missing{why}; {ADVICE[moment]}")

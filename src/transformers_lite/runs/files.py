@@ -11,6 +11,8 @@ Layout of a run directory::
 from __future__ import annotations
 
 import errno
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,9 +32,9 @@ def save_weights(model: nn.Module, path: str | Path) -> None:
     atomic_write(path, lambda tmp: _safetensors(path, lambda: save_model(model, tmp)))
 
 
-def save_tensors(tensors: dict[str, torch.Tensor], path: str | Path) -> None:
-    """Tensors by name to a safetensors file, atomically."""
-    atomic_write(path, lambda tmp: _safetensors(path, lambda: save_file(tensors, tmp)))
+def save_tensors(tensors: dict[str, torch.Tensor], path: str | Path, metadata: dict[str, str] | None = None) -> None:
+    """Tensors by name to a safetensors file (with its text ``metadata``), atomically."""
+    atomic_write(path, lambda tmp: _safetensors(path, lambda: save_file(tensors, tmp, metadata=metadata)))
 
 
 def _safetensors(path: str | Path, write: Callable[[], None]) -> None:
@@ -41,6 +43,10 @@ def _safetensors(path: str | Path, write: Callable[[], None]) -> None:
     try:
         write()
     except SafetensorError as err:
+        said = re.search(r"os error (\d+)", str(err))  # the system's own reason: no space, file too large, ...
+        if said:
+            code = int(said.group(1))
+            raise OSError(code, f"safetensors could not write it: {os.strerror(code)}") from None
         raise OSError(errno.EIO, f"safetensors could not write it ({err}); is the disk full?") from None
 
 

@@ -22,7 +22,7 @@ import hashlib
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..atomic import atomic_write_json, read_json
+from ..atomic import atomic_write_json, read_json, read_record
 from ..errors import RunError
 
 MANIFEST = "manifest.json"
@@ -39,22 +39,29 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _shape(data: object) -> str | None:
+    """What is wrong with a manifest's value, or None."""
+    digests = data.get("sha256", {}) if isinstance(data, dict) else None
+    fmt = data.get("format", 1) if isinstance(data, dict) else None
+    if not isinstance(digests, dict) or not all(isinstance(v, str) for v in digests.values()) or type(fmt) is not int:
+        return "expected {'format': 2, 'sha256': {file: hex digest}}"
+    return None
+
+
 def _read_all(run_dir: Path) -> tuple[dict[str, str], int]:
-    """The recorded digests and the manifest's format (1 for a manifest of an earlier release, 0 for none)."""
+    """The recorded digests and the manifest's format (1 for a manifest of an earlier release, 0 for none).
+    A damaged manifest is an error, left as it is (``atomic.read_record``): ``record`` never writes a
+    fresh one over it."""
     path = run_dir / MANIFEST
-    if not path.is_file():
-        return {}, 0
-    if not path.read_bytes().strip():
+    if path.is_file() and not path.read_bytes().strip():
         raise RunError(
             f"{path} is empty (0 bytes of JSON; it should record the sha256 of the run's files), so an edited "
             "config, tokenizer or weights file cannot be told from the original"
         )
-    data = read_json(path, "manifest")
-    digests = data.get("sha256", {}) if isinstance(data, dict) else None
-    fmt = data.get("format", 1) if isinstance(data, dict) else None
-    if not isinstance(digests, dict) or not all(isinstance(v, str) for v in digests.values()) or type(fmt) is not int:
-        raise RunError(f"{path}: damaged manifest (expected {{'format': 2, 'sha256': {{file: hex digest}}}})")
-    return dict(digests), fmt
+    data = read_record(path, "manifest", _shape, lambda: None, what_to_do="restore it from a copy of the run")
+    if data is None:
+        return {}, 0
+    return dict(data.get("sha256", {})), data.get("format", 1)
 
 
 def _read(run_dir: Path) -> dict[str, str]:

@@ -73,11 +73,19 @@ def allowed_host_names(bound: str, extra: Iterable[str] = ()) -> frozenset[str]:
 
 
 def refusal(host: str) -> dict[str, str]:
-    """The JSON body of a refused request, naming the host and the option that allows it."""
-    shown = host_name(host) or "(none)"
-    message = f"host {shown!r} is not allowed; tlite serve --allowed-host {shown} allows it"
+    """The JSON body of a refused request, naming the host and, when there is one, the option that
+    allows it: only a value ``--allowed-host`` takes (a host name or address, with a numeric port or
+    none), so the advice always works."""
+    shown = host_name(host)
     if not host:
         message = "the request has no Host header; this server answers only requests naming its own host"
+    elif _NAME.match(shown):
+        message = f"host {shown!r} is not allowed; tlite serve --allowed-host {shown} allows it"
+    else:
+        message = (
+            f"host {host.strip()[:100]!r} is not allowed: it is not a host name or address with a numeric port "
+            "(like example.org:8000), so no --allowed-host allows it; address the server by its name"
+        )
     return {"error": message, "detail": message}
 
 

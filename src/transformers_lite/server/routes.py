@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from .. import exercises
 from ..exercises.bounded import MAX_CODE, check_code
@@ -41,7 +41,15 @@ L = views.LIMITS
 router = APIRouter(prefix="/api")
 
 
-class GenerateRequest(BaseModel):
+class Body(BaseModel):
+    """A request's JSON body. Every number in it is finite: Python's JSON reads ``NaN`` and ``Infinity``,
+    and a NaN fails every comparison with a bound, so it would be refused as "should be <= 10"; it is
+    refused as what it is, "should be a finite number"."""
+
+    model_config = ConfigDict(allow_inf_nan=False)
+
+
+class GenerateRequest(Body):
     prompt: str = Field(min_length=1, description="text to continue (longer than the limit: its end is kept)")
     max_new_tokens: int = Field(200, ge=1, le=L.max_new_tokens)
     temperature: float = Field(1.0, gt=0, le=10)
@@ -50,23 +58,23 @@ class GenerateRequest(BaseModel):
     seed: int = Field(0, ge=0, le=SEED_MAX)
 
 
-class ContextRequest(BaseModel):
+class ContextRequest(Body):
     context: str = Field(min_length=1, description="the text before the token to explain")
     temperature: float = Field(1.0, gt=0, le=10, description="the sampling settings the bars follow")
     top_k: int | None = Field(None, ge=1)
     top_p: float | None = Field(None, gt=0, le=1)
 
 
-class TextRequest(BaseModel):
+class TextRequest(Body):
     text: str = Field(min_length=1)
 
 
-class TranslateRequest(BaseModel):
+class TranslateRequest(Body):
     text: str = Field(min_length=1)
     beam: int = Field(1, ge=1, le=8)
 
 
-class TraceRequest(BaseModel):
+class TraceRequest(Body):
     text: str = Field(min_length=1, description="a prompt, a review, or a translator's source")
     target: str | None = Field(None, min_length=1, description="a translator's target (default: its translation)")
     switch_off: list[str] = Field([], max_length=64, description="heads, units or 'position' to switch off")
@@ -76,7 +84,7 @@ class TraceRequest(BaseModel):
     seed: int | None = Field(None, ge=0, le=SEED_MAX, description="with a seed: a question for every step")
 
 
-class BackwardRequest(BaseModel):
+class BackwardRequest(Body):
     text: str = Field(min_length=1, description="a text to predict, a review, or a translator's source")
     target: str | None = Field(None, min_length=1, description="a class name, or a translator's reference")
     position: int | None = Field(None, ge=0, le=100_000, description="a generator: the one position whose loss")
@@ -223,7 +231,7 @@ def backward(request: Request, name: str, body: BackwardRequest) -> dict[str, An
     return _answer(request, name, views.backward_view, body)
 
 
-class ExerciseRequest(BaseModel):
+class ExerciseRequest(Body):
     name: str = Field(min_length=1, max_length=64, description="an exercise, as `tlite exercise list` names it")
     code: str = Field(min_length=1, max_length=MAX_CODE, description="Python defining the exercise's function")
 

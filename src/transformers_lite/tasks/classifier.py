@@ -18,7 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..config import ClassifierConfig
-from ..data.reviews import choose_classes, encode_labels, left_out, load_reviews
+from ..data.reviews import choose_classes, encode_labels, has_order, left_out, load_reviews
 from ..data.sources import sha256
 from ..data.tables import split_validation
 from ..errors import ConfigError, DataError, warn
@@ -87,6 +87,13 @@ def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
     options = ("--text-column", "--label-column")  # train classifier's and baseline's: errors point at them
     reviews = load_reviews(train_path, text_column=s.text_column, label_column=s.label_column, options=options)
     n_labels, names = choose_classes(reviews, s.labels, s.label_map)
+    if s.ordinal and not has_order(reviews, s.label_map):
+        raise ConfigError(
+            f"--ordinal: the classes of {train_path}: column {reviews.label_column!r} ({', '.join(names[:6])}"
+            f"{', ...' if len(names) > 6 else ''}) are names with no order (only sorted alphabetically), so a "
+            "mean absolute error over them means nothing; give their order with --label-map NAME,NAME,... "
+            "(lowest first), or leave --ordinal out"
+        )
     labels, kept = encode_labels(reviews, n_labels, names, s.label_map)
     texts = [reviews.texts[i] for i in kept]
     dropped = [left_out(reviews, kept, "training" if val_path else "")]

@@ -8,8 +8,10 @@ pieces (characters, or words for a word tokenizer), each once, and how many posi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import warn
 from .base import Tokenizer
 
 
@@ -57,3 +59,21 @@ def unknown_notes(what: str, tokenizer: Tokenizer, text: str) -> list[str]:
     """``[notice]`` for a view's list of notices (empty when ``tokenizer`` reads all of ``text``)."""
     notice = unknown_notice(what, unknown_in(tokenizer, text))
     return [notice] if notice else []
+
+
+def warn_unknown_characters(what: str, tokenizer: Tokenizer, texts: Sequence[str]) -> None:
+    """One warning naming the characters of ``texts`` (what a model is evaluated on) that ``tokenizer``
+    reads as its unknown symbol, with how many tokens they take: a score over characters no training
+    text held (a soft hyphen, another alphabet) is said, never read without a word. A word tokenizer's
+    unknown words are its vocabulary's cut by design (``min_df``), counted in the score as in training."""
+    if tokenizer.unk_id is None or tokenizer.kind == "word":
+        return
+    pieces: list[str] = []
+    count = 0
+    for text in texts:
+        found = unknown_in(tokenizer, text)
+        pieces += found.pieces
+        count += found.count
+    notice = unknown_notice(what, Unknown(list(dict.fromkeys(pieces)), count, tokenizer.token(tokenizer.unk_id)))
+    if notice:
+        warn(notice + "; the scores include them")

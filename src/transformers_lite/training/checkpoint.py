@@ -189,6 +189,14 @@ def load_checkpoint(
     found = checkpoints(run_dir)
     if not found:
         raise RunError(f"{run_dir} has no complete checkpoint to resume from")
+    latest = Path(run_dir) / "checkpoint" / "LATEST"
+    named = _named(latest)
+    if named is not None and named != found[0].name and rank == 0:  # LATEST is rewritten below: said first
+        warn(
+            f"{latest} names {named!r}, which is no complete checkpoint of the run; resuming from the newest "
+            f"complete one, {found[0].name}, which LATEST now names"
+        )
+        atomic_write_text(latest, found[0].name + "\n")
     for i, folder in enumerate(found):
         try:
             state = _load_from(folder, model, optimizer, rank, family)
@@ -206,6 +214,16 @@ def load_checkpoint(
             atomic_write_text(Path(run_dir) / "checkpoint" / "LATEST", folder.name + "\n")
         return state
     raise AssertionError("unreachable")
+
+
+def _named(latest: Path) -> str | None:
+    """What ``checkpoint/LATEST`` says (shortened), or None when there is no such file."""
+    if not os.path.lexists(latest):
+        return None
+    try:
+        return latest.read_bytes()[:80].decode("utf-8", "replace").strip()
+    except OSError as err:
+        return f"(unreadable: {err.strerror})"
 
 
 def _load_from(
