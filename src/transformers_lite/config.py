@@ -73,9 +73,7 @@ class TransformerConfig:
         validate.choice("ffn", self.ffn, tuple(FEED_FORWARDS))
         validate.integer("kv_heads", self.kv_heads, optional=True)
         if self.kv_heads is not None and self.n_heads % self.kv_heads:
-            raise ConfigError(
-                f"kv_heads={self.kv_heads} must divide n_heads={self.n_heads} (1: multi-query attention)"
-            )
+            raise ConfigError(f"kv_heads={self.kv_heads} must divide n_heads={self.n_heads} (1: multi-query attention)")
         if self.kv_heads == self.n_heads:  # one key/value head per head is multi-head attention: one spelling
             object.__setattr__(self, "kv_heads", None)
 

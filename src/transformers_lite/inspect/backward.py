@@ -70,6 +70,8 @@ class BackwardTrace:
                 {
                     "name": n,
                     "kind": self.forward.traced[n].step.kind,
+                    "role": self.forward.traced[n].step.role,
+                    "side": self.forward.traced[n].place.side,
                     "shape": list(g.shape),
                     "norm": float(g.norm()),
                     "values": values(g),
@@ -204,7 +206,7 @@ def translator_loss(
     run: InspectedRun, forward: ForwardTrace, logits: Tensor, target: str | None, position: int | None
 ) -> Loss:
     """Each target token and the end of the sentence, teacher-forced."""
-    tgt = forward["decoder.tokens"]  # (T,): BOS + target
+    tgt = forward[forward.find(kind="tokens", side="target")[0]]  # (T,): BOS + target
     y = torch.tensor([*tgt[1:].tolist(), run.tokenizer.eos_id])  # each next target token, then EOS
     words = run.tokenizer.decode(tgt[1:].tolist()) or " ".join(forward.tokens[1:]) or "(nothing)"
     whose = "its own greedy translation" if target is None else "the given target"

@@ -216,7 +216,7 @@ def head_sweep(run: InspectedRun, text: str, target: str | None = None) -> dict[
     heads ranked from the one the prediction needs most. A classifier's loss is that of the class the
     whole model predicts."""
     base = trace_forward(run, text, target=target)
-    heads = [base.traced[n].place.scope for n in base.of_kind("weighted_sum")]  # every attention layer
+    heads = [base.traced[n].place.scope for n in base.find(role="heads")]  # every attention layer
     n_heads = run.config.n_heads
     if len(heads) * n_heads > MAX_SWEEP_HEADS:
         raise ValueError(

@@ -63,7 +63,9 @@ def swiglu_steps(act: Activation, reads: str, bias: bool) -> dict[str, Step]:
             computes=f"{gate_words}, then the nonlinearity {act.written} on each entry",
             role="gate",
         ),
-        "up": Step("projection", "TF", f"u = {up}", None, "the hidden units before the gate", computes=up_words, role="up"),
+        "up": Step(
+            "projection", "TF", f"u = {up}", None, "the hidden units before the gate", computes=up_words, role="up"
+        ),
         "hidden": Step(
             "product",
             "TF",
