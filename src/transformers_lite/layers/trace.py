@@ -11,8 +11,9 @@ A ``Trace`` may also *edit* a step on its way (zero a head, scale a neuron): the
 with the edited tensor, so an intervention runs through the model's own code and never touches its
 weights. An edit names its step, or the layer that computes it and the step's role (``(scope, role)``:
 ``("blocks.0.attention", "heads")``), so nothing outside the layers assembles a step's name. Nothing is
-stored on the modules, so two requests may use one model at the same time. ``live`` holds each step as the forward went on with it: with gradients on, in the autograd graph (the backward
-trace asks autograd for the loss's gradient with respect to each).
+stored on the modules, so two requests may use one model at the same time. ``live`` holds each step as
+the forward went on with it: with gradients on, in the autograd graph (the backward trace asks autograd
+for the loss's gradient with respect to each).
 
 The default, ``NO_TRACE``, keeps nothing, edits nothing and costs a method call per step.
 """
