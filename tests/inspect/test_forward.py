@@ -130,7 +130,7 @@ def test_switching_off_a_head_zeroes_it_and_changes_only_what_follows():
     assert torch.equal(no_position["input"], no_position["embedding"])
     with pytest.raises(ValueError, match="head 4 is out of range"):
         switch_off(["blocks.0.attention.head.4"], 4)
-    with pytest.raises(ValueError, match="no step named blocks.7.attention.heads"):
+    with pytest.raises(ValueError, match="no attention layer blocks.7.attention in this model"):
         trace_forward(run, TEXT, edits=switch_off(["blocks.7.attention.head.0"], 4))
     with pytest.raises(ValueError, match="switch off"):
         switch_off(["everything"], 4)

@@ -86,7 +86,7 @@ def test_each_equation_is_true_of_its_models_configuration(preset):
             weight, bias = ("W_g", "b_g") if gate else ("W₁", "b₁")
             assert f"({normed} {weight}ᵀ{f' + {bias}' if config.bias else ''})" in ours, (name, ours)
         elif step.kind == "residual_sum":
-            assert (normed != "x") == (f"({normed})" in ours), (name, ours)
+            assert config.norm_first == (f"({norm}(x))" in ours), (name, ours)
         elif step.kind == "norm:layer":
             assert f"ε = {getattr(config, 'norm_eps', 1e-5):g}" in ours, (name, ours)
         elif step.kind == "embedding" and record.own == "embedding":
@@ -102,7 +102,7 @@ def test_each_equation_is_true_of_its_models_configuration(preset):
             assert ("+ b_out" in ours) == getattr(config, "head_bias", True), ours
     assert {"scores", "scale", "softmax", "weighted_sum", "merge_heads", "residual_sum"} <= seen, preset
     if config.family == "generator":
-        assert "rotary" not in seen and "mask" in seen and "masked" in seen  # the causal mask, as added
+        assert ("rotary" in seen) == (config.position == "rope") and "mask" in seen and "masked" in seen  # the causal mask
 
 
 def test_the_masked_scores_are_a_step_and_the_mask_is_what_is_added():

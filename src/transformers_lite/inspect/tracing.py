@@ -123,14 +123,15 @@ def trace_translator(run: InspectedRun, text: str, target: str | None, trace: Tr
 def _check_edits(trace: Trace, edits: dict[EditKey, Edit] | None) -> None:
     owns = {r.own for r in trace.records.values()}  # an edit by a step's own name edits every step of that name
     played = {(r.place.scope, r.step.role) for r in trace.records.values() if r.step.role}
-    missing = sorted(
-        f"{key[0]}.head.N" if isinstance(key, tuple) else key
-        for key in edits or ()
-        if key not in trace.tensors and key not in owns and key not in played
-    )
+    missing = [key for key in edits or () if key not in trace.tensors and key not in owns and key not in played]
     if missing:
-        some = ", ".join(trace.records[n].place.scope for n in trace.find(role="heads"))[:300]
-        raise ValueError(f"no step named {', '.join(missing)} in this model's forward (its attention layers: {some})")
+        layers = ", ".join(trace.records[n].place.scope for n in trace.find(role="heads"))[:300]
+        named = sorted(key for key in missing if isinstance(key, str))
+        scopes = sorted(key[0] for key in missing if isinstance(key, tuple))
+        said = ([f"no step named {', '.join(named)}"] if named else []) + (
+            [f"no attention layer {', '.join(scopes)}"] if scopes else []
+        )
+        raise ValueError(f"{'; '.join(said)} in this model's forward (its attention layers: {layers})")
 
 
 _HEAD = re.compile(r"^(?P<scope>.+)\.head\.(?P<head>\d+)$")  # the attention layer's scope, as the trace names it
