@@ -39,7 +39,8 @@ export function drawDiagram(outline, member, current, open) {
   groups.forEach((group, g) => {
     const inBlock = Boolean(group.block);
     const column = el("div", { className: inBlock ? "map-group block" : "map-group" });
-    if (inBlock) column.append(el("div", { className: "map-block-name" }, group.block.replace(/^members\.\d+\./, "")));
+    // a member's block by its name within the member (the outline's steps on view are all that member's)
+    if (inBlock) column.append(el("div", { className: "map-block-name" }, group.block.slice(member ? member.length + 1 : 0)));
     group.boxes.forEach((box, b) => {
       const names = box.steps.map((s) => lastPart(s.name));
       const lit = box.steps.some((s) => s.name === current);

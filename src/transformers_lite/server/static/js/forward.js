@@ -55,7 +55,7 @@ export async function runTrace(fresh) {
 }
 
 // ------------------------------------------------------------------ walking the steps
-function memberOf(block) { const m = /^(members\.\d+)\./.exec(block || ""); return m ? m[1] : ""; }
+function memberOf(block) { const entry = trace.data.outline.find((s) => block && s.block === block); return entry ? entry.member : ""; }
 
 function member() {  // the ensemble member on view: the chosen block's, else the first ("" for one model)
   return memberOf(trace.block) || (trace.data.outline.find((s) => s.member) || { member: "" }).member;
@@ -115,17 +115,19 @@ export function renderTrace() {
   renderDistance(data);
 }
 
-function onSourceBlock() { return Boolean(trace.data.source_tokens.length && trace.block.startsWith("encoder.")); }
+// a translator's encoder is its source side: each step says its side (the trace JSON's "side")
+function onSourceBlock() { return trace.data.outline.some((s) => s.block === trace.block && s.side === "source"); }
 
-function onSource(step) { return Boolean(trace.data.source_tokens.length && step.name.startsWith("encoder.")); }
+function onSource(step) { return step.side === "source"; }
 
-function headsOf(data) {  // the head axis of the queries' projection
-  const q = data.steps.find((s) => s.kind === "projection" && s.axes.startsWith("(H"));
+function headsOf(data) {  // the head axis of the queries' projection (its step plays the role "query")
+  const q = data.steps.find((s) => s.role === "query");
   return q ? q.shape[0] : 1;
 }
 
-function shortName(name) {
-  return trace.block && name.startsWith(trace.block + ".") ? name.slice(trace.block.length + 1) : name;
+function shortName(name) {  // a step (or a layer, by its scope) of the chosen block by its name within the block
+  const entry = trace.data.outline.find((s) => s.name === name || s.scope === name);
+  return entry && entry.block && entry.block === trace.block ? name.slice(entry.block.length + 1) : name;
 }
 
 function renderSwitches(heads) {
@@ -309,7 +311,7 @@ function renderStrips(data) {
   const pos = Math.min(source ? trace.src : trace.pos, rows.length - 1);
   $("trace-pos").textContent = `${source ? "(of the source) " : ""}${pos} (${visible(rows[pos] ?? "")})`;
   const chosen = data.steps.filter((step) => step.values && step.shape.length === 2 && step.axes === "(T, C)" && step.shape[0] === rows.length &&
-    !(data.source_tokens.length && step.name.startsWith("encoder.") !== source));
+    onSource(step) === source);
   const s = signedScale(absMax(chosen.map((step) => step.values[pos])), "value (every strip on one scale)");
   const strips = chosen.flatMap((step) => [el("span", {}, shortName(step.name)), stripOf(step.values[pos], s)]);
   if (strips.length) strips.push(el("span"), legend(s));
