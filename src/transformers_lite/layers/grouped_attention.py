@@ -65,6 +65,7 @@ def grouped_steps(steps: dict[str, Step], dim: int, n_heads: int, kv_heads: int)
     d, r = dim // n_heads, n_heads // kv_heads
     shared = f"split into G = {kv_heads} key/value heads of d_h = {d}, each shared by H / G = {r} query heads"
     out = dict(steps)
+    out["q"] = replace(steps["q"], computes=steps["q"].computes.replace("one third", "one part"))  # not a third
     for part, name in ((1, "k"), (2, "v")):
         start = dim + (part - 1) * kv_heads * d
         s = steps[name]
@@ -82,17 +83,23 @@ def grouped_steps(steps: dict[str, Step], dim: int, n_heads: int, kv_heads: int)
         if name in out:
             out[name] = replace(out[name], axes="G" + out[name].axes[1:])
     keys = "S" if steps["k"].axes[1] == "S" else "T"
-    for letter, name in (("K", "k_repeated"), ("V", "v_repeated")):
+    k_ = "K" + ("\u0302" if "k_norm" in steps else "") + ("′" if "k_rotated" in steps else "")  # as the scores read it
+    for letter, name, read in (("K", "k_repeated", k_), ("V", "v_repeated", "V")):
         out[name] = Step(
             "repeat_heads",
             f"H{keys}D",
-            f"{letter}̃ = repeat_interleave({letter}, {r}): query head h reads key/value head h // {r}",
+            f"{letter}̃ = repeat_interleave({read}, {r}): query head h reads key/value head h // {r}",
             None,
             f"the {kv_heads} {'key' if letter == 'K' else 'value'} heads, each repeated for the {r} query heads "
             "that share it",
             computes=f"each of the G = {kv_heads} heads repeated H / G = {r} times, so that the H = {n_heads} query "
             "heads each read one",
         )
+    # the scores read the repeated keys, the heads the repeated values (the posts' column: their own K and V, as
+    # a step the posts compute on another input is quoted with theirs)
+    for name in ("scores", "scaled"):
+        out[name] = replace(steps[name], ours=steps[name].ours.replace(f"{k_}ᵀ", "K̃ᵀ"))
+    out["heads"] = replace(steps["heads"], ours="A = P Ṽ")
     return out
 
 
