@@ -228,13 +228,17 @@ function renderStep(step) {
     $("trace-row").replaceChildren();
     return;
   }
-  const m = matrixOf(step, head);
+  // grouped queries: a (G, T, D) step holds the key/value head the chosen query head reads, h // (H / G)
+  const group = axes[0] === "G" ? Math.floor(head * step.shape[0] / headsOf(trace.data)) : -1;
+  const m = matrixOf(step, group >= 0 ? group : head);
   const s = scaleOf(step, trace.data.steps);
   const colTitle = cols ? (axes[axes.length - 1] === "S" ? "source token" : "key") : axes[axes.length - 1] === "V" ? "token id" : "channel";
   const labelled = { rows: m.length === rows.length ? rows : null, cols, s, followed: m.length === rows.length ? pos : -1,
     rowTitle: m.length === rows.length ? "position" : "row", colTitle,
     onHover: (i, j) => lightTokens(i, cols === rows ? j : -1) };  // a key lit among the chips when they are its tokens
-  const figures = [heatmap(m, { ...labelled, title: perHead ? `${shortName(step.name)}, head ${head}` : shortName(step.name) })];
+  const title = perHead ? `${shortName(step.name)}, head ${head}` :
+    group >= 0 ? `${shortName(step.name)}, key/value head ${group} (read by head ${head})` : shortName(step.name);
+  const figures = [heatmap(m, { ...labelled, title })];
   if (perHead) {  // every head at a glance, on the same scale; click one to choose it
     const others = el("div", { className: "grid thumbs" });
     step.values.forEach((hv, h) => {
