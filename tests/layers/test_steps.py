@@ -102,7 +102,9 @@ def test_each_equation_is_true_of_its_models_configuration(preset):
             assert ("+ b_out" in ours) == getattr(config, "head_bias", True), ours
     assert {"scores", "scale", "softmax", "weighted_sum", "merge_heads", "residual_sum"} <= seen, preset
     if config.family == "generator":
-        assert ("rotary" in seen) == (config.position == "rope") and "mask" in seen and "masked" in seen  # the causal mask
+        assert (
+            ("rotary" in seen) == (config.position == "rope") and "mask" in seen and "masked" in seen
+        )  # the causal mask
 
 
 def test_the_masked_scores_are_a_step_and_the_mask_is_what_is_added():

@@ -127,6 +127,28 @@ def _as_double(config) -> SimpleNamespace:  # noqa: ANN001
     return SimpleNamespace(model=model, config=model.config, tokenizer=TOKENIZER, family=FAMILIES["generator"])
 
 
+def _trained(inputs, out, *options: str):  # noqa: ANN001, ANN202 - the files fixture's folder, the run's folder
+    """A tiny generator trained on the test text for 3 steps with ``options`` (in this process), loaded."""
+    assert (
+        main(
+            [
+                "train",
+                "generator",
+                "--text",
+                str(inputs / "text.txt"),
+                *TINY,
+                *options,
+                "--max-steps",
+                "3",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
+    return tl.load(out)
+
+
 def _every_exercise_passes(source: Source) -> None:
     for e in EXERCISES:
         verdict = check(e, e.solution, e.inputs(source))
@@ -136,24 +158,7 @@ def _every_exercise_passes(source: Source) -> None:
 def test_a_toy_activation_and_feed_forward_take_part_everywhere_with_no_other_change(toy, files, tmp_path):  # noqa: F811
     out = tmp_path / "toy"
     toy_sets = sets("ffn=toy", "activation=softsign", "norm_first=true", "final_norm=true")
-    assert (
-        main(
-            [
-                "train",
-                "generator",
-                "--text",
-                str(files / "text.txt"),
-                *TINY,
-                *toy_sets,
-                "--max-steps",
-                "3",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    run = tl.load(out)
+    run = _trained(files, out, *toy_sets)
     traced = run.trace("To be")
     kinds = {n.rsplit(".", 1)[-1]: traced.traced[n].step.kind for n in traced.names() if ".feed_forward." in n}
     assert kinds == {"hidden": "activation:softsign", "halved": "scale", "out": "projection"}
@@ -241,26 +246,7 @@ def test_every_step_of_a_variant_has_its_hand_rule_within_1e6_in_float64(options
 
 def test_the_llama_style_preset_trains_traces_passes_the_exercises_and_is_named_by_gpt2_export(files, tmp_path):  # noqa: F811
     out = tmp_path / "llama"
-    small = [*TINY, *sets("kv_heads=2")]
-    assert (
-        main(
-            [
-                "train",
-                "generator",
-                "--preset",
-                "llama-style",
-                "--text",
-                str(files / "text.txt"),
-                *small,
-                "--max-steps",
-                "3",
-                "--out",
-                str(out),
-            ]
-        )
-        == 0
-    )
-    run = tl.load(out)
+    run = _trained(files, out, "--preset", "llama-style", *sets("kv_heads=2"))
     c = run.config
     assert (c.norm, c.position, c.ffn, c.kv_heads, c.bias, c.qkv_bias, c.norm_first) == (
         "rms",

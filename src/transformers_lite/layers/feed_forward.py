@@ -22,8 +22,6 @@ from .spec import BlockSpec
 from .steps import Count, Step, SummaryRow, dense
 from .trace import NO_TRACE, Trace
 
-Equations = Callable[[Tensor, Any, Callable[[Tensor], Tensor], Trace], Tensor]
-
 
 class FeedForwardLayer(nn.Module):
     """What a feed-forward class declares (subclass it, and name it in ``layers.variants.FEED_FORWARDS``):
@@ -33,7 +31,6 @@ class FeedForwardLayer(nn.Module):
     ``steps`` (with their roles), ``weights()``, ``summary_rows(count)`` and ``closing()``."""
 
     about: ClassVar[str]
-    equations: ClassVar[Equations]
     activation: Activation
     act: Callable[[Tensor], Tensor]
     steps: dict[str, Step]
@@ -44,6 +41,11 @@ class FeedForwardLayer(nn.Module):
         super().__init__()
         self.activation = activation(nonlinearity or spec.activation)
         self.act = self.activation.function
+
+    @staticmethod
+    def equations(x: Tensor, w: Any, act: Callable[[Tensor], Tensor], trace: Trace = NO_TRACE) -> Tensor:  # noqa: ANN401
+        """The layer's equations on its weights ``w`` (``weights()``): ``x (B, T, C)`` -> ``(B, T, C)``."""
+        raise NotImplementedError
 
     def weights(self) -> NamedTuple:
         raise NotImplementedError
