@@ -131,7 +131,7 @@ function shortName(name) {  // a step (or a layer, by its scope) of the chosen b
 }
 
 function renderSwitches(heads) {
-  const scopes = [...new Set(trace.data.steps.filter((s) => s.kind === "weighted_sum").map((s) => s.scope))];
+  const scopes = [...new Set(trace.data.steps.filter((s) => s.role === "heads").map((s) => s.scope))];  // each attention layer
   const boxes = [];
   for (const scope of scopes) {
     for (let h = 0; h < heads; h++) {
