@@ -199,8 +199,10 @@ def test_inspect_trace_writes_the_json_and_a_figure_per_block(cli, runs, tmp_pat
 
 
 def _attention(block: int, kind: str = "softmax", reads: tuple[str, ...] = ()) -> TracedStep:
-    """A self-attention step of block ``block`` as a trace records it (the distance reads kinds and axes)."""
-    return TracedStep(Step(kind, "HTT", "", "", ""), kind, Place(f"blocks.{block}.attention", f"blocks.{block}"), reads)
+    """A self-attention step of block ``block`` as a trace records it (the distance asks for the role of
+    self-attention's weights)."""
+    step = Step(kind, "HTT", "", "", "", role="weights" if kind == "softmax" else "")
+    return TracedStep(step, kind, Place(f"blocks.{block}.attention", f"blocks.{block}"), reads)
 
 
 def test_attention_distance_of_known_patterns():
