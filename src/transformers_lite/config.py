@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from . import validate
 from .atomic import atomic_write_text, read_json
 from .errors import ConfigError
-from .layers import ACTIVATIONS, BlockSpec
+from .layers import ACTIVATIONS, FEED_FORWARDS, BlockSpec
 from .layers.norms import NORMS, NormSpec
 
 # fields renamed since the first release: old name -> new name (old run files are migrated on load)
@@ -56,6 +56,11 @@ class TransformerConfig:
     qkv_bias: bool = True
     norm: str = "layer"  # every norm's kind: "layer" (LayerNorm, the posts') or "rms" (RMSNorm)
     qk_norm: bool = False  # self-attention normalises each head's queries and keys (with ``norm``) before the scores
+    ffn: str = "mlp"  # the feed-forward's class: "mlp" (the posts' Dense, activation, Dense) or "swiglu" (Llama's)
+    # self-attention's key/value heads, each shared by n_heads / kv_heads query heads (grouped-query attention;
+    # 1: multi-query); None: one per head (multi-head attention)
+    kv_heads: int | None = None
+    bias: bool = True  # the blocks' Dense layers other than Q/K/V (attention's W_O, the feed-forward's) have biases
 
     def __post_init__(self) -> None:
         _positive(self, "dim", "n_heads", "dim_hidden", "max_length")
@@ -65,9 +70,15 @@ class TransformerConfig:
         validate.number("dropout", self.dropout, 0, 1, high_open=True)
         validate.choice("activation", self.activation, tuple(ACTIVATIONS))
         validate.choice("norm", self.norm, tuple(NORMS))
+        validate.choice("ffn", self.ffn, tuple(FEED_FORWARDS))
+        validate.integer("kv_heads", self.kv_heads, optional=True)
+        if self.kv_heads is not None and self.n_heads % self.kv_heads:
+            raise ConfigError(f"kv_heads={self.kv_heads} must divide n_heads={self.n_heads} (1: multi-query attention)")
+        if self.kv_heads == self.n_heads:  # one key/value head per head is multi-head attention: one spelling
+            object.__setattr__(self, "kv_heads", None)
 
     def block(self, causal: bool = False) -> BlockSpec:
-        """The spec of this model's blocks."""
+        """The spec of this model's blocks (a family's config adds what only its blocks read)."""
         return BlockSpec(
             self.dim,
             self.n_heads,
@@ -76,11 +87,13 @@ class TransformerConfig:
             activation=self.activation,
             norm_first=self.norm_first,
             qkv_bias=self.qkv_bias,
-            norm=NormSpec(self.norm, getattr(self, "norm_eps", 1e-5)),
+            norm=NormSpec(self.norm),
             causal=causal,
             qk_norm=self.qk_norm,
-            value_residual=getattr(self, "value_residual", False),
-            shortcut=getattr(self, "embedding_shortcut", False),
+            ffn=self.ffn,
+            attention="multi-head" if self.kv_heads is None else "grouped-query",
+            kv_heads=self.kv_heads,
+            bias=self.bias,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,6 +124,9 @@ class EncoderConfig(TransformerConfig):
         "qkv_bias",
         "norm",
         "qk_norm",
+        "ffn",
+        "kv_heads",
+        "bias",
     )
 
     vocab_size: int = 7455
@@ -205,6 +221,16 @@ class GeneratorConfig(TransformerConfig):
         validate.number("logit_cap", self.logit_cap, 0)
         if self.position == "rope" and (self.dim // self.n_heads) % 2:
             raise ConfigError(f"rope needs an even head size, got dim/n_heads = {self.dim // self.n_heads}")
+
+    def block(self, causal: bool = False) -> BlockSpec:
+        """The spec of the GPT's blocks: the shared one, with its norms' ε and the speedrun's mixes."""
+        spec = super().block(causal)
+        return dataclasses.replace(
+            spec,
+            norm=NormSpec(self.norm, self.norm_eps),
+            value_residual=self.value_residual,
+            shortcut=self.embedding_shortcut,
+        )
 
 
 @dataclass(frozen=True)

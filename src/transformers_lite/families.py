@@ -182,7 +182,8 @@ class TranslatorFamily(Family):
         return backward.translator_loss(run, forward, logits, target, position)
 
     def kept_target(self, run: InspectedRun, forward: ForwardTrace) -> str | None:
-        return run.tokenizer.decode(forward["decoder.tokens"][1:].tolist())  # the translation it scored
+        scored = forward[forward.find(kind="tokens", side="target")[0]]  # BOS + the translation it scored
+        return run.tokenizer.decode(scored[1:].tolist())
 
     def example(self, run: InspectedRun) -> str | None:
         return examples.translator_example(run)

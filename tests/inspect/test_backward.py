@@ -222,7 +222,9 @@ def test_backward_traces_at_once_on_one_model_are_those_one_at_a_time():
     assert all(p.grad is None for p in run.model.parameters())
 
 
-@pytest.mark.parametrize("preset", ["post-gpt", "baby-gpt", "post-classifier", "classifier", "seq2seq-small"])
+@pytest.mark.parametrize(
+    "preset", ["post-gpt", "baby-gpt", "llama-style", "post-classifier", "classifier", "seq2seq-small"]
+)
 def test_every_step_and_parameter_of_each_presets_model_has_its_hand_rule(preset):
     """The rules by kind cover each preset's model as it is (its vocabulary made small): every step with
     a gradient and every parameter has its hand-derived gradient, within float32 rounding of autograd's."""

@@ -130,7 +130,7 @@ def test_switching_off_a_head_zeroes_it_and_changes_only_what_follows():
     assert torch.equal(no_position["input"], no_position["embedding"])
     with pytest.raises(ValueError, match="head 4 is out of range"):
         switch_off(["blocks.0.attention.head.4"], 4)
-    with pytest.raises(ValueError, match="no step named blocks.7.attention.heads"):
+    with pytest.raises(ValueError, match="no attention layer blocks.7.attention in this model"):
         trace_forward(run, TEXT, edits=switch_off(["blocks.7.attention.head.0"], 4))
     with pytest.raises(ValueError, match="switch off"):
         switch_off(["everything"], 4)
@@ -199,8 +199,10 @@ def test_inspect_trace_writes_the_json_and_a_figure_per_block(cli, runs, tmp_pat
 
 
 def _attention(block: int, kind: str = "softmax", reads: tuple[str, ...] = ()) -> TracedStep:
-    """A self-attention step of block ``block`` as a trace records it (the distance reads kinds and axes)."""
-    return TracedStep(Step(kind, "HTT", "", "", ""), kind, Place(f"blocks.{block}.attention", f"blocks.{block}"), reads)
+    """A self-attention step of block ``block`` as a trace records it (the distance asks for the role of
+    self-attention's weights)."""
+    step = Step(kind, "HTT", "", "", "", role="weights" if kind == "softmax" else "")
+    return TracedStep(step, kind, Place(f"blocks.{block}.attention", f"blocks.{block}"), reads)
 
 
 def test_attention_distance_of_known_patterns():

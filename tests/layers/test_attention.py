@@ -248,7 +248,7 @@ def test_qk_norm_normalises_each_heads_queries_and_keys_before_the_scores(norm, 
     rows = [name for _, name, *_ in attention.summary_rows(lambda params: 0)]
     assert ["q_norm", "k_norm"] == [r for r in rows if r.endswith("_norm")]
     with pytest.raises(ValueError, match="cross-attention has none"):
-        Attention(2, 8, role="cross", qk_norm=spec)
+        Attention(2, 8, kind="cross", qk_norm=spec)
 
 
 @pytest.mark.parametrize("norm", ["layer", "rms"])

@@ -73,11 +73,11 @@ def test_a_traced_block_names_its_steps_and_gives_the_same_output():
 
 
 def test_feed_forward_activations():
-    ff = FeedForward(4, 8, "gelu")
+    ff = FeedForward(BlockSpec(4, 1, 8, activation="gelu"))
     x = torch.randn(3, 4)
     assert torch.allclose(ff(x), ff.dense2(torch.nn.functional.gelu(ff.dense1(x))))
     with pytest.raises(ValueError, match="'tanh'"):
-        FeedForward(4, 8, "tanh")
+        FeedForward(BlockSpec(4, 1, 8, activation="tanh"))
 
 
 def test_decoder_block_uses_encoder_output_as_keys():

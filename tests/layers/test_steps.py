@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 from transformers_lite import build_model, get_preset
 from transformers_lite.config import GeneratorConfig, Seq2SeqConfig
 from transformers_lite.layers import KINDS, Step, Trace
-from transformers_lite.layers.feed_forward import _WRITTEN
+from transformers_lite.layers.activations import ACTIVATIONS
 from transformers_lite.layers.steps import NOT_IN_POSTS
 from transformers_lite.layers.trace import NO_TRACE
 from transformers_lite.recipes.presets import PRESETS as ALL_PRESETS
 
 VOCAB = 40
-PRESETS = ["post-gpt", "baby-gpt", "post-classifier", "classifier", "seq2seq-small"]
+PRESETS = ["post-gpt", "baby-gpt", "llama-style", "post-classifier", "classifier", "seq2seq-small"]
+QKV = {"query": "Q", "key": "K", "value": "V"}  # the roles of a Q, K or V step, by the letter it writes
 
 
 def _traced(preset: str | object) -> tuple[object, torch.nn.Module, Trace]:
@@ -61,26 +62,31 @@ def test_every_step_has_a_kind_and_axes_for_its_tensor(preset):
 def test_each_equation_is_true_of_its_models_configuration(preset):
     config, _, trace = _traced(preset)
     d = config.dim // config.n_heads
-    normed = "LN(x)" if config.norm_first else "x"
+    norm = {"layer": "LN", "rms": "RMS"}[config.norm]
+    normed = f"{norm}(x)" if config.norm_first else "x"
     seen: set[str] = set()
     for name, record in trace.records.items():
         step, ours = record.step, record.step.ours
         seen.add(step.kind)
-        if step.kind == "projection" and step.part is not None:  # Q, K, V: what they read, their bias, the heads
-            letter = "QKV"[step.part]
+        if step.kind == "projection" and step.role in QKV:  # Q, K, V: what they read, their bias, the heads
+            letter = QKV[step.role]
             source = "m" if name.endswith(("cross_attention.k", "cross_attention.v")) else normed
             assert ours.startswith(f"{letter} = {source} W_{letter}ᵀ"), (name, ours)
             assert (f"+ b_{letter}" in ours) == config.qkv_bias, (name, ours)
-            assert f"H = {config.n_heads} heads of d_h = {d}" in ours, (name, ours)
+            grouped = letter != "Q" and config.kv_heads is not None and source != "m"  # cross-attention: H heads
+            heads = f"G = {config.kv_heads} key/value heads" if grouped else f"H = {config.n_heads} heads"
+            assert f"{heads} of d_h = {d}" in ours, (name, ours)
         elif step.kind == "scale":
             assert f"√{d} = " in ours and step.factor == pytest.approx(1 / math.sqrt(d)), (name, ours)
             scores = trace[record.read_steps[0]]
             assert torch.allclose(trace[name], scores * step.factor)
         elif step.kind.startswith("activation:"):
-            assert step.kind == f"activation:{config.activation}", name
-            assert f"({normed} W₁ᵀ + b₁)" in ours, (name, ours)
+            gate = config.ffn == "swiglu"  # SwiGLU gates with SiLU; the MLP applies the config's activation
+            assert step.kind == f"activation:{'silu' if gate else config.activation}", name
+            weight, bias = ("W_g", "b_g") if gate else ("W₁", "b₁")
+            assert f"({normed} {weight}ᵀ{f' + {bias}' if config.bias else ''})" in ours, (name, ours)
         elif step.kind == "residual_sum":
-            assert (normed == "LN(x)") == ("(LN(x))" in ours), (name, ours)
+            assert config.norm_first == (f"({norm}(x))" in ours), (name, ours)
         elif step.kind == "norm:layer":
             assert f"ε = {getattr(config, 'norm_eps', 1e-5):g}" in ours, (name, ours)
         elif step.kind == "embedding" and record.own == "embedding":
@@ -91,12 +97,14 @@ def test_each_equation_is_true_of_its_models_configuration(preset):
         elif name == "logits" and config.family in ("generator", "seq2seq"):
             tied = config.tie_embeddings
             assert (step.kind == "tied_output") == tied and ("Eᵀ" in ours or "E_targetᵀ" in ours) == tied, ours
-            head = "LN(x)" if getattr(config, "final_norm", config.norm_first) else "x"
+            head = f"{norm}(x)" if getattr(config, "final_norm", config.norm_first) else "x"
             assert ours.startswith(f"z = {head} "), ours
             assert ("+ b_out" in ours) == getattr(config, "head_bias", True), ours
     assert {"scores", "scale", "softmax", "weighted_sum", "merge_heads", "residual_sum"} <= seen, preset
     if config.family == "generator":
-        assert "rotary" not in seen and "mask" in seen and "masked" in seen  # the causal mask, as added
+        assert (
+            ("rotary" in seen) == (config.position == "rope") and "mask" in seen and "masked" in seen
+        )  # the causal mask
 
 
 def test_the_masked_scores_are_a_step_and_the_mask_is_what_is_added():
@@ -176,7 +184,10 @@ _GPT_OPTIONS = st.fixed_dictionaries(
         "qkv_bias": st.booleans(),
         "head_bias": st.booleans(),
         "tie_embeddings": st.booleans(),
-        "activation": st.sampled_from(sorted(_WRITTEN)),
+        "activation": st.sampled_from(sorted(ACTIVATIONS)),
+        "ffn": st.sampled_from(["mlp", "swiglu"]),
+        "kv_heads": st.sampled_from([None, 1]),
+        "bias": st.booleans(),
         "norm": st.sampled_from(["layer", "rms"]),
         "position": st.sampled_from(["learned", "rope"]),
         "qk_norm": st.booleans(),
@@ -203,7 +214,7 @@ def _check_sentences(config, trace: Trace) -> None:
         says, ours = shown["computes"], step.ours
         assert says == (step.computes or KINDS[base]), name
         assert "layers.norms" not in says and "activation:" not in says, (name, says)  # no code names in a sentence
-        assert ("[Q; K; V]" in says) == (step.part is not None), (name, says)  # the Q/K/V remark on Q, K, V only
+        assert ("[Q; K; V]" in says) == (step.role in QKV), (name, says)  # the Q/K/V remark on Q, K, V only
         if base in ("projection", "tied_output", "activation"):  # a Dense: what it reads, its weight, its bias
             read, weight = _DENSE.search(says).groups()
             assert f"{read} {weight}" in ours, (name, says, ours)
@@ -214,8 +225,11 @@ def _check_sentences(config, trace: Trace) -> None:
             )
             assert ("token table" in says) == (base == "tied_output"), (name, says)
         if base == "activation":  # the model's activation, by the name its equation writes
-            assert which == config.activation and says.endswith(f"the nonlinearity {_WRITTEN[which]} on each entry")
-            assert ours.startswith(f"h = {_WRITTEN[which]}("), (name, ours)
+            gate = config.ffn == "swiglu"
+            written = ACTIVATIONS[which].written
+            assert which == ("silu" if gate else config.activation), (name, which)
+            assert says.endswith(f"the nonlinearity {written} on each entry"), (name, says)
+            assert ours.startswith(f"{'g' if gate else 'h'} = {written}("), (name, ours)
         if base == "norm":  # the norm this model has: LayerNorm subtracts a mean and adds β, RMSNorm does not
             assert which == config.norm, (name, which, config.norm)
             assert ("layer norm" in says) == (which == "layer") == ("LN(" in ours and "μ" in ours), (name, says)

@@ -166,10 +166,10 @@ def test_logit_cap_squashes_every_logit_into_the_cap(cap, seed):
 
 
 def test_relu2_is_relu_squared():
-    from transformers_lite.layers.feed_forward import ACTIVATIONS
+    from transformers_lite.layers.activations import activation
 
     a = torch.linspace(-3, 3, 61)
-    assert torch.equal(ACTIVATIONS["relu2"](a), torch.relu(a) ** 2)
+    assert torch.equal(activation("relu2").function(a), torch.relu(a) ** 2)
 
 
 def test_value_residual_mixes_the_first_blocks_values_into_every_later_block():

@@ -397,7 +397,7 @@ def test_each_steps_sentence_in_the_trace_json_agrees_with_its_equation(client, 
     has it, the Q/K/V remark on Q, K and V only, the activation and the norm it has; a step no post has
     says so in the posts' column."""
     import transformers_lite as tl
-    from transformers_lite.layers.feed_forward import _WRITTEN
+    from transformers_lite.layers.activations import ACTIVATIONS
 
     config = tl.load(runs_folder / family).config
     steps = client.post(f"/api/runs/{family}/trace", json=body).json()["steps"]
@@ -407,10 +407,13 @@ def test_each_steps_sentence_in_the_trace_json_agrees_with_its_equation(client, 
         assert says and "layers.norms" not in says and "activation:" not in says, s["name"]
         if kind == "projection" or kind.startswith("activation:"):
             assert ("no bias" in says) == (" + b" not in ours), (s["name"], says, ours)
-            qkv = s["name"].rsplit(".", 1)[-1] in ("q", "k", "v")
+            qkv = s["role"] in ("query", "key", "value")
             assert ("[Q; K; V]" in says) == qkv, (s["name"], says)
         if kind.startswith("activation:"):
-            assert kind == f"activation:{config.activation}" and f"nonlinearity {_WRITTEN[config.activation]} " in says
+            assert (
+                kind == f"activation:{config.activation}"
+                and f"nonlinearity {ACTIVATIONS[config.activation].written} " in says
+            )
         if kind.startswith("norm:"):
             assert kind == f"norm:{config.norm}" and says.startswith(
                 {"layer": "a layer norm", "rms": "an RMS norm"}[config.norm]

@@ -5,6 +5,7 @@ JavaScript console stays free of errors.
 Needs Debian's ``chromium`` and ``chromium-driver`` (``make setup`` installs them as root) and selenium.
 """
 
+import contextlib
 import shutil
 import socket
 import threading
@@ -20,8 +21,9 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="module")
-def base_url(runs_folder):
+@contextlib.contextmanager
+def served(folder):
+    """The inspector serving the runs under ``folder`` on a free port, while the block runs: its URL."""
     import uvicorn
 
     from transformers_lite.server.app import create_app
@@ -31,16 +33,24 @@ def base_url(runs_folder):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(create_app(RunRegistry(runs_folder)), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(create_app(RunRegistry(folder)), host="127.0.0.1", port=port, log_level="warning")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.time() + 20
     while not server.started and time.time() < deadline:
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def base_url(runs_folder):
+    with served(runs_folder) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

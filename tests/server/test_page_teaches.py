@@ -10,7 +10,7 @@ import time
 import pytest
 
 from ..reliability.conftest import files, runs  # noqa: F401 - fixtures
-from .test_browser import base_url, browser, console_errors, pick, wait  # noqa: F401 - fixtures
+from .test_browser import base_url, browser, console_errors, pick, served, wait  # noqa: F401 - fixtures
 
 webdriver = pytest.importorskip("selenium.webdriver")
 
@@ -81,6 +81,57 @@ def test_the_map_is_this_models_and_the_walk_visits_every_step_in_order(base_url
     assert ("plus the bias b_Q" in q) == bias and ("no bias" in q) != bias and "[Q; K; V]" in q, q
     out = sentences[names.index("blocks.0.attention.out")]
     assert "[Q; K; V]" not in out and "a Dense: [A₁ … A_H] times W_Oᵀ, plus the bias b_O" in out, out
+    assert not console_errors(browser)
+
+
+@pytest.fixture(scope="module")
+def llama_url(files, tmp_path_factory):  # noqa: F811
+    """A tiny llama-style run (RMSNorm, rotary positions, SwiGLU, 2 key/value heads for 4 heads, no biases),
+    served alone."""
+    from transformers_lite.cli.main import main
+
+    from ..helpers import TINY_GPT, sets
+
+    folder = tmp_path_factory.mktemp("llama")
+    args = ["train", "generator", "--preset", "llama-style", "--text", str(files / "text.txt"), *TINY_GPT]
+    assert main([*args, *sets("n_heads=4", "kv_heads=2"), "--max-steps", "2", "--out", str(folder / "generator")]) == 0
+    with served(folder) as url:
+        yield url, folder / "generator"
+
+
+def test_a_llama_style_models_walk_says_its_own_equations(llama_url, browser):  # noqa: F811
+    """The walk of a Llama-style GPT visits every step its forward computed, each with this model's sentence:
+    RMS norms, rotary queries and keys, two key/value heads repeated for four query heads, the SiLU gate
+    times the up projection, Dense layers without biases; the posts' column says which steps are not theirs."""
+    import transformers_lite as tl
+
+    By = _by()
+    url, folder = llama_url
+    _open(browser, url, "generator")
+    traced = tl.load(folder).trace(browser.find_element(By.ID, "trace-text").get_attribute("value"))
+    browser.find_element(By.ID, "guide-start").click()
+    wait(browser, lambda d: _current(d) == "tokens")
+    names, sentences, posts = [], [], {}
+    while True:
+        names.append(_current(browser))
+        sentences.append(browser.find_element(By.ID, "guide-sentence").text)
+        cells = browser.find_elements(By.CSS_SELECTOR, "#trace-step-info td")
+        posts[names[-1]] = cells[1].text
+        if names[-1] == "probabilities":
+            break
+        before = names[-1]
+        browser.find_element(By.ID, "trace-next").click()
+        wait(browser, lambda d, b=before: _current(d) != b)
+    assert names == list(traced.tensors)  # every step once, in the order the model ran them
+    said = dict(zip(names, sentences))
+    assert "split into G = 2 key/value heads" in said["blocks.0.attention.k"]
+    assert "repeated H / G = 2 times" in said["blocks.0.attention.k_repeated"]
+    assert "nonlinearity SiLU" in said["blocks.0.feed_forward.gate"] and "no bias" in said["blocks.0.feed_forward.up"]
+    assert "the gate g times the up projection u" in said["blocks.0.feed_forward.hidden"]
+    assert "an RMS norm" in said["blocks.0.attention_residual.norm"]
+    for name in ("blocks.0.attention.k", "blocks.0.attention.k_repeated", "blocks.0.feed_forward.gate"):
+        assert posts[name] == "not in the posts", (name, posts[name])
+    assert names.index("blocks.0.attention.k_rotated") < names.index("blocks.0.attention.k_repeated")
     assert not console_errors(browser)
 
 

@@ -49,7 +49,7 @@ def encoder_block_forward(block, x: Tensor, mask: Tensor | None = None):  # noqa
     n1, cn1 = ops.layer_norm_forward(h1, norm1.weight.detach(), norm1.bias.detach(), norm1.eps)
     ff = block.feed_forward
     f1, cf1 = ops.linear_forward(n1, ff.dense1.weight.detach(), ff.dense1.bias.detach())  # (B, T, F)
-    act_fwd = ops.relu_forward if ff.activation == "relu" else ops.gelu_forward
+    act_fwd = ops.relu_forward if ff.activation.name == "relu" else ops.gelu_forward
     r, cr = act_fwd(f1)
     f2, cf2 = ops.linear_forward(r, ff.dense2.weight.detach(), ff.dense2.bias.detach())  # (B, T, C)
     h2, _ = ops.residual_forward(n1, f2)
@@ -69,7 +69,7 @@ def encoder_block_forward(block, x: Tensor, mask: Tensor | None = None):  # noqa
         cr=cr,
         cf2=cf2,
         cn2=cn2,
-        relu=ff.activation == "relu",
+        relu=ff.activation.name == "relu",
     )
 
 

@@ -1,7 +1,7 @@
 """Hand-derived gradients of every step and parameter of one traced forward, from the rules of their kinds.
 
 Each step of a trace knows what it read (``Trace.inputs_of``). The gradient of the loss with respect to
-a tensor is the sum, over the steps that read it, of what each step's rule (``rules.RULES``, chosen by
+a tensor is the sum, over the steps that read it, of what each step's rule (``rules.rule_of``, chosen by
 the step's kind) gives it from *that* step's gradient (autograd's, so every rule is checked on its own,
 one step back). A tensor is checked when every step that read it has a rule that gives it a gradient;
 otherwise the step that has none is named (``missing``), never guessed around.
@@ -16,7 +16,7 @@ from typing import Any
 from torch import Tensor
 
 from ..layers.trace import Trace
-from .rules import RULES
+from .rules import rule_of
 
 
 @dataclass
@@ -51,7 +51,7 @@ def hand_gradients(
         if dy is None:  # no gradient reached this step: it passes none back
             continue
         kind = record.step.kind
-        rule = RULES.get(kind)
+        rule = rule_of(kind)
         if rule is None:
             for r in reads:
                 if r is not None:

@@ -4,18 +4,19 @@ A rule takes a step as a forward computed it, its output ``y``, the gradient ``d
 respect to it, and the tensors it read (``inputs``, in the order its layer named them), and gives the
 gradient of each input: ``[(gradient, formula) | None, ...]``. Tensors keep their batch, row-major
 ``(B, T, C)``; the posts write the same rules column-major (their ``dW = dY Xᵀ`` is our ``dYᵀ X``).
-Nothing here reads a step's name: ``RULES`` maps a kind to its rule, and a kind without one has no
-hand rule (``backprop.driver`` says so rather than guess).
+Nothing here reads a step's name: ``RULES`` maps a kind to its rule (``rule_of``: a family of kinds,
+``activation:NAME``, shares one rule that reads the nonlinearity's own record, ``layers.activations``), and
+a kind without one has no hand rule (``backprop.driver`` says so rather than guess).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
 from torch import Tensor
 
+from ..layers.activations import activation as nonlinearity
 from ..layers.steps import Step
 from . import ops
 
@@ -33,24 +34,26 @@ def _merge(y: Tensor) -> Tensor:
     return y.transpose(1, 2).reshape(b, t, h * d)
 
 
+_LETTER = {"query": "W_Q", "key": "W_K", "value": "W_V"}  # a Q, K or V step's part of the one Dense, by its role
+
+
 def projection(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given:
-    """``y = x Wᵀ + b`` (for Q, K, V: the ``part``-th third of the [Q; K; V] Dense, cut into heads; the
+    """``y = x Wᵀ + b`` (for Q, K, V: the rows ``step.rows`` of the [Q; K; V] Dense, cut into heads; the
     flatten head's one score per position, squeezed): ``∂x = ∂y W``, ``∂W = Σ_rows ∂yᵀ x``, ``∂b = Σ_rows ∂y``."""
     x, w, b = (inputs + [None, None])[:3]
     if x is None or w is None:
         return [None] * len(inputs)
-    name = "W"
-    if step.part is not None:  # one third of the [Q; K; V] Dense: its rows, and the heads merged back
-        name = f"W_{'QKV'[step.part]}"
-        rows = w.shape[0] // 3
-        w, dy = w[step.part * rows : (step.part + 1) * rows], _merge(dy)
+    name = _LETTER.get(step.role, "W")
+    if step.rows is not None:  # a part of the [Q; K; V] Dense: its rows, and the heads merged back
+        start, stop = step.rows
+        w, dy = w[start:stop], _merge(dy)
     elif dy.dim() == x.dim() - 1:  # one output squeezed away: (B, T) from (B, T, 1)
         dy = dy[..., None]
     grads: Given = [(dy @ w, f"∂y · {name}")]  # (..., out) @ (out, in) -> (..., in)
     dw = _rows(dy).T @ _rows(x)  # (out, N) @ (N, in) -> (out, in)
     db = _rows(dy).sum(0) if b is not None else None
-    if step.part is not None:  # the rows of this third of the weight (and bias); the others get nothing from it
-        index = torch.arange(step.part * rows, (step.part + 1) * rows, device=dw.device)
+    if step.rows is not None:  # the rows of this part of the weight (and bias); the others get nothing from it
+        index = torch.arange(*step.rows, device=dw.device)
         dw = torch.zeros_like(inputs[1]).index_copy_(0, index, dw)  # type: ignore[arg-type]
         if db is not None and b is not None:
             db = torch.zeros_like(b).index_copy_(0, index, db)
@@ -59,26 +62,14 @@ def projection(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -
     return grads + [None] * (len(inputs) - 3)
 
 
-def _derivative(name: str, a: Tensor) -> Tensor:
-    """``act'(a)`` of the activation ``name``."""
-    if name == "relu":
-        return (a > 0).to(a.dtype)
-    if name == "gelu":
-        return ops.gelu_backward(torch.ones_like(a), a)  # Φ(a) + a φ(a)
-    if name == "relu2":
-        return 2 * a.clamp(min=0)  # (relu(a)²)' = 2 relu(a)
-    c = math.sqrt(2 / math.pi)  # gelu_tanh: 0.5 a (1 + tanh(u)), u = c (a + 0.044715 a³)
-    u = torch.tanh(c * (a + 0.044715 * a**3))
-    return 0.5 * (1 + u) + 0.5 * a * (1 - u * u) * c * (1 + 3 * 0.044715 * a * a)
-
-
 def activation(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given:
-    """``h = act(x W₁ᵀ + b₁)``: with ``a = x W₁ᵀ + b₁``, ``∂a = ∂h ⊙ act'(a)``, then a Dense's rule on ``∂a``."""
+    """``h = act(x W₁ᵀ + b₁)``: with ``a = x W₁ᵀ + b₁``, ``∂a = ∂h ⊙ act'(a)`` (the derivative the
+    nonlinearity's record holds; a name without a record is a ``ValueError``), then a Dense's rule on ``∂a``."""
     x, w, b = inputs
     assert x is not None and w is not None
     a = x @ w.T + (0 if b is None else b)  # (..., C) @ (C, F) -> (..., F)
     name = step.kind.partition(":")[2]
-    da = dy * _derivative(name, a)
+    da = dy * nonlinearity(name).derivative(a)
     dense = projection(Step("projection", step.axes, "", "", ""), a, da, inputs)
     return [None if g is None else (g[0], g[1].replace("∂y", f"(∂h ⊙ {name}'(a))")) for g in dense]
 
@@ -227,6 +218,23 @@ def mix(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given
     return [(dy * weights[0], "λ₀ ∂y"), (dy * weights[1], "λ₁ ∂y"), (dweights, "Σ ∂y ⊙ a, Σ ∂y ⊙ b (∂λ)")]
 
 
+def product(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given:
+    """``h = g ⊙ u`` (a gated feed-forward's gate times its up projection): ``∂g = ∂h ⊙ u``, ``∂u = ∂h ⊙ g``."""
+    g, u = inputs
+    assert g is not None and u is not None
+    return [(dy * u, "∂h ⊙ u"), (dy * g, "∂h ⊙ g")]
+
+
+def repeat_heads(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given:
+    """``K̃ = repeat_interleave(K, r)`` over the heads: key/value head ``g`` was read by query heads
+    ``g·r … g·r + r − 1``, so ``∂K_g = Σ`` of their gradients."""
+    x = inputs[0]
+    assert x is not None
+    b, groups, s, d = x.shape
+    shared = dy.reshape(b, groups, dy.shape[1] // groups, s, d)  # (B, H, S, D) -> (B, G, H/G, S, D)
+    return [(shared.sum(2), "Σ over the query heads sharing the head: ∂K_g = Σ_h ∂K̃_h")]
+
+
 def identity(step: Step, y: Tensor, dy: Tensor, inputs: list[Tensor | None]) -> Given:
     return [(dy, "∂y (the same tensor)")]
 
@@ -259,8 +267,17 @@ RULES: dict[str, Rule] = {
     "identity": identity,
     "soft_cap": soft_cap,
     "mix": mix,
-    **{f"activation:{name}": activation for name in ("relu", "gelu", "gelu_tanh", "relu2")},
+    "product": product,
+    "repeat_heads": repeat_heads,
+    "activation": activation,  # every activation:NAME; the rule reads NAME's record
 }
+FAMILIES = ("activation",)  # kinds whose every member shares one rule
+
+
+def rule_of(kind: str) -> Rule | None:
+    """The hand rule of steps of ``kind``; ``None``: the kind has none (the driver names the step)."""
+    base = kind.partition(":")[0]
+    return RULES.get(base) if base in FAMILIES else RULES.get(kind)
 
 
 def cross_entropy(logits: Tensor, labels: Tensor) -> Tensor:

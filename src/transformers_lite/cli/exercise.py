@@ -50,9 +50,10 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
 def run(args: argparse.Namespace) -> int:
     done = ex.read_progress()
     if args.action == "list":
+        width = max(len(e.name) for e in ex.EXERCISES)  # the titles in one column
         for k, e in enumerate(ex.EXERCISES, 1):
             mark = "done" if done.get(e.name, {}).get("passed") else "    "
-            print(f"{k:2d}. [{mark}] {e.name:26s} {e.title} ({e.part})")
+            print(f"{k:2d}. [{mark}] {e.name:{width}s} {e.title} ({e.part})")
         passed = sum(1 for e in ex.EXERCISES if done.get(e.name, {}).get("passed"))
         print(f"{passed} of {len(ex.EXERCISES)} done; start with: tlite exercise show {ex.EXERCISES[0].name}")
         return 0

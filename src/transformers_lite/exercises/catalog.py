@@ -12,16 +12,23 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch import Tensor
 
 from ..training.muon import Muon, newton_schulz
 from .exercise import Inputs
 
+_QKV = ("query", "key", "value")
+
 
 def _dense(src: Any) -> Inputs:  # noqa: ANN401 - a Source: the first Dense with a bias (not one of Q, K, V)
-    x, w, b = src.inputs_of(
-        "projection", lambda r: r.step.part is None and len(r.inputs) >= 3 and r.inputs[2] is not None
-    )[:3]
+    try:
+        x, w, b = src.inputs_of(
+            "projection", lambda r: r.step.role not in _QKV and len(r.inputs) >= 3 and r.inputs[2] is not None
+        )[:3]
+    except LookupError:  # a model without biases: its feed-forward's closing Dense, with b = 0
+        x, w, b = src.inputs_of(role="down")[:3]
     x = x.reshape(-1, x.shape[-1])  # (N, in): every token a row
+    b = torch.zeros(w.shape[0], dtype=torch.float64) if b is None else b
     return {"x": x, "w": w, "b": b, "dy": src.random_like(F.linear(x, w, b))}
 
 
@@ -79,22 +86,40 @@ def _residual(src: Any) -> Inputs:  # noqa: ANN401 - a sub-layer's input x and w
     return {"x": x, "f": f, "dy": src.random_like(x)}
 
 
-def _block(src: Any) -> Inputs:  # noqa: ANN401 - the first block's input and every weight it holds
-    def reads(kind: str):  # noqa: ANN202 - a Dense reading the output of a step of ``kind``
-        return lambda r: bool(r.read_steps) and src.trace.records[r.read_steps[0]].step.kind.startswith(kind)
+def _part(src: Any, role: str, heads: int) -> tuple[Tensor, Tensor]:  # noqa: ANN401
+    """The rows of the [Q; K; V] Dense (weight and bias, 0 without one) computing the step of ``role``, its
+    heads of keys or values repeated for the query heads sharing them (grouped queries): as ``H`` heads."""
+    _, record = src.first(role=role)
+    _, w, b = src.inputs_of(role=role)[:3]
+    start, stop = record.step.rows
+    w = w[start:stop]  # (G·D, C)
+    b = torch.zeros(stop - start, dtype=torch.float64) if b is None else b[start:stop]
+    groups = src.output_of(role=role).shape[0]  # (G, T, D)
+    if groups != heads:  # head h reads key/value head h // (H / G)
+        w = w.reshape(groups, -1, w.shape[-1]).repeat_interleave(heads // groups, 0).reshape(-1, w.shape[-1])
+        b = b.reshape(groups, -1).repeat_interleave(heads // groups, 0).reshape(-1)
+    return w, b
 
-    x, w_qkv, b_qkv = src.inputs_of("projection", lambda r: r.step.part == 0)[:3]
-    heads = src.output_of("projection", lambda r: r.step.part == 0).shape[0]  # (H, T, D)
-    _, w_o, b_o = src.inputs_of("projection", reads("merge_heads"))[:3]
-    _, w1, b1 = src.inputs_of("activation")[:3]
-    _, w2, b2 = src.inputs_of("projection", reads("activation"))[:3]
+
+def _biased(src: Any, role: str) -> tuple[Tensor, Tensor]:  # noqa: ANN401
+    """The weight and bias (0 without one) of the Dense playing ``role``."""
+    w, b = src.inputs_of(role=role)[1:3]
+    return w, torch.zeros(w.shape[0], dtype=torch.float64) if b is None else b
+
+
+def _block(src: Any) -> Inputs:  # noqa: ANN401 - the first block's input and every weight it holds
+    x = src.inputs_of(role="query")[0]  # (T, C): what the queries read
+    heads = src.output_of(role="query").shape[0]  # (H, T, D)
+    (wq, bq), (wk, bk), (wv, bv) = (_part(src, role, heads) for role in _QKV)
+    (w_o, b_o), (w1, b1), (w2, b2) = (_biased(src, role) for role in ("output", "up", "down"))
     norms = []
-    for _, record in src.records("norm")[:2]:  # the block's two norms: γ, and β (0 for RMSNorm)
+    stream = [r for _, r in src.records("norm") if len(r.step.axes) == 2][:2]  # the block's two norms of (T, C)
+    for record in stream:  # γ, and β (0 for RMSNorm)
         gamma = record.inputs[1].detach().double()
         beta = record.inputs[2] if len(record.inputs) > 2 and record.inputs[2] is not None else None
         norms += [gamma, torch.zeros_like(gamma) if beta is None else beta.detach().double()]
     t = x.shape[-2]
-    qkv_bias = torch.zeros(w_qkv.shape[0], dtype=torch.float64) if b_qkv is None else b_qkv
+    w_qkv, qkv_bias = torch.cat([wq, wk, wv]), torch.cat([bq, bk, bv])  # (3C, C), (3C,)
     weights = {"w_qkv": w_qkv, "b_qkv": qkv_bias, "w_o": w_o, "b_o": b_o, "w1": w1, "b1": b1, "w2": w2, "b2": b2}
     gammas = dict(zip(("gamma1", "beta1", "gamma2", "beta2"), norms))
     return {"x": x, **weights, **gammas, "heads": heads, "mask": torch.ones(t, t, dtype=torch.bool).tril(), "eps": 1e-5}
@@ -249,3 +274,54 @@ def _masked_scores(src: Any) -> Inputs:  # noqa: ANN401 - the first attention's 
 def _block_with_gradient(src: Any) -> Inputs:  # noqa: ANN401 - the block's inputs and an upstream gradient dy
     given = _block(src)
     return given | {"dy": src.random_like(given["x"])}
+
+
+def _gated(src: Any) -> Inputs:  # noqa: ANN401 - a gated feed-forward's pre-activations a (gate) and u (up), (N, F)
+    try:
+        x, w_g, b_g = src.inputs_of(role="gate")[:3]
+        _, w_u, b_u = src.inputs_of(role="up")[:3]
+        x = x.reshape(-1, x.shape[-1])  # (N, C)
+        a, u = F.linear(x, w_g, b_g), F.linear(x, w_u, b_u)  # (N, F) each
+    except LookupError:  # no gate: the feed-forward's own pre-activations gate a fixed random up projection
+        a = _pre_activation(src)["a"]
+        u = src.random_like(a)
+    return {"a": a, "u": u, "dh": src.random_like(a)}
+
+
+def _grouped(src: Any) -> Inputs:  # noqa: ANN401 - the first attention's Q (H, T, D), K and V in G heads, its mask
+    given = _attention(src)  # q, k, v as the scores read them (H heads each), the mask, ∂out
+    repeated = [record for _, record in src.records("repeat_heads")][:2]  # the first attention's K̃ and Ṽ
+    if repeated:  # grouped queries: the G heads of keys and values before they were repeated
+        k, v = (src.inputs_of("repeat_heads", lambda r, chosen=chosen: r is chosen)[0] for chosen in repeated)
+    else:  # one key/value head per head: the first G of them, G = H / 2 (1 for an odd H)
+        heads = given["q"].shape[0]
+        groups = heads // 2 if heads % 2 == 0 else 1
+        k, v = given["k"][:groups], given["v"][:groups]
+    return given | {"k": k, "v": v}
+
+
+def grouped_attention_with_torch(q, k, v, mask):  # noqa: ANN001, ANN201
+    """Grouped-query attention in PyTorch's own operation: each key/value head read by H / G query heads."""
+    r = q.shape[0] // k.shape[0]
+    return attention_with_torch(q, k.repeat_interleave(r, 0), v.repeat_interleave(r, 0), mask)
+
+
+def grouped_heads_in_turn(q, k, v, mask):  # noqa: ANN001, ANN201
+    r = q.shape[0] // k.shape[0]
+    return attention_with_torch(q, k.repeat(r, 1, 1), v.repeat(r, 1, 1), mask)  # head h reads h % G
+
+
+def grouped_backward_unsummed(q, k, v, mask, do):  # noqa: ANN001, ANN201
+    r = q.shape[0] // k.shape[0]
+    dq, dk, dv = _grads(attention_with_torch, (q, k.repeat_interleave(r, 0), v.repeat_interleave(r, 0)), mask, do)
+    return dq, dk[::r], dv[::r]  # one query head's gradient per key/value head, the others' dropped
+
+
+def _grads(f, inputs, mask, do):  # noqa: ANN001, ANN202
+    leaves = [t.detach().clone().requires_grad_(True) for t in inputs]
+    return tuple(g.detach() for g in torch.autograd.grad(f(*leaves, mask), leaves, do))
+
+
+def silu_gate_without_product_rule(a, u, dh):  # noqa: ANN001, ANN201
+    s = torch.sigmoid(a)
+    return dh * u * s, dh * a * s  # SiLU'(a) taken as σ(a): the a σ'(a) term forgotten

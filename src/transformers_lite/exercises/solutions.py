@@ -219,3 +219,32 @@ def block_backward(x, w_qkv, b_qkv, w_o, b_o, gamma1, beta1, w1, b1, w2, b2, gam
     dw_qkv = dqkv.T @ x  # (3C, T) @ (T, C) -> (3C, C)
     dx = dsum1 + dqkv @ w_qkv  # (T, C): the residual path and attention's
     return dx, dw_qkv, dw_o, dw1, dw2
+
+
+def swiglu_backward(a, u, dh):
+    s = torch.sigmoid(a)  # σ(a), (N, F)
+    g = a * s  # SiLU(a) = a σ(a): the gate
+    da = dh * u * s * (1 + a * (1 - s))  # ∂h/∂a = u SiLU'(a), SiLU'(a) = σ(a) + a σ(a)(1 − σ(a))
+    du = dh * g  # ∂h/∂u = g
+    return da, du
+
+
+def grouped_query_attention_forward(q, k, v, mask):
+    r = q.shape[0] // k.shape[0]  # query heads per key/value head, H / G
+    k, v = k.repeat_interleave(r, 0), v.repeat_interleave(r, 0)  # (G, T, D) -> (H, T, D): head h reads h // r
+    s = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (H, T, D) @ (H, D, T) -> (H, T, T)
+    s = s.masked_fill(~mask, float("-inf"))
+    return torch.softmax(s, -1) @ v  # (H, T, T) @ (H, T, D) -> (H, T, D)
+
+
+def grouped_query_attention_backward(q, k, v, mask, do):
+    g, r = k.shape[0], q.shape[0] // k.shape[0]  # G key/value heads, each read by r = H / G query heads
+    kr, vr = k.repeat_interleave(r, 0), v.repeat_interleave(r, 0)  # (H, T, D) each
+    scale = 1 / math.sqrt(q.shape[-1])
+    p = torch.softmax((q @ kr.transpose(-2, -1) * scale).masked_fill(~mask, float("-inf")), -1)  # (H, T, T)
+    dp = do @ vr.transpose(-2, -1)  # (H, T, D) @ (H, D, T) -> (H, T, T)
+    ds = p * (dp - (dp * p).sum(-1, keepdim=True)) * scale  # softmax's backward, then the scale
+    dq = ds @ kr  # (H, T, T) @ (H, T, D) -> (H, T, D)
+    dkr, dvr = ds.transpose(-2, -1) @ q, p.transpose(-2, -1) @ do  # (H, T, D) each: per query head
+    # a key/value head was read by its r query heads: its gradient is the sum of theirs
+    return dq, dkr.reshape(g, r, *dkr.shape[1:]).sum(1), dvr.reshape(g, r, *dvr.shape[1:]).sum(1)

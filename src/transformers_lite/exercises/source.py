@@ -4,7 +4,8 @@
 no run, a small built-in GPT (the posts' post-norm block with ReLU, 2 blocks of 2 heads over 32
 channels, seeded) reads a line of the posts' Shakespeare. An exercise takes the tensors a step of some
 kind read (``inputs_of("projection")``: the first Dense's input, weight and bias) or produced
-(``output_of``), without their batch of one. What a model does not compute itself (GELU in a ReLU model,
+(``output_of``), or the step playing a role in its layer (``inputs_of(role="down")``: the feed-forward's
+closing Dense), without their batch of one. What a model does not compute itself (GELU in a ReLU model,
 RMSNorm in a LayerNorm one) is computed on its real tensors: the pre-activations its feed-forward
 computed, the residual stream its norms read. The upstream gradient a backward exercise receives is
 a fixed random tensor (``random_like``), so every element of an answer is tested.
@@ -77,27 +78,25 @@ class Source:
                 self._given[exercise.name] = (inputs, expected_of(exercise, inputs))
             return self._given[exercise.name]
 
-    def records(self, kind: str) -> list[tuple[str, Recorded]]:
-        """The steps of ``kind`` (``norm`` matches ``norm:layer`` and ``norm:rms``), in forward order."""
-        return [
-            (name, r)
-            for name, r in self.trace.records.items()
-            if r.step.kind == kind or r.step.kind.partition(":")[0] == kind
-        ]
+    def records(self, kind: str | None = None, *, role: str | None = None) -> list[tuple[str, Recorded]]:
+        """The steps of ``kind`` (``norm`` matches ``norm:layer`` and ``norm:rms``) playing ``role``
+        (``layers.steps.ROLES``; each ``None``: any), in forward order."""
+        return [(name, self.trace.records[name]) for name in self.trace.find(kind=kind, role=role)]
 
-    def first(self, kind: str, where: Any = None) -> tuple[str, Recorded]:  # noqa: ANN401 - a predicate
-        for name, record in self.records(kind):
+    def first(self, kind: str | None = None, where: Any = None, *, role: str | None = None) -> tuple[str, Recorded]:  # noqa: ANN401 - a predicate
+        for name, record in self.records(kind, role=role):
             if where is None or where(record):
                 return name, record
-        raise LookupError(f"{self.what} computes no step of kind {kind!r}; try it on another run")
+        what = " and ".join(f"{k} {v!r}" for k, v in (("of kind", kind), ("playing the role", role)) if v)
+        raise LookupError(f"{self.what} computes no step {what}; try it on another run")
 
-    def inputs_of(self, kind: str, where: Any = None) -> list[Tensor | None]:  # noqa: ANN401
-        """The tensors the first step of ``kind`` read, in float64, without a batch of one."""
-        _, record = self.first(kind, where)
+    def inputs_of(self, kind: str | None = None, where: Any = None, *, role: str | None = None) -> list[Tensor | None]:  # noqa: ANN401
+        """The tensors the first step of ``kind`` (playing ``role``) read, in float64, without a batch of one."""
+        _, record = self.first(kind, where, role=role)
         return [None if t is None else _unbatched(t).detach().double() for t in record.inputs]
 
-    def output_of(self, kind: str, where: Any = None) -> Tensor:  # noqa: ANN401
-        name, _ = self.first(kind, where)
+    def output_of(self, kind: str | None = None, where: Any = None, *, role: str | None = None) -> Tensor:  # noqa: ANN401
+        name, _ = self.first(kind, where, role=role)
         return _unbatched(self.trace[name]).detach().double()
 
     def random_like(self, t: Tensor) -> Tensor:

@@ -71,6 +71,8 @@ class BackwardTrace:
                     "name": n,
                     "kind": self.forward.traced[n].step.kind,
                     "axes": self.forward.traced[n].step.to_dict()["axes"],  # "(H, T, T)", as the forward's
+                    "role": self.forward.traced[n].step.role,
+                    "side": self.forward.traced[n].place.side,
                     "shape": list(g.shape),
                     "norm": float(g.norm()),
                     "values": values(g),
@@ -211,7 +213,7 @@ def translator_loss(
 ) -> Loss:
     """Each target token and the end of the sentence, teacher-forced."""
     _no_position(run, position, "every token of the target")
-    tgt = forward["decoder.tokens"]  # (T,): BOS + target
+    tgt = forward[forward.find(kind="tokens", side="target")[0]]  # (T,): BOS + target
     y = torch.tensor([*tgt[1:].tolist(), run.tokenizer.eos_id])  # each next target token, then EOS
     words = run.tokenizer.decode(tgt[1:].tolist()) or " ".join(forward.tokens[1:]) or "(nothing)"
     whose = "its own greedy translation" if target is None else "the given target"

@@ -10,6 +10,7 @@ read backwards (``(C, T)``, and ``Kᵀ Q`` of shape ``(S, T)`` where we compute 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,6 +87,9 @@ class ForwardTrace(NamedSteps):
         """The steps of ``kind`` (``layers.steps.KINDS``), in forward order."""
         return [n for n, t in self.traced.items() if t.step.kind == kind]
 
+    def declared(self) -> Iterator[tuple[str, Step, Place]]:
+        return ((n, t.step, t.place) for n, t in self.traced.items())
+
     def blocks(self) -> list[str]:
         """The blocks in forward order: ``blocks.0``, ``encoder.blocks.1``, ``decoder.blocks.0``, ..."""
         return list(dict.fromkeys(t.place.block for t in self.traced.values() if t.place.block))
@@ -120,7 +124,7 @@ class ForwardTrace(NamedSteps):
             out.append(
                 {"name": name, "shape": list(self.tensors[name].shape)}
                 | traced.step.to_dict()
-                | {"scope": traced.place.scope, "block": traced.place.block}
+                | {"scope": traced.place.scope, "block": traced.place.block, "side": traced.place.side}
                 | {"reads": list(traced.reads), "parameters": list(traced.parameters)}
             )
         return out
@@ -158,8 +162,8 @@ class ForwardTrace(NamedSteps):
         """Every step in forward order, by name, kind, place and shape (no values): the model's map, as
         this model computed it (its blocks, and in each the sub-layers in the order they ran)."""
         return [
-            {"name": name, "kind": t.step.kind, "scope": t.place.scope, "block": t.place.block}
-            | {"member": t.place.member, "shape": list(self.tensors[name].shape)}
+            {"name": name, "kind": t.step.kind, "role": t.step.role, "scope": t.place.scope, "block": t.place.block}
+            | {"member": t.place.member, "side": t.place.side, "shape": list(self.tensors[name].shape)}
             for name, t in self.traced.items()
         ]
 

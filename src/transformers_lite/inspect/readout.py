@@ -113,10 +113,8 @@ def attention_distance(trace: ForwardTrace, uniform: bool = False) -> dict[str, 
     baseline instead, each query spreading its attention evenly over the keys it may read (one number
     per layer: every head has the same mask), what a head that learned nothing would give."""
     out = {}
-    for name in trace.of_kind("softmax"):
+    for name in trace.find(role="weights"):  # self-attention's: queries and keys are the same tokens
         traced = trace.traced[name]
-        if traced.step.axes != "HTT":  # self-attention's weights: queries and keys are the same tokens
-            continue
         before = trace.traced.get(traced.reads[0]) if traced.reads else None
         valid, w = None, trace[name]
         if before is not None and before.step.kind == "masked":  # M over (H, T, T): a key hidden from every query
@@ -150,10 +148,9 @@ def validation_attention_distance(run: InspectedRun, windows: int) -> dict[str, 
     for start in starts:
         trace = Trace()
         run.model(val[start : start + t][None], trace=trace)  # (1, T) -> logits; the weights are traced
-        for name, record in trace.records.items():
-            if record.step.kind == "softmax" and record.step.axes == "HTT":  # self-attention's weights
-                scope = record.place.scope
-                totals[scope] = totals.get(scope, 0) + _distance(trace[name][0])
+        for name in trace.find(role="weights"):  # self-attention's weights
+            scope = trace.records[name].place.scope
+            totals[scope] = totals.get(scope, 0) + _distance(trace[name][0])
     return {
         "windows": len(starts),
         "context": t,
@@ -214,7 +211,7 @@ def head_sweep(run: InspectedRun, text: str, target: str | None = None) -> dict[
     heads ranked from the one the prediction needs most. A classifier's loss is that of the class the
     whole model predicts."""
     base = trace_forward(run, text, target=target)
-    heads = [base.traced[n].place.scope for n in base.of_kind("weighted_sum")]  # every attention layer
+    heads = [base.traced[n].place.scope for n in base.find(role="heads")]  # every attention layer
     n_heads = run.config.n_heads
     if len(heads) * n_heads > MAX_SWEEP_HEADS:
         raise ValueError(

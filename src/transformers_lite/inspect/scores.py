@@ -1,8 +1,9 @@
 """The data behind the inspection plots, as plain tensors (tested without drawing anything).
 
 Shapes: T tokens, S source tokens, V vocabulary, C channels, L positions, H heads.
-Attention weights come back from the model's own forward through a ``Trace`` (``layers.trace``):
-nothing is switched on the modules, so several callers may use one model at once.
+Attention weights come back from the model's own forward through a ``Trace`` (``layers.trace``), found by
+their role (self-attention's ``weights``, cross-attention's ``cross weights``), in forward order: nothing is
+switched on the modules, so several callers may use one model at once.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ def generator_attention(model: TransformerGenerator, ids: Tensor, block: int, he
     model.eval()
     trace = Trace()
     model(ids[None], trace=trace)
-    w = trace[f"blocks.{block}.attention.weights"][0, head].clone()  # (T, T)
+    w = trace[trace.find(role="weights")[block]][0, head].clone()  # (T, T)
     if model.config.causal:
         t = w.shape[0]
         w[~torch.ones(t, t, dtype=torch.bool).tril()] = float("nan")  # the look-ahead mask: blank in the heatmap
@@ -51,7 +52,7 @@ def classifier_attention(model: nn.Module, ids: Tensor, valid: Tensor | None = N
     one.eval()
     trace = Trace()
     one(ids[None], None if valid is None else valid[None], trace=trace)
-    return [trace[f"encoder.blocks.{i}.attention.weights"][0] for i in range(one.config.n_blocks)]
+    return [trace[name][0] for name in trace.find(role="weights")]  # (H, T, T) per block
 
 
 @torch.no_grad()
@@ -101,7 +102,7 @@ def all_generator_attention(model: TransformerGenerator, ids: Tensor) -> Tensor:
     ids = ids[-model.config.max_length :]
     trace = Trace()
     model(ids[None], trace=trace)
-    return torch.stack([trace[f"blocks.{i}.attention.weights"][0] for i in range(len(model.blocks))])  # (L, H, T, T)
+    return torch.stack([trace[name][0] for name in trace.find(role="weights")])  # (L, H, T, T)
 
 
 @torch.no_grad()
@@ -112,7 +113,7 @@ def all_cross_attention(model: TransformerSeq2Seq, src: Tensor, tgt: Tensor) -> 
     memory = model.encode(src[None], src_valid[None])
     trace = Trace()
     model.decode(tgt[None], memory, src_valid[None], trace=trace)
-    return torch.stack([trace[f"decoder.blocks.{i}.cross_attention.weights"][0] for i in range(len(model.decoder))])
+    return torch.stack([trace[name][0] for name in trace.find(role="cross weights")])  # (L, H, T, S)
 
 
 def token_embeddings(model: nn.Module) -> Tensor:

@@ -181,7 +181,7 @@ def generator_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
     sample = [column[0] for column in generate(model, ids[: PROBE_TOKENS // 2], SAMPLE_TOKENS, temperature=0)]
     return {
         "tokens": [task.tokenizer.shown(i) for i in ids.tolist()],
-        "attention": _attention(trace, len(model.blocks), "blocks"),
+        "attention": _attention(trace),
         "token_losses": _rounded(losses.detach(), 4),
         "sample": task.tokenizer.decode(ids[: PROBE_TOKENS // 2].tolist() + sample),
         "grad_norms": grad_norms,
@@ -200,10 +200,9 @@ def classifier_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
         grad_norms = _gradient_norms(model, task.loss_from_logits(logits, task.val_labels[:1].to(device)))
     logits = logits.detach().float()
     probs = torch.softmax(logits, -1)[0] if logits.shape[-1] > 1 else torch.sigmoid(logits)[0]
-    scope = "members.0.encoder.blocks" if "members.0.encoder.blocks.0.attention.weights" in trace else "encoder.blocks"
     return {
         "tokens": [task.tokenizer.shown(i) for i in ids[0, :n].tolist()],
-        "attention": _attention(trace, model.config.n_blocks, scope, n),
+        "attention": _attention(trace, n),
         "probabilities": _rounded(probs, 4),
         "label": int(task.val_labels[0]),
         "grad_norms": grad_norms,
@@ -223,12 +222,11 @@ def translator_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401
         grad_norms = _gradient_norms(model, losses.mean())
     src = torch.tensor(task.val_src[0], device=device)  # (S,)
     out = decode_batch(model, src[None], task.tgt_tok.need("bos"), task.tgt_tok.need("eos"), DecodeSettings())[0]
-    blocks = model.config.n_decoder_blocks
     return {
         "tokens": [task.src_tok.shown(i) for i in src.tolist()],
         "source": task.src_tok.decode(src.tolist()),
         "target_tokens": [task.tgt_tok.shown(i) for i in pair.tgt_in[0].tolist()],  # BOS + the reference
-        "attention": [_rounded(trace[f"decoder.blocks.{i}.cross_attention.weights"][0], 2) for i in range(blocks)],
+        "attention": [_rounded(trace[name][0], 2) for name in trace.find(role="cross weights")],
         "token_losses": _rounded(losses, 3),
         "translation": task.tgt_tok.decode(out),
         "grad_norms": grad_norms,
@@ -243,9 +241,12 @@ def _gradient_norms(model: Any, loss: Tensor) -> dict[str, float]:  # noqa: ANN4
     return _layer_norms({n: g for (n, _), g in zip(named, grads) if g is not None})
 
 
-def _attention(trace: Trace, n_blocks: int, scope: str, n: int | None = None) -> list:
-    """Every block's ``(H, T, T)`` weights (the first ``n`` tokens: a classifier's padding left out)."""
-    return [_rounded(trace[f"{scope}.{i}.attention.weights"][0][:, :n, :n], 2) for i in range(n_blocks)]
+def _attention(trace: Trace, n: int | None = None) -> list:
+    """Every block's ``(H, T, T)`` self-attention weights (the first ``n`` tokens: a classifier's padding left
+    out); an ensemble's of its first member alone (its members' heads do not correspond)."""
+    names = trace.find(role="weights")
+    first = trace.records[names[0]].place.member if names else ""
+    return [_rounded(trace[name][0][:, :n, :n], 2) for name in trace.find(role="weights", member=first)]
 
 
 def _signed(points: Tensor) -> Tensor:

@@ -16,7 +16,7 @@ from ..evaluation.prediction import class_names, encode_for_classifier
 from ..generation.prompt import read_prompt
 from ..generation.translate import DecodeSettings, decode_batch, encode_source
 from ..layers import padding_mask_from_ids
-from ..layers.trace import Edit, Trace
+from ..layers.trace import Edit, EditKey, Trace
 from ..tokenizers.unknown import unknown_notes
 from .forward import MAX_TOKENS, ForwardTrace, collect
 from .inspection import InspectedRun
@@ -28,12 +28,12 @@ def trace_forward(
     text: str,
     *,
     target: str | None = None,
-    edits: dict[str, Edit] | None = None,
+    edits: dict[EditKey, Edit] | None = None,
 ) -> ForwardTrace:
     """The forward pass of ``run``'s model over ``text`` (a generator's prompt, a review, a translator's
     source; ``target`` is a translator's target, by default its greedy translation), every step recorded.
-    ``edits`` maps step names to functions applied to that step on the way; a name the forward never
-    computes is an error."""
+    ``edits`` maps step names (or a layer's scope and a step's role, ``layers.trace``) to functions applied
+    to that step on the way; a name the forward never computes is an error."""
     trace = Trace(edits)
     result, _ = traced(run, text, target, trace)
     _check_edits(trace, edits)
@@ -125,24 +125,30 @@ def trace_translator(run: InspectedRun, text: str, target: str | None, trace: Tr
     return found, logits
 
 
-def _check_edits(trace: Trace, edits: dict[str, Edit] | None) -> None:
+def _check_edits(trace: Trace, edits: dict[EditKey, Edit] | None) -> None:
     owns = {r.own for r in trace.records.values()}  # an edit by a step's own name edits every step of that name
-    missing = sorted(n for n in edits or () if n not in trace.tensors and n not in owns)
+    played = {(r.place.scope, r.step.role) for r in trace.records.values() if r.step.role}
+    missing = [key for key in edits or () if key not in trace.tensors and key not in owns and key not in played]
     if missing:
-        some = ", ".join(n for n, r in trace.records.items() if r.step.kind == "weighted_sum")[:300]
-        raise ValueError(f"no step named {', '.join(missing)} in this model's forward (its heads: {some})")
+        layers = ", ".join(trace.records[n].place.scope for n in trace.find(role="heads"))[:300]
+        named = sorted(key for key in missing if isinstance(key, str))
+        scopes = sorted(key[0] for key in missing if isinstance(key, tuple))
+        said = ([f"no step named {', '.join(named)}"] if named else []) + (
+            [f"no attention layer {', '.join(scopes)}"] if scopes else []
+        )
+        raise ValueError(f"{'; '.join(said)} in this model's forward (its attention layers: {layers})")
 
 
-_HEAD = re.compile(r"^(?P<scope>.+\.(?:cross_)?attention)\.head\.(?P<head>\d+)$")
+_HEAD = re.compile(r"^(?P<scope>.+)\.head\.(?P<head>\d+)$")  # the attention layer's scope, as the trace names it
 
 
 def _in_turn(first: Edit, then: Edit) -> Edit:
     return lambda t: then(first(t))
 
 
-def switch_off(specs: list[str] | tuple[str, ...], n_heads: int) -> dict[str, Edit]:
+def switch_off(specs: list[str] | tuple[str, ...], n_heads: int) -> dict[EditKey, Edit]:
     """The trace edits that switch off each of ``specs`` (several edits of one step apply in turn)."""
-    edits: dict[str, Edit] = {}
+    edits: dict[EditKey, Edit] = {}
     for spec in specs:
         name, edit = _switch_off_one(spec, n_heads)
         before = edits.get(name)
@@ -150,8 +156,9 @@ def switch_off(specs: list[str] | tuple[str, ...], n_heads: int) -> dict[str, Ed
     return edits
 
 
-def _switch_off_one(spec: str, n_heads: int) -> tuple[str, Edit]:
-    """An edit from a short spec: ``BLOCK_SCOPE.attention.head.N`` zeroes head N's output (``heads``),
+def _switch_off_one(spec: str, n_heads: int) -> tuple[EditKey, Edit]:
+    """An edit from a short spec: ``SCOPE.head.N`` zeroes head N's output in the attention layer ``SCOPE``
+    (its step of role ``heads``),
     ``NAME.unit.N`` zeroes channel N of step NAME (e.g. ``blocks.0.feed_forward.hidden.unit.7``), and
     ``position`` drops every position encoding (``encoder.position``: only that one)."""
     match = _HEAD.match(spec)
@@ -165,7 +172,7 @@ def _switch_off_one(spec: str, n_heads: int) -> tuple[str, Edit]:
             t[:, head] = 0
             return t
 
-        return f"{match['scope']}.heads", zero_head
+        return (match["scope"], "heads"), zero_head
     name, _, unit = spec.rpartition(".unit.")
     if name.rsplit(".", 1)[-1] in ("tokens", "mask"):
         raise ValueError(

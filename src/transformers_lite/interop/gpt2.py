@@ -22,6 +22,8 @@ import torch
 from ..atomic import atomic_write_json, atomic_write_text, read_json
 from ..config import GeneratorConfig
 from ..errors import ConfigError, DataError, RunError
+from ..layers import ACTIVATIONS as NONLINEARITIES
+from ..layers import activation, attention_class, feed_forward_class
 from ..models import build_model
 from ..optional import need
 from ..runs import load, read_tensors, save_tensors, save_weights
@@ -30,14 +32,13 @@ from ..runs.manifest import MANIFEST, record
 from ..tokenizers import ByteLevelBPETokenizer
 from .folders import check_output_folder
 
-ACTIVATIONS = {
-    "gelu_new": "gelu_tanh",
-    "gelu_pytorch_tanh": "gelu_tanh",
-    "gelu": "gelu",
-    "relu": "relu",
-    "relu2": "relu2",  # Hugging Face's ReLU² (ReLUSquaredActivation)
-}
-EXPORTED = {"gelu_tanh": "gelu_new", "gelu": "gelu", "relu": "relu", "relu2": "relu2"}
+
+def hf_activations() -> dict[str, str]:
+    """Hugging Face's ``activation_function`` names this package reads, each to its nonlinearity (from the
+    one table of nonlinearities, ``layers.activations``: a new one with a Hugging Face name converts)."""
+    return {hf: a.name for a in NONLINEARITIES.values() if a.hf for hf in (a.hf, *a.hf_aliases)}
+
+
 LINEARS = {
     "attn.c_attn": "attention.qkv",
     "attn.c_proj": "attention.out",
@@ -78,9 +79,9 @@ def config_from_gpt2(hf: dict[str, Any], origin: object = "config.json") -> Gene
     ]
     if unsupported:
         raise DataError(f"{origin}: {', '.join(unsupported)} is not supported")
-    act = hf.get("activation_function", "gelu_new")
-    if act not in ACTIVATIONS:
-        raise DataError(f"{origin}: activation {act!r} is not supported (use one of {', '.join(ACTIVATIONS)})")
+    act, known = hf.get("activation_function", "gelu_new"), hf_activations()
+    if act not in known:
+        raise DataError(f"{origin}: activation {act!r} is not supported (use one of {', '.join(known)})")
     if lacking := [name for name in REQUIRED if name not in hf]:
         raise DataError(f"{origin}: no {', '.join(lacking)}; a GPT-2 config.json gives {', '.join(REQUIRED)}")
     try:
@@ -92,7 +93,7 @@ def config_from_gpt2(hf: dict[str, Any], origin: object = "config.json") -> Gene
             dim_hidden=hf.get("n_inner") or _times4(hf["n_embd"]),
             n_blocks=hf["n_layer"],
             dropout=hf.get("resid_pdrop", 0.1),
-            activation=ACTIVATIONS[act],
+            activation=known[act],
             norm_first=True,
             final_norm=True,
             qkv_bias=True,
@@ -230,8 +231,8 @@ def import_gpt2(hf_dir: str | Path, out: str | Path, force: bool = False) -> Pat
 
 
 # settings GPT-2 lacks that do not change what the exported model computes: the initialisation and dropout
-# rate are training's, and Q/K/V without a bias export as zero biases
-SAME_COMPUTATION = ("init", "zero_init", "dropout", "qkv_bias")
+# rate are training's, and Dense layers without a bias export as zero biases
+SAME_COMPUTATION = ("init", "zero_init", "dropout", "qkv_bias", "bias")
 WHY_NOT = {  # the settings GPT-2 lacks most often, in words
     "norm_first": "post-norm blocks (GPT-2 is pre-norm)",
     "final_norm": "no final LayerNorm",
@@ -240,11 +241,22 @@ WHY_NOT = {  # the settings GPT-2 lacks most often, in words
 }
 
 
+def _why_not(c: GeneratorConfig, field: str, as_gpt2: GeneratorConfig) -> str:
+    """One line saying what ``c`` has that GPT-2 lacks: the layer variant's or nonlinearity's own words."""
+    if field == "ffn":
+        return feed_forward_class(c.ffn).about
+    if field == "kv_heads":
+        return f"{attention_class(c.block().attention).about}: {c.kv_heads} key/value heads for {c.n_heads} heads"
+    if field == "activation" and activation(c.activation).hf is None:
+        return f"the activation {activation(c.activation).written} (GPT-2 in Hugging Face has no such activation)"
+    return WHY_NOT.get(field, f"{field}={getattr(c, field)!r} (GPT-2: {getattr(as_gpt2, field)!r})")
+
+
 def gpt2_differences(c: GeneratorConfig) -> list[str]:
     """Every setting of ``c`` that GPT-2 lacks, in words: those whose value differs from what GPT-2 would
     rebuild from an export of it (so a new model option is refused until it maps onto GPT-2)."""
     as_gpt2 = config_from_gpt2(_hf_config(c, None))
-    return [WHY_NOT.get(f, f"{f}={getattr(c, f)!r} (GPT-2: {getattr(as_gpt2, f)!r})") for f in _differing(c, as_gpt2)]
+    return [_why_not(c, f, as_gpt2) for f in _differing(c, as_gpt2)]
 
 
 def _differing(c: GeneratorConfig, as_gpt2: GeneratorConfig) -> list[str]:
@@ -277,7 +289,8 @@ def _hf_config(c: GeneratorConfig, tok: Any) -> dict[str, Any]:  # noqa: ANN401 
         "n_layer": c.n_blocks,
         "n_head": c.n_heads,
         "n_inner": c.dim_hidden,
-        "activation_function": EXPORTED.get(c.activation, c.activation),  # one GPT-2 lacks: named, refused
+        # a nonlinearity without a Hugging Face name is written as GPT-2's own, so the export is refused naming it
+        "activation_function": activation(c.activation).hf or "gelu_new",
         "resid_pdrop": c.dropout,
         "embd_pdrop": c.dropout,
         "attn_pdrop": 0.0,

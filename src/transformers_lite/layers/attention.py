@@ -23,7 +23,7 @@ proves the two paths agree within 1e-5.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -34,7 +34,8 @@ from .kv_cache import KVCache
 from .masks import causal_mask, check_mask, with_look_ahead
 from .norms import Norm, NormSpec, NormWeights
 from .rotary import RotaryEmbedding
-from .steps import Count, SummaryRow
+from .spec import BlockSpec
+from .steps import Count, Step, SummaryRow
 from .trace import NO_TRACE, Trace
 
 
@@ -107,18 +108,37 @@ def self_attention(
     ``values`` (value residual): empty, the first block puts its values ``V₁ (B, H, T, D)`` in it; a later
     block with ``w.value_mix`` attends over ``λ₀ V + λ₁ V₁`` instead of its own ``V``."""
     qkv = split_heads(F.linear(x, w.qkv, w.qkv_bias), 3, n_heads)  # (B, T, 3C) -> (3, B, H, T, D)
-    q = qkv[0]  # (B, H, T, D)
     if cache is not None and not trace.active and rope is None and qk_norm is None and values is None:
         k, v = cache.update(layer, qkv[1:])  # decoding: the projections go to the cache as they came, no copy
-        return attend(q, k, v, mask, causal, w, trace)
-    k, v = qkv[1], qkv[2]  # (B, H, T, D) each
+        return attend(qkv[0], k, v, mask, causal, w, trace)
+    q, k, v = positioned(x, qkv[0], qkv[1], qkv[2], w, cache, layer, rope, qk_norm, values, trace)
+    return attend(q, k, v, mask, causal, w, trace)
+
+
+def positioned(
+    x: Tensor,
+    q: Tensor,
+    k: Tensor,
+    v: Tensor,
+    w: AttentionWeights,
+    cache: KVCache | None,
+    layer: int,
+    rope: RotaryEmbedding | None,
+    qk_norm: NormSpec | None,
+    values: list[Tensor] | None,
+    trace: Trace,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Self-attention's queries ``(B, H, T, D)``, keys and values ``(B, G, T, D)`` (G = H but for grouped
+    queries) as ``self_attention`` reads them: traced, the first block's values mixed in, each head's queries
+    and keys normalised, rotated by their positions, and the keys and values added to the cache (then
+    ``(B, G, cached + T, D)``)."""
     if trace.active:
         q, k, v = (trace(name, t, x, w.qkv, w.qkv_bias) for name, t in (("q", q), ("k", k), ("v", v)))
     if values is not None:
         if not values:  # the first block: its values are every later block's V₁
             values.append(v)
         elif w.value_mix is not None:
-            mixed = w.value_mix[0] * v + w.value_mix[1] * values[0]  # (B, H, T, D)
+            mixed = w.value_mix[0] * v + w.value_mix[1] * values[0]  # (B, G, T, D)
             v = trace("v_mixed", mixed, v, values[0], w.value_mix) if trace.active else mixed
     if qk_norm is not None and w.q_norm is not None and w.k_norm is not None:  # over each head's D channels
         q = trace("q_norm", qk_norm.apply(q, w.q_norm, qk_norm.eps), q, *w.q_norm)
@@ -129,8 +149,8 @@ def self_attention(
         q = trace("q_rotated", rope(q, offset), q, *angles)
         k = trace("k_rotated", rope(k, offset), k, *angles)
     if cache is not None:
-        k, v = cache.update(layer, torch.stack((k, v)))  # (2, B, H, T, D)
-    return attend(q, k, v, mask, causal, w, trace)
+        k, v = cache.update(layer, torch.stack((k, v)))  # (2, B, G, T, D)
+    return q, k, v
 
 
 def memory_keys_values(memory: Tensor, w: AttentionWeights, n_heads: int) -> tuple[Tensor, Tensor]:
@@ -171,7 +191,8 @@ def cross_attention(
 def attend(
     q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None, causal: bool, w: AttentionWeights, trace: Trace = NO_TRACE
 ) -> Tensor:
-    """Heads ``q (B, H, T, D)``, ``k, v (B, H, S, D)`` -> output ``(B, T, C)`` through the output Dense."""
+    """Heads ``q (B, H, T, D)``, ``k, v (B, G, S, D)`` (G = H, or with grouped queries a divisor of H that the
+    explicit path has repeated to H already) -> output ``(B, T, C)`` through the output Dense."""
     (b, n_heads, t, d), s = q.shape, k.shape[2]
     if mask is not None:
         check_mask(mask, b, n_heads, t, s)
@@ -180,9 +201,11 @@ def attend(
         mask, is_causal = with_look_ahead(mask, causal, t, s, q.device)
     if trace.active:  # the explicit path needs the (T, S) causal mask itself
         out, _ = scaled_dot_attention(q, k, v, causal_mask(t, s, device=q.device) if is_causal else mask, trace=trace)
-    else:
+    elif k.shape[1] == n_heads:
         # fully masked rows come out as zeros here too (a test checks), matching the explicit path
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal)
+    else:  # grouped queries: G heads of keys and values, each read by H / G heads of queries
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=is_causal, enable_gqa=True)
     merged = out.transpose(1, 2).reshape(b, t, n_heads * d)  # (B, H, T, D) -> (B, T, H·D)
     y = F.linear(merged, w.out, w.out_bias)  # (B, T, H·D) @ (H·D, C) -> (B, T, C)
     if not trace.active:  # decoding and training: nothing to record (one call less per step, at every token)
@@ -192,11 +215,20 @@ def attend(
 
 
 class Attention(nn.Module):
-    """``n_heads`` heads of size ``D = dim / n_heads`` (a ``ValueError`` names both numbers when it does
-    not divide). ``bias`` applies to the Q/K/V Dense: post 000's code has none (its second printout
-    counts them: 251,552 parameters with, 251,456 without), post 004's GPT has none, GPT-2 has them;
-    the output Dense always has one, as in the posts. The module holds the weights and its steps as
-    configured (``reads`` and ``role``: ``attention_steps``); the equations are the functions above."""
+    """Multi-head attention: ``n_heads`` heads of size ``D = dim / n_heads`` (a ``ValueError`` names both
+    numbers when it does not divide), each with its own queries, keys and values. ``bias`` applies to the
+    Q/K/V Dense: post 000's code has none (its second printout counts them: 251,552 parameters with,
+    251,456 without), post 004's GPT has none, GPT-2 has them; ``out_bias`` to the output Dense (the posts
+    have one, Llama none). The module holds the weights and its steps as configured (``reads`` and
+    ``kind``: ``attention_steps``); the equations are the functions above (``equations``: self-attention's).
+
+    An attention class is chosen by name (``layers.variants.ATTENTIONS``) and built from a block's spec
+    (``build``); a subclass changes how many heads of keys and values there are (``kv_heads``), its
+    ``equations`` and the steps it declares (``declare_steps``)."""
+
+    about: ClassVar[str] = "multi-head attention (one key and value head per query head)"
+    equations = staticmethod(self_attention)
+    grouped: ClassVar[bool] = False  # whether fewer key/value heads than query heads are computed
 
     def __init__(
         self,
@@ -204,11 +236,13 @@ class Attention(nn.Module):
         dim: int,
         *,
         bias: bool = True,
+        out_bias: bool = True,
         rope: RotaryEmbedding | None = None,
         reads: str = "x",
-        role: str = "self",
+        kind: str = "self",
         qk_norm: NormSpec | None = None,
         value_mix: bool = False,
+        kv_heads: int | None = None,
     ) -> None:
         super().__init__()
         if n_heads < 1:
@@ -216,29 +250,56 @@ class Attention(nn.Module):
         if dim % n_heads != 0:
             raise ValueError(f"dim={dim} is not divisible by n_heads={n_heads}")
         self.n_heads, self.dim, self.dim_head = n_heads, dim, dim // n_heads
+        self.kv_heads = n_heads if kv_heads is None else kv_heads
+        if self.kv_heads != n_heads and not self.grouped:
+            raise ValueError(f"kv_heads={kv_heads} with n_heads={n_heads} is grouped-query attention, not {self.about}")
         if rope is not None and rope.dim != self.dim_head:
             raise ValueError(f"rotary embedding dim={rope.dim} must equal the head size {self.dim_head}")
-        if qk_norm is not None and role == "cross":
+        if qk_norm is not None and kind == "cross":
             raise ValueError("qk_norm normalises self-attention's queries and keys; cross-attention has none")
-        self.qkv = nn.Linear(dim, 3 * dim, bias=bias)  # rows: [Q; K; V]
-        self.out = nn.Linear(dim, dim)
+        kv = self.kv_heads * self.dim_head
+        self.qkv = nn.Linear(dim, dim + 2 * kv, bias=bias)  # rows: [Q; K; V], K and V of kv_heads heads each
+        self.out = nn.Linear(dim, dim, bias=out_bias)
         self.rope, self.qk_norm = rope, qk_norm
         self.q_norm = None if qk_norm is None else Norm(self.dim_head, qk_norm)  # over each head's D channels
         self.k_norm = None if qk_norm is None else Norm(self.dim_head, qk_norm)
-        if value_mix and role == "cross":
+        if value_mix and kind == "cross":
             raise ValueError("value_mix mixes a block's own values with the first block's; cross-attention has none")
         # value residual: λ of V ← λ₀ V + λ₁ V₁, an even mix at the start (modded-nanogpt's 0.5)
         self.value_mix = nn.Parameter(torch.tensor([0.5, 0.5])) if value_mix else None
-        self.steps = attention_steps(
+        self.steps = self.declare_steps(
             dim,
             n_heads,
             bias=bias,
+            out_bias=out_bias,
             rope=rope is not None,
             reads=reads,
-            role=role,
+            kind=kind,
             qk_norm=qk_norm,
             value_mix=value_mix,
         )
+
+    @classmethod
+    def build(cls, spec: BlockSpec, kind: str, reads: str = "x", rope: RotaryEmbedding | None = None) -> Attention:
+        """The attention of a block built from ``spec``: ``kind`` is ``self``, ``causal``, ``decoder`` or
+        ``cross`` (``attention_steps``); QK-norm and the value residual are self-attention's alone."""
+        own = kind != "cross"
+        return cls(
+            spec.n_heads,
+            spec.dim,
+            bias=spec.qkv_bias,
+            out_bias=spec.bias,
+            rope=rope,
+            reads=reads,
+            kind=kind,
+            qk_norm=spec.norm if spec.qk_norm and own else None,
+            value_mix=spec.value_residual and own,
+            kv_heads=spec.kv_heads if own else None,
+        )
+
+    def declare_steps(self, dim: int, n_heads: int, **settings: Any) -> dict[str, Step]:  # noqa: ANN401
+        """The steps this attention computes, as configured (``attention_steps``)."""
+        return attention_steps(dim, n_heads, **settings)
 
     def extra_repr(self) -> str:
         return f"num_heads={self.n_heads}, head_size={self.dim_head}, {self.dim}=>{self.dim}"
@@ -264,7 +325,7 @@ class Attention(nn.Module):
         """Self-attention (``self_attention``) with this module's weights."""
         if x.dim() != 3 or x.shape[-1] != self.dim:
             raise ValueError(f"expected input (B, T, {self.dim}), got {tuple(x.shape)}")
-        return self_attention(
+        return type(self).equations(
             x,
             self.weights(),
             self.n_heads,
@@ -294,11 +355,14 @@ class Attention(nn.Module):
     def summary_rows(self, count: Count) -> list[SummaryRow]:
         """Rows in the style of the posts' printed models: the layer, then denseQ/K/V and denseO."""
         count(p for name, p in self.named_parameters() if not name.startswith("rope."))  # counted by the rows below
-        note = "" if self.qkv.bias is not None else "; bias=false"
-        each = self.dim * self.dim + (self.dim if self.qkv.bias is not None else 0)
+        biased = self.qkv.bias is not None
+        note = "" if biased else "; bias=false"
         rows = [(0, "", f"{type(self).__name__}({self.extra_repr()})", 0, 0)]
-        rows += [(1, f"dense{n}", f"Dense({self.dim} => {self.dim}{note})", each, 0) for n in "QKV"]
-        rows.append((1, "denseO", f"Dense({self.dim} => {self.dim})", sum(p.numel() for p in self.out.parameters()), 0))
+        for n, width in (("Q", self.dim), ("K", self.kv_heads * self.dim_head), ("V", self.kv_heads * self.dim_head)):
+            rows.append((1, f"dense{n}", f"Dense({self.dim} => {width}{note})", (self.dim + biased) * width, 0))
+        out_note = "" if self.out.bias is not None else "; bias=false"
+        out_count = sum(p.numel() for p in self.out.parameters())
+        rows.append((1, "denseO", f"Dense({self.dim} => {self.dim}{out_note})", out_count, 0))
         for name, norm in (("q_norm", self.q_norm), ("k_norm", self.k_norm)):
             if norm is not None:
                 rows.append((1, name, norm.title(), sum(p.numel() for p in norm.parameters()), 0))

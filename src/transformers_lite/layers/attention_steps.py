@@ -20,19 +20,22 @@ def attention_steps(
     n_heads: int,
     *,
     bias: bool,
+    out_bias: bool = True,
     rope: bool = False,
     reads: str = "x",
-    role: str = "self",
+    kind: str = "self",
     qk_norm: NormSpec | None = None,
     value_mix: bool = False,
 ) -> dict[str, Step]:
     """The steps of one attention layer as it is configured: ``reads`` is what its queries (and, but
-    for cross-attention, keys and values) are computed from (``x``, ``LN(x)``); ``role`` is ``self``
+    for cross-attention, keys and values) are computed from (``x``, ``LN(x)``); ``kind`` is ``self``
     (every position reads every other, padding keys aside), ``causal`` (each reads itself and the past)
     ``decoder`` (the past, and padding) or ``cross`` (a decoder's positions read the encoder's output ``m``);
-    ``qk_norm``: the norm of each head's queries and keys; ``value_mix``: the first block's values mixed in."""
+    ``qk_norm``: the norm of each head's queries and keys; ``value_mix``: the first block's values mixed in;
+    ``bias``, ``out_bias``: the Q/K/V Dense's and the output Dense's. Each step says its role (``ROLES``)
+    where something outside the layer asks for it."""
     d = dim // n_heads
-    cross = role == "cross"
+    cross = kind == "cross"
     keys_axis = "S" if cross else "T"  # what the keys run over: the source's tokens, or the same tokens
     scores_axes = f"HT{keys_axis}"
     hat = "\u0302" if qk_norm else ""  # Q̂: normalised
@@ -40,7 +43,7 @@ def attention_steps(
     q_, k_ = f"Q{hat}{rotated}", f"K{hat}{rotated}"
     heads = f"split into H = {n_heads} heads of d_h = {d}"
 
-    def projection(letter: str, part: int) -> Step:
+    def projection(letter: str, part: int) -> Step:  # part: Q, K or V, the rows [part·C, (part + 1)·C)
         source = "m" if cross and letter != "Q" else reads
         # the posts' Q = W_Q X (post 004; post 003's Dense has a bias): their X whatever this model reads
         post_x = "m" if source == "m" else "X"
@@ -58,8 +61,9 @@ def attention_steps(
             f"{letter} = {ours}, {heads}{where}",
             f"{letter} = {post}",
             what,
-            part=part,
+            rows=(part * dim, (part + 1) * dim),
             computes=f"one third of the one [Q; K; V] Dense ({letter}): {words.removeprefix('a Dense: ')}, {heads}",
+            role={"Q": "query", "K": "key", "V": "value"}[letter],
         )
 
     readers = "target position" if cross else "query"
@@ -69,10 +73,10 @@ def attention_steps(
         "causal": "later positions (the future)",
         "decoder": "later positions (the future) and padding",
         "cross": "source padding",
-    }[role]
+    }[kind]
     # the posts mask only the future (post 004: the mask replaces the scores by −∞ where it is false); post 000
     # masks no padding, and post 001's draft adds its 0/1 padding mask: a padding mask is ours alone
-    causal_post = role in ("causal", "decoder")
+    causal_post = kind in ("causal", "decoder")
     steps = {"q": projection("Q", 0), "k": projection("K", 1), "v": projection("V", 2)}
     if value_mix:
         steps["v_mixed"] = Step(
@@ -139,8 +143,11 @@ def attention_steps(
             "P = softmax(S + M) over keys (each row sums to 1)",
             f"P = softmax({'ifelse.(mask, S, −∞)' if causal_post else 'S'}; dims=1): each column sums to 1",
             f"row i: how much {readers} i reads from each {keys}",
+            role="cross weights" if cross else "weights",
         ),
-        "heads": Step("weighted_sum", "HTD", "A = P V", "A = V P", "per head, the weighted sum of the values"),
+        "heads": Step(
+            "weighted_sum", "HTD", "A = P V", "A = V P", "per head, the weighted sum of the values", role="heads"
+        ),
         "merged": Step(
             "merge_heads",
             "TC",
@@ -154,6 +161,14 @@ def attention_steps(
         weights, ours=weights.ours.replace("S + M", "S"), post="P = softmax(S; dims=1): each column sums to 1"
     )
     # the posts stack the heads' outputs (permutedims and reshape in post 000: vcat), then their Dense
-    ours, post, words = dense("[A₁ … A_H]", "W_O", "b_O", post_x="vcat(A₁, …, A_H)")
-    steps["out"] = Step("projection", "TC", ours, post, "what attention adds to the residual stream", computes=words)
+    ours, post, words = dense("[A₁ … A_H]", "W_O", "b_O" if out_bias else None, post_x="vcat(A₁, …, A_H)")
+    steps["out"] = Step(
+        "projection",
+        "TC",
+        ours,
+        post if out_bias else None,  # the posts' W_O has its bias
+        "what attention adds to the residual stream",
+        computes=words,
+        role="output",
+    )
     return steps

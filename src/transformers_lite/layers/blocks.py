@@ -25,38 +25,23 @@ as this block configures it (what it reads: ``x`` or its norm).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import torch
 from torch import Tensor, nn
 
-from .attention import Attention, AttentionWeights, cross_attention, self_attention
-from .feed_forward import ACTIVATIONS, FeedForward, FeedForwardWeights, feed_forward
+from .attention import Attention, AttentionWeights, cross_attention
+from .feed_forward import FeedForwardLayer
 from .kv_cache import KVCache
-from .norms import NormSpec, NormWeights, norm_of
+from .norms import NormWeights, norm_of
 from .residual import Residual, residual_in, residual_out
 from .rotary import RotaryEmbedding
+from .spec import BlockSpec
 from .steps import Step
 from .trace import NO_TRACE, Trace
+from .variants import attention_class, feed_forward_class
 
-
-@dataclass(frozen=True)
-class BlockSpec:
-    """Everything a block is built from (a model config's ``block()`` gives it)."""
-
-    dim: int
-    n_heads: int
-    dim_hidden: int
-    dropout: float = 0.1
-    activation: str = "relu"
-    norm_first: bool = False
-    qkv_bias: bool = True
-    norm: NormSpec = field(default_factory=NormSpec)
-    causal: bool = False  # self-attention sees only the past (a GPT's or a decoder's block)
-    qk_norm: bool = False  # self-attention normalises each head's queries and keys with ``norm``
-    value_residual: bool = False  # self-attention mixes the first block's values into its own (learned λ)
-    shortcut: bool = False  # the block's input mixed with the first block's, x₀, by a learned pair (``Block``)
+__all__ = ["Block", "BlockSpec", "BlockWeights", "DecoderBlock"]
 
 
 class BlockWeights(NamedTuple):
@@ -65,7 +50,7 @@ class BlockWeights(NamedTuple):
     attention_norm: NormWeights
     attention: AttentionWeights
     feed_forward_norm: NormWeights
-    feed_forward: FeedForwardWeights
+    feed_forward: NamedTuple  # the feed-forward class's own record (``FeedForwardWeights``, ``SwiGLUWeights``)
     cross_attention_norm: NormWeights | None = None
     cross_attention: AttentionWeights | None = None
     shortcut: Tensor | None = None  # λ (2,) of the embedding shortcut x ← λ₀ x + λ₁ x₀
@@ -84,17 +69,20 @@ class _Sublayers(nn.Module):
         super().__init__()
         self.spec, self.norm_first = spec, spec.norm_first
         self.reads = norm_of(spec.norm, "x") if spec.norm_first else "x"  # what each sub-layer reads
-        self.attention, self.attention_residual = self._attention(
-            role, "MHA", rope, spec.norm if spec.qk_norm else None
-        )
-        if cross:  # made in the order the forward runs them: a seed draws the same weights as ever
-            self.cross_attention, self.cross_attention_residual = self._attention("cross", "cross-MHA")
-        self.feed_forward = FeedForward(spec.dim, spec.dim_hidden, spec.activation, self.reads)
+        # each sub-layer's class by name (``layers.variants``), built from the spec, in the order the forward
+        # runs them: a seed draws the same weights as ever
+        self.attention = attention_class(spec.attention).build(spec, role, self.reads, rope)
+        self.attention_residual = self._residual("MHA")
+        if cross:  # cross-attention has one key and value head per query head, whatever self-attention's
+            self.cross_attention = Attention.build(spec, "cross", self.reads)
+            self.cross_attention_residual = self._residual("cross-MHA")
+        self.feed_forward = feed_forward_class(spec.ffn)(spec, self.reads)
         self.feed_forward_residual = self._residual("FFN")
-        self.act = ACTIVATIONS[spec.activation]
-        # what self-attention is run with, read at every token (plain values: no module lookup)
+        # what the sub-layers are run with, read at every token (plain values and functions: no module lookup)
         self.attend_with = (spec.n_heads, rope, self.attention.qk_norm)
-        sublayers: list[tuple[str, Residual, Attention | FeedForward]] = [
+        self.self_attend = type(self.attention).equations
+        self.act, self.ffn_equations = self.feed_forward.act, type(self.feed_forward).equations
+        sublayers: list[tuple[str, Residual, Attention | FeedForwardLayer]] = [
             ("attention", self.attention_residual, self.attention)
         ]
         if cross:
@@ -104,22 +92,6 @@ class _Sublayers(nn.Module):
         self.declared: dict[str, tuple[Mapping[str, Step], Mapping[str, Step]]] = {
             name: (residual.steps, module.steps) for name, residual, module in sublayers
         }
-
-    def _attention(
-        self, role: str, branch: str, rope: RotaryEmbedding | None = None, qk_norm: NormSpec | None = None
-    ) -> tuple[Attention, Residual]:
-        s = self.spec
-        attention = Attention(
-            s.n_heads,
-            s.dim,
-            bias=s.qkv_bias,
-            rope=rope,
-            reads=self.reads,
-            role=role,
-            qk_norm=qk_norm,
-            value_mix=s.value_residual and role != "cross",
-        )
-        return attention, self._residual(branch)
 
     def _residual(self, branch: str) -> Residual:
         s = self.spec
@@ -138,7 +110,7 @@ class _Sublayers(nn.Module):
         h = f(residual_in(x, norm, s.norm, s.norm_first, res), inner)
         return residual_out(x, h, norm, s.norm, s.norm_first, s.dropout if self.training else 0.0, res)
 
-    def _self_weights(self) -> tuple[NormWeights, AttentionWeights, NormWeights, FeedForwardWeights]:
+    def _self_weights(self) -> tuple[NormWeights, AttentionWeights, NormWeights, NamedTuple]:
         return (
             self.attention_residual.weights(),
             self.attention.weights(),
@@ -153,7 +125,7 @@ class _Sublayers(nn.Module):
         if trace.active:
             residual_steps, steps = self.declared["feed_forward"]
             res, inner = trace.at("feed_forward_residual", residual_steps), trace.at("feed_forward", steps)
-        h = feed_forward(residual_in(x, norm, s.norm, s.norm_first, res), w.feed_forward, self.act, inner)
+        h = self.ffn_equations(residual_in(x, norm, s.norm, s.norm_first, res), w.feed_forward, self.act, inner)
         return residual_out(x, h, norm, s.norm, s.norm_first, s.dropout if self.training else 0.0, res)
 
 
@@ -213,7 +185,7 @@ class Block(_Sublayers):
             residual_steps, steps = self.declared["attention"]
             res, inner = trace.at("attention_residual", residual_steps), trace.at("attention", steps)
         h = residual_in(x, norm, s.norm, s.norm_first, res)  # ``_sublayer`` written out: it runs at every token
-        h = self_attention(
+        h = self.self_attend(
             h,
             w.attention,
             heads,
@@ -271,7 +243,7 @@ class DecoderBlock(_Sublayers):
         assert cross is not None and w.cross_attention_norm is not None  # a decoder block's weights
 
         def attend(h: Tensor, at: Trace) -> Tensor:
-            return self_attention(
+            return self.self_attend(
                 h, w.attention, heads, self_mask, causal=True, cache=cache, layer=layer, qk_norm=qk, trace=at
             )
 

@@ -5,7 +5,10 @@ Each layer builds the records of its steps from its own settings when it is made
 (``Trace.declare``), so what a trace says about a step (its equation here and in the posts, its axes,
 what it means) is true of *this* model: pre-norm or post-norm input, a bias or none, the activation
 by name, rotary positions, a tied table, the value of d_h. ``kind`` says what the step computes; the
-hand-derived backward rules are chosen by it (``backprop.rules``), never by a step's name.
+hand-derived backward rules are chosen by it (``backprop.rules``), never by a step's name. ``role``
+says what part the step plays in its layer (the queries, the attention weights, a feed-forward's gate or
+its closing Dense, ``ROLES``): the inspector, the exercises and the page ask for a step by its role and
+where it sits (``trace.Place``), never by a name they assemble.
 
 Notation (the posts' letters): x the residual stream entering a sub-layer, LN layer norm, RMS RMS
 norm, E the token table, PE the position table, Q K V queries, keys and values, d_h the head size,
@@ -63,6 +66,22 @@ KINDS: dict[str, str] = {
     "activation": "a Dense, then a nonlinearity on each entry",
     "soft_cap": "squashed into (−c, c): c · tanh(z / c)",
     "mix": "two tensors weighted by a learned pair of numbers: λ₀ a + λ₁ b",
+    "product": "two tensors multiplied entry by entry",
+    "repeat_heads": "each key/value head repeated for the query heads that share it",
+}
+# the part a step plays in its layer, where something outside the layer asks for it (the inspector's maps, the
+# exercises' inputs, the page): asked for by role, never found from a name or from the layer's structure
+ROLES: dict[str, str] = {
+    "query": "the queries Q: what each position looks for",
+    "key": "the keys K: what each position (or source token) offers to be found by",
+    "value": "the values V: what each position (or source token) passes on when read",
+    "weights": "self-attention's weights: each position's softmax over the positions it may read",
+    "cross weights": "cross-attention's weights: each target position's softmax over the source tokens",
+    "heads": "the heads' outputs, one per head: what switching a head off zeroes",
+    "output": "attention's output Dense W_O, over the heads side by side",
+    "gate": "a gated feed-forward's gate: the Dense whose nonlinearity scales the up projection",
+    "up": "the feed-forward's Dense into its hidden units (C to F)",
+    "down": "the feed-forward's Dense back to the residual stream (F to C): it closes the branch",
 }
 NOT_IN_POSTS = "not in the posts"  # the posts' column of a step no post computes (``Step.post`` None)
 FAMILIES_OF_KINDS = ("activation", "norm")  # "activation:gelu", "norm:layer": one kind per name of the family
@@ -72,23 +91,26 @@ FAMILIES_OF_KINDS = ("activation", "norm")  # "activation:gelu", "norm:layer": o
 class Step:
     """What one step is. ``axes``: one letter per axis of its tensor without the batch, ours (row-major);
     the posts' shape is the same letters reversed. ``computes``: what it computes, in words, as this model
-    is configured (empty: its kind's words say all). ``part``, ``factor`` and ``eps`` are what its hand
-    rule needs."""
+    is configured (empty: its kind's words say all). ``role``: the part it plays in its layer (``ROLES``;
+    empty: none asked for). ``rows``, ``factor`` and ``eps`` are what its hand rule needs."""
 
     kind: str
     axes: str
     ours: str  # the equation as computed here (row-major)
     post: str | None  # as the posts write it (column-major); None: no post computes this step this way
     meaning: str
-    part: int | None = None  # Q, K, V: which third of the one [Q; K; V] Dense (0, 1, 2)
+    rows: tuple[int, int] | None = None  # Q, K, V: the rows [start, stop) of the one [Q; K; V] Dense it computes
     factor: float | None = None  # the constant it multiplies by: 1/√d_h, an embedding's √C; a soft cap's c
     eps: float | None = None  # a norm's ε
     computes: str = ""
+    role: str = ""
 
     def __post_init__(self) -> None:
         base, _, name = self.kind.partition(":")
         if base not in KINDS or bool(name) != (base in FAMILIES_OF_KINDS):
             raise ValueError(f"step kind {self.kind!r}: choose one of {', '.join(KINDS)} (activation:NAME, norm:NAME)")
+        if self.role and self.role not in ROLES:
+            raise ValueError(f"step role {self.role!r}: choose one of {', '.join(ROLES)}")
 
     def to_dict(self) -> dict[str, object]:
         """The step as the trace JSON shows it."""
@@ -103,6 +125,7 @@ class Step:
             "post_equation": NOT_IN_POSTS if self.post is None else self.post,
             "in_posts": self.post is not None,
             "meaning": self.meaning,
+            "role": self.role,
         }
 
 

@@ -9,16 +9,18 @@ steps (and parameters) each step read is known without reading any name (``input
 
 A ``Trace`` may also *edit* a step on its way (zero a head, scale a neuron): the forward then continues
 with the edited tensor, so an intervention runs through the model's own code and never touches its
-weights. Nothing is stored on the modules, so two requests may use one model at the same time. ``live``
-holds each step as the forward went on with it: with gradients on, in the autograd graph (the backward
-trace asks autograd for the loss's gradient with respect to each).
+weights. An edit names its step, or the layer that computes it and the step's role (``(scope, role)``:
+``("blocks.0.attention", "heads")``), so nothing outside the layers assembles a step's name. Nothing is
+stored on the modules, so two requests may use one model at the same time. ``live`` holds each step as
+the forward went on with it: with gradients on, in the autograd graph (the backward trace asks autograd
+for the loss's gradient with respect to each).
 
 The default, ``NO_TRACE``, keeps nothing, edits nothing and costs a method call per step.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from torch import Tensor
@@ -26,10 +28,22 @@ from torch import Tensor
 from .steps import Step
 
 Edit = Callable[[Tensor], Tensor]
+EditKey = str | tuple[str, str]  # a step's name, or (the scope of the layer computing it, the step's role)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a step sits in the model, as the modules that scoped the trace said (no name is parsed)."""
+
+    scope: str = ""  # the module that computed it: "blocks.0.attention" ("" at the top)
+    block: str = ""  # the block it is part of: "blocks.0", "decoder.blocks.1" ("" outside every block)
+    member: str = ""  # an ensemble's member it is part of: "members.0" ("" otherwise)
+    side: str = ""  # a translator's "source" (its encoder) or "target" (its decoder); "" for one-sided models
 
 
 class NamedSteps:
-    """Tensors by step name (``tensors``), read as ``steps["blocks.0.attention.q"]``, in forward order."""
+    """Tensors by step name (``tensors``), read as ``steps["blocks.0.attention.q"]``, in forward order; and
+    the steps found by what they are and where they sit (``find``), never by a name put together."""
 
     tensors: dict[str, Tensor]
 
@@ -43,14 +57,23 @@ class NamedSteps:
         """Every step, in the order the forward computed them."""
         return list(self.tensors)
 
+    def declared(self) -> Iterator[tuple[str, Step, Place]]:
+        """Each recorded step's name, declaration and place, in forward order."""
+        raise NotImplementedError
 
-@dataclass(frozen=True)
-class Place:
-    """Where a step sits in the model, as the modules that scoped the trace said (no name is parsed)."""
-
-    scope: str = ""  # the module that computed it: "blocks.0.attention" ("" at the top)
-    block: str = ""  # the block it is part of: "blocks.0", "decoder.blocks.1" ("" outside every block)
-    member: str = ""  # an ensemble's member it is part of: "members.0" ("" otherwise)
+    def find(
+        self, *, role: str | None = None, kind: str | None = None, side: str | None = None, member: str | None = None
+    ) -> list[str]:
+        """The steps (in forward order) that play ``role``, are of ``kind`` (``norm`` matches every
+        ``norm:NAME``) and sit on ``side`` and in ``member`` (each ``None``: any)."""
+        return [
+            name
+            for name, step, place in self.declared()
+            if (role is None or step.role == role)
+            and (kind is None or kind in (step.kind, step.kind.partition(":")[0]))
+            and (side is None or place.side == side)
+            and (member is None or place.member == member)
+        ]
 
 
 @dataclass
@@ -86,7 +109,7 @@ class Trace(NamedSteps):
 
     def __init__(
         self,
-        edits: dict[str, Edit] | None = None,
+        edits: Mapping[EditKey, Edit] | None = None,
         *,
         prefix: str = "",
         steps: Mapping[str, Step] | None = None,
@@ -101,13 +124,21 @@ class Trace(NamedSteps):
         self.live = self._shared.live
 
     def at(
-        self, name: str, steps: Mapping[str, Step] | None = None, *, block: bool = False, member: bool = False
+        self,
+        name: str,
+        steps: Mapping[str, Step] | None = None,
+        *,
+        block: bool = False,
+        member: bool = False,
+        side: str | None = None,
     ) -> Trace:
         """The same trace, scoped to the sub-module ``name`` (its steps are recorded as ``name.step``),
         which computes the ``steps`` declared (none: a scope that only holds others); ``block``: the
-        sub-module is a transformer block, ``member``: an ensemble's member (``Place``)."""
-        path = self.prefix + name
-        place = Place(path, path if block else self.place.block, path if member else self.place.member)
+        sub-module is a transformer block, ``member``: an ensemble's member, ``side``: a translator's
+        ``source`` or ``target`` side (``Place``; none: the enclosing scope's)."""
+        path, here = self.prefix + name, self.place
+        block_of, member_of = path if block else here.block, path if member else here.member
+        place = Place(path, block_of, member_of, here.side if side is None else side)
         return Trace(self.edits, prefix=path + ".", steps=steps, place=place, _shared=self._shared)
 
     def declare(self, steps: Mapping[str, Step]) -> Trace:
@@ -123,6 +154,8 @@ class Trace(NamedSteps):
             declared = ", ".join(self.steps) or "none"
             raise LookupError(f"step {name!r} was not declared by the layer computing it (declared here: {declared})")
         edit = self.edits.get(name) or (self.edits.get(own) if "." not in own else None)
+        if edit is None and step.role:  # an edit of the step playing this role in this layer
+            edit = self.edits.get((self.place.scope, step.role))
         if edit is not None and step.kind != "identity":  # an identity step's tensor was edited as its first name
             x = edit(x)
         shared = self._shared
@@ -136,6 +169,9 @@ class Trace(NamedSteps):
     def step(self, name: str) -> Step:
         """The declaration of the recorded step ``name``."""
         return self.records[name].step
+
+    def declared(self) -> Iterator[tuple[str, Step, Place]]:
+        return ((name, r.step, r.place) for name, r in self.records.items())
 
     def inputs_of(self, name: str, parameters: Mapping[int, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """What the step ``name`` was computed from: the steps, and the parameters (``parameters`` maps
@@ -156,7 +192,13 @@ class _NoTrace(Trace):
         super().__init__()
 
     def at(
-        self, name: str, steps: Mapping[str, Step] | None = None, *, block: bool = False, member: bool = False
+        self,
+        name: str,
+        steps: Mapping[str, Step] | None = None,
+        *,
+        block: bool = False,
+        member: bool = False,
+        side: str | None = None,
     ) -> Trace:
         return self
 

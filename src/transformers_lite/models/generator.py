@@ -128,7 +128,7 @@ class TransformerGenerator(nn.Module):
     @torch.no_grad()
     def _init_gpt2(self) -> None:
         """GPT-2's initialisation: every Dense and embedding weight ~ N(0, 0.02), biases 0; the Dense
-        that closes each residual branch (attention ``out``, feed-forward ``dense2``) ~ N(0, 0.02 /
+        that closes each residual branch (attention ``out``, the feed-forward's ``closing()`` Dense) ~ N(0, 0.02 /
         sqrt(2 n_blocks)), so the residual stream's variance does not grow with depth."""
         std = 0.02
         for module in self.modules():
@@ -140,19 +140,19 @@ class TransformerGenerator(nn.Module):
         if self.position_embedding is not None:
             nn.init.normal_(self.position_embedding.weight, 0.0, std)
         for block in cast("list[Block]", self.blocks):
-            for closing in (block.attention.out, block.feed_forward.dense2):
+            for closing in (block.attention.out, block.feed_forward.closing()):
                 nn.init.normal_(closing.weight, 0.0, std / (2 * len(self.blocks)) ** 0.5)
 
     @torch.no_grad()
     def _init_zero(self) -> None:
-        """The Dense that closes each residual branch (attention ``out``, feed-forward ``dense2``) and the
+        """The Dense that closes each residual branch (attention ``out``, the feed-forward's ``closing()``) and the
         head, weights and biases, start at zero (modded-nanogpt): every branch adds nothing at step 0, so
         a pre-norm block is the identity on its residual stream and the model predicts the uniform
         distribution. A tied head is the token table and keeps its values. Training grows the model from
         the output back: a Dense's ``∂W = Σ ∂yᵀ x`` does not read ``W``, so the zero head gets a gradient at
         the first step, each closing Dense once the head has moved, and the layers before them after that
         (a zero ``W`` passes ``∂x = ∂y W = 0`` back)."""
-        closing = [m for b in cast("list[Block]", self.blocks) for m in (b.attention.out, b.feed_forward.dense2)]
+        closing = [m for b in cast("list[Block]", self.blocks) for m in (b.attention.out, b.feed_forward.closing())]
         if not self.config.tie_embeddings:
             closing.append(self.head)
         for dense_layer in closing:
@@ -164,7 +164,8 @@ class TransformerGenerator(nn.Module):
         """A preallocated KV cache for every block (``capacity`` positions, default the context)."""
         c, p = self.config, self.head.weight
         cap = c.max_length if capacity is None else capacity
-        return KVCache(c.n_blocks, batch, c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
+        heads = c.block().key_value_heads  # self-attention's key/value heads: what the cache holds
+        return KVCache(c.n_blocks, batch, heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device)
 
     def weights(self, detach: bool = False) -> GeneratorWeights:
         """Every parameter the forward reads: token table, position table, each block's, final norm, head

@@ -109,7 +109,7 @@ class TransformerSeq2Seq(nn.Module):
         """``src (B, S)`` -> memory ``(B, S, C)``. ``src_valid`` defaults to ``src != pad_id``."""
         if src_valid is None:
             src_valid = padding_mask_from_ids(src, self.config.pad_id)
-        return self.encoder(src, src_valid, trace=trace.at("encoder"))
+        return self.encoder(src, src_valid, trace=trace.at("encoder", side="source"))
 
     def _decode(
         self,
@@ -124,7 +124,7 @@ class TransformerSeq2Seq(nn.Module):
     ) -> Tensor:
         offset = 0 if cache is None else cache.length
         active = trace.active  # decoding runs this at every token: it calls the trace only when one records
-        dec = trace.at("decoder", self.decoder_steps)
+        dec = trace.at("decoder", self.decoder_steps, side="target")
         if active:
             tgt = dec("tokens", tgt)
         table = self.tgt_embedding.weight
@@ -173,8 +173,9 @@ class TransformerSeq2Seq(nn.Module):
         positions (default ``max_length``) and each block's encoder keys/values, computed now."""
         c, p = self.config, self.head.weight
         cap = c.max_length if capacity is None else capacity
+        heads = c.block().key_value_heads  # self-attention's key/value heads: what the cache holds
         cache = KVCache(
-            c.n_decoder_blocks, memory.shape[0], c.n_heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device
+            c.n_decoder_blocks, memory.shape[0], heads, cap, c.dim // c.n_heads, dtype=p.dtype, device=p.device
         )
         memory_kv = [
             block.cross_attention.memory_keys_values(memory) for block in cast("list[DecoderBlock]", self.decoder)

@@ -73,6 +73,18 @@ _BABY_GPT = GeneratorConfig(
     activation="gelu",
     tie_embeddings=True,
 )
+# today's small open models' block at baby-gpt's size (Llama, Mistral, Qwen): RMSNorm before each sub-layer and
+# at the end, rotary positions, a SwiGLU feed-forward, 2 key/value heads for 4 query heads, no biases; the head
+# tied as baby-gpt's. F = 384 = 3C (three matrices): 795,904 parameters against baby-gpt's 808,385
+_LLAMA_STYLE = _BABY_GPT.replace(
+    norm="rms",
+    position="rope",
+    ffn="swiglu",
+    dim_hidden=384,
+    kv_heads=2,
+    bias=False,
+    head_bias=False,
+)
 _CLASSIFIER = ClassifierConfig(
     head="mean", max_length=128, dropout=0.5, head_dropout=0.5, pad_id=1, bigram_buckets=32768, members=8
 )
@@ -154,6 +166,17 @@ PRESETS: dict[str, Recipe] = {
             "baby-gpt",
             "lr 2e-3, batch 12: experiments/gpt_recipes.py baby-gpt --steps 3000; Muon 0.01 with wsd to 0: "
             "experiments/speedrun_ablation.py, experiments/gpt_budget_sweep.py",
+        ),
+        # baby-gpt's size and recipe with a Llama-style block (experiments/llama_style.py compares the two at
+        # equal minutes, tied and untied)
+        Recipe(
+            "generator",
+            _LLAMA_STYLE,
+            _MUON_GPT_TRAIN.replace(lr=2e-3, max_minutes=2.0),
+            GeneratorSettings(batch_size=12),
+            "llama-style",
+            "baby-gpt's recipe (Muon 0.01 on the blocks' matrices, wsd to 0, lr 2e-3, batch 12) on a Llama-style "
+            "block: experiments/llama_style.py",
         ),
         # baby-gpt made deeper, wider and longer-sighted (6 x 192, context 128, 2.7 M parameters) for budgets
         # of a quarter of an hour and more; --preset auto picks it when the budget buys its steps

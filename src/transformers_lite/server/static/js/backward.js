@@ -16,7 +16,8 @@ const EXERCISE_OF = {
   softmax: "softmax-backward", loss: "cross-entropy-backward", "norm:layer": "layer-norm-backward",
   "norm:rms": "rms-norm-backward", weighted_sum: "batched-matmul-backward", merge_heads: "merge-heads-backward",
   embedding: "embedding-backward", residual_sum: "residual-backward", tied_output: "tied-output-backward",
-  scores: "attention-backward", masked: "masked-scores-backward",
+  scores: "attention-backward", masked: "masked-scores-backward", product: "swiglu-backward",
+  "activation:silu": "swiglu-backward", repeat_heads: "grouped-query-attention-backward",
 };
 
 export function resetBackward() {
@@ -92,7 +93,7 @@ function renderGradient(step, data) {
     view.replaceChildren(el("p", { className: "muted" }, `${step.shape.join(" \u00d7 ")} values: the norm only`));
     return;
   }
-  const onSource = data.source_tokens.length && step.name.startsWith("encoder.");
+  const onSource = step.side === "source";  // a translator's encoder: its rows are the source tokens
   const rows = onSource ? data.source_tokens : data.tokens;
   const head = Number($("trace-head").value || 0);
   const perHead = step.shape.length === 3;

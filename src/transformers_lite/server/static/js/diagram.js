@@ -65,7 +65,8 @@ export function drawDiagram(outline, member, current, open) {
   groups.forEach((group, g) => {
     const inBlock = Boolean(group.block);
     const column = el("div", { className: inBlock ? "map-group block" : "map-group" });
-    if (inBlock) column.append(el("div", { className: "map-block-name" }, group.block.replace(/^members\.\d+\./, "")));
+    // a member's block by its name within the member (the outline's steps on view are all that member's)
+    if (inBlock) column.append(el("div", { className: "map-block-name" }, group.block.slice(member ? member.length + 1 : 0)));
     else if (members > 1) {  // an ensemble's columns: one member's, then the mixture's
       column.append(el("div", { className: "map-block-name" }, group.member ? `member ${memberNumber(group.member)} of ${members}` : `all ${members} members`));
     }

@@ -58,7 +58,7 @@ export async function runTrace(fresh) {
 }
 
 // ------------------------------------------------------------------ walking the steps
-function memberOf(block) { const m = /^(members\.\d+)\./.exec(block || ""); return m ? m[1] : ""; }
+function memberOf(block) { const entry = trace.data.outline.find((s) => block && s.block === block); return entry ? entry.member : ""; }
 
 function member() {  // the ensemble member on view: the chosen block's, else the first ("" for one model)
   return memberOf(trace.block) || (trace.data.outline.find((s) => s.member) || { member: "" }).member;
@@ -126,21 +126,23 @@ export function renderTrace() {
   renderDistance(data);
 }
 
-function onSourceBlock() { return Boolean(trace.data.source_tokens.length && trace.block.startsWith("encoder.")); }
+// a translator's encoder is its source side: each step says its side (the trace JSON's "side")
+function onSourceBlock() { return trace.data.outline.some((s) => s.block === trace.block && s.side === "source"); }
 
-function onSource(step) { return Boolean(trace.data.source_tokens.length && step.name.startsWith("encoder.")); }
+function onSource(step) { return step.side === "source"; }
 
-function headsOf(data) {  // the head axis of the queries' projection
-  const q = data.steps.find((s) => s.kind === "projection" && s.axes.startsWith("(H"));
+function headsOf(data) {  // the head axis of the queries' projection (its step plays the role "query")
+  const q = data.steps.find((s) => s.role === "query");
   return q ? q.shape[0] : 1;
 }
 
-function shortName(name) {
-  return trace.block && name.startsWith(trace.block + ".") ? name.slice(trace.block.length + 1) : name;
+function shortName(name) {  // a step (or a layer, by its scope) of the chosen block by its name within the block
+  const entry = trace.data.outline.find((s) => s.name === name || s.scope === name);
+  return entry && entry.block && entry.block === trace.block ? name.slice(entry.block.length + 1) : name;
 }
 
 function renderSwitches(heads) {
-  const scopes = [...new Set(trace.data.steps.filter((s) => s.kind === "weighted_sum").map((s) => s.scope))];
+  const scopes = [...new Set(trace.data.steps.filter((s) => s.role === "heads").map((s) => s.scope))];  // each attention layer
   const boxes = [];
   for (const scope of scopes) {
     for (let h = 0; h < heads; h++) {
@@ -254,12 +256,16 @@ function renderStep(step) {
     $("trace-row").replaceChildren();
     return;
   }
-  const m = matrixOf(step, head);
+  // grouped queries: a (G, T, D) step holds the key/value head the chosen query head reads, h // (H / G)
+  const group = axes[0] === "G" ? Math.floor(head * step.shape[0] / headsOf(trace.data)) : -1;
+  const m = matrixOf(step, group >= 0 ? group : head);
   const s = scaleOf(step, trace.data.steps);
   const labelled = { rows: m.length === rows.length ? rows : null, cols, s, followed: m.length === rows.length ? pos : -1,
     rowTitle: m.length === rows.length ? "position" : "row", colTitle,
     onHover: (i, j) => lightTokens(i, cols === rows ? j : -1) };  // a key lit among the chips when they are its tokens
-  const figures = [heatmap(m, { ...labelled, fit: mapFit(), title: perHead ? `${shortName(step.name)}, head ${head}` : shortName(step.name) })];
+  const title = perHead ? `${shortName(step.name)}, head ${head}` :
+    group >= 0 ? `${shortName(step.name)}, key/value head ${group} (read by head ${head})` : shortName(step.name);
+  const figures = [heatmap(m, { ...labelled, fit: mapFit(), title })];
   if (perHead) {  // every head at a glance, on the same scale; click one to choose it
     const others = el("div", { className: "grid thumbs" });
     step.values.forEach((hv, h) => {
@@ -352,7 +358,7 @@ function renderStrips(data) {
   const pos = Math.min(source ? trace.src : trace.pos, rows.length - 1);
   $("trace-pos").textContent = `${source ? "(of the source) " : ""}${pos} (${visible(rows[pos] ?? "")})`;
   const chosen = data.steps.filter((step) => step.values && step.shape.length === 2 && step.axes === "(T, C)" && step.shape[0] === rows.length &&
-    !(data.source_tokens.length && step.name.startsWith("encoder.") !== source));
+    onSource(step) === source);
   const s = signedScale(absMax(chosen.map((step) => step.values[pos])), "value (every strip on one scale)");
   const strips = chosen.flatMap((step) => [el("span", {}, shortName(step.name)), strip(step.values[pos], s)]);
   if (strips.length) strips.push(el("span"), legend(s));
