@@ -23,6 +23,8 @@ class TrainState:
     bad_evals: int = 0  # evaluations since the best one
     warmup_end_s: float | None = None  # elapsed seconds when warmup ended (the time-budget schedule starts there)
     warmup_steps: int | None = None  # the warmup fitted to a time budget from the first steps' speed (None: as set)
+    budget_s: float | None = None  # the seconds of training a time budget allowed when the run began (``limits``)
+    budget_minutes: float | None = None  # the --max-minutes that allowance was given for
     log: list[dict[str, Any]] = field(default_factory=list)  # a training-loss row every log_every steps
     running: dict[str, float] = field(
         default_factory=lambda: {"eval_sum": 0.0, "eval_n": 0, "log_sum": 0.0, "log_n": 0}
@@ -52,4 +54,5 @@ class TrainState:
     def from_dict(cls, data: dict[str, Any]) -> TrainState:
         keys = {"step", "elapsed", "history", "best", "best_step", "best_metric", "bad_evals", "warmup_end_s", "log"}
         keys |= {"warmup_steps", "running", "best_weights"}  # ``best_weights``: read by ``load_checkpoint``
+        keys |= {"budget_s", "budget_minutes"}
         return cls(**{k: v for k, v in data.items() if k in keys})
