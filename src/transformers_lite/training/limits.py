@@ -1,4 +1,4 @@
-"""When a run must stop for time: the seconds of training its budget allows, and what its end will cost.
+"""When training stops (``Limits``): a step limit, the time budget (``Deadline``), a pause, a signal.
 
 ``--max-minutes N`` is the wall time of the whole command (``budget.Budget``): by the time training
 begins, reading the data, learning tokenizers and choosing a model (``--preset auto``) have spent some
@@ -19,10 +19,13 @@ from ..budget import Budget, seconds
 from ..errors import warn
 from .optim import fitted_warmup
 from .settings import TrainConfig
+from .signals import StopSignals
 from .state import TrainState
 
 TIMED_STEPS = 5  # a time-budget run's warmup and end are planned on the speed of its first steps (after the first)
-END_MARGIN = 1.5  # the end (evaluation, checkpoint, then the weights saved once more) as a share of the last evaluation
+# the end: the final evaluation and its checkpoint (as the last timed evaluation took), then the weights saved
+# and checked once more: twice the last evaluation, and never less than END_LEAST_S
+END_MARGIN, END_LEAST_S = 2.0, 0.5
 
 
 def step_limit(config: TrainConfig, steps_per_epoch: int) -> int | None:
@@ -40,7 +43,7 @@ class Deadline:
     def __init__(self, minutes: float | None) -> None:
         self.minutes = minutes
         self.allowed_s = seconds(minutes)
-        self.end_s = 0.0
+        self.end_s = END_LEAST_S
         self.timed = False  # an evaluation was timed in this session
         self.warned = False  # "one step outlasts the whole budget" said once
 
@@ -65,7 +68,7 @@ class Deadline:
     def timed_end(self, evaluation_s: float) -> None:
         """An evaluation (with what its callbacks wrote) took ``evaluation_s`` real seconds: the end costs about
         that, plus the weights saved once more."""
-        self.end_s, self.timed = END_MARGIN * evaluation_s, True
+        self.end_s, self.timed = max(END_MARGIN * evaluation_s, END_LEAST_S), True
 
     def buys(self, state: TrainState, first_step_s: float) -> int | None:
         """The steps the budget buys at the speed of the steps after the first (``None``: no budget)."""
@@ -73,10 +76,6 @@ class Deadline:
             return None
         per_step = (state.elapsed - first_step_s) / max(state.step - 1, 1)
         return state.step + int(max(self.allowed_s - state.elapsed, 0.0) / max(per_step, 1e-9))
-
-    def fitted_warmup(self, warmup_steps: int, buys: int) -> int:
-        """A warmup longer than a quarter of the steps the budget buys, shortened (``optim.fitted_warmup``)."""
-        return fitted_warmup(warmup_steps, buys, expected=True)
 
     def warn_if_one_step_spends_it(self, step_s: float) -> None:
         """A budget is checked between steps and micro-batches, never inside one: say so when a single step
@@ -91,3 +90,40 @@ class Deadline:
     def reason(self) -> str:
         minutes = self.minutes or 0.0
         return f"time budget of {minutes:g} minute{'' if minutes == 1 else 's'} used"
+
+
+class Limits:
+    """Why training stops: its step limit (``total_steps``), its time budget (``deadline``), a pause
+    (``--stop-at``), a stop signal; under DDP, a stop one rank voted for (``stop_vote``), all together."""
+
+    def __init__(self, config: TrainConfig, steps_per_epoch: int, signals: StopSignals, distributed: bool) -> None:
+        self.total_steps = step_limit(config, steps_per_epoch)
+        self.deadline = Deadline(config.max_minutes)
+        self.stop_at, self.signals, self.distributed = config.stop_at, signals, distributed
+        self.stop_vote = False
+
+    def reason(self, state: TrainState) -> str | None:
+        """Why training must stop now, or ``None``."""
+        signalled = self.signals.received is not None
+        if self.total_steps is not None and state.step >= self.total_steps:
+            return "limit reached"
+        if self.distributed and self.stop_vote:
+            if signalled:
+                return "interrupted"
+            return "time budget used" if self.deadline.over(state.elapsed) else "stopped with the other ranks"
+        if not self.distributed and self.deadline.over(state.elapsed):
+            return self.deadline.reason()
+        if self.stop_at is not None and state.step >= self.stop_at:
+            return f"paused (--stop-at {self.stop_at})"
+        if signalled and not self.distributed:
+            return "interrupted"
+        return None
+
+    def planned_warmup(self, state: TrainState, first_step_s: float, warmup_steps: int) -> int | None:
+        """After the first ``TIMED_STEPS`` of a new run whose time budget comes before its step limit: its
+        warmup, shortened when longer than a quarter of the steps the budget buys at the speed of the steps
+        after the first (``optim.fitted_warmup``); ``None`` when there is nothing to plan."""
+        buys = self.deadline.buys(state, first_step_s)
+        if buys is None or (self.total_steps is not None and self.total_steps <= buys):
+            return None  # no budget, or the step or epoch limit comes first: fitted before the run started
+        return fitted_warmup(warmup_steps, buys, expected=True)

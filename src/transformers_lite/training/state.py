@@ -1,5 +1,6 @@
 """``TrainState``: what the training loop carries from step to step, checkpointed in ``state.json`` (and the
-best evaluation's weights beside it, ``callbacks.KeepBest``)."""
+best evaluation's weights beside it, ``callbacks.KeepBest``); and the random streams a training draws its
+dropout from (``random_streams``), which a step abandoned midway and a race between runs set back."""
 
 from __future__ import annotations
 
@@ -56,3 +57,17 @@ class TrainState:
         keys |= {"warmup_steps", "running", "best_weights"}  # ``best_weights``: read by ``load_checkpoint``
         keys |= {"budget_s", "budget_minutes"}
         return cls(**{k: v for k, v in data.items() if k in keys})
+
+
+def random_streams(device: torch.device | None = None) -> list[torch.Tensor]:
+    """The state of the random streams dropout draws from: the CPU's, and the CUDA device's when training there."""
+    cuda = device is not None and device.type == "cuda"
+    return [torch.get_rng_state(), *([torch.cuda.get_rng_state(device)] if cuda else [])]
+
+
+def set_random_streams(streams: list[torch.Tensor], device: torch.device | None = None) -> None:
+    """The streams back as ``random_streams`` gave them (nothing for an empty list)."""
+    if streams:
+        torch.set_rng_state(streams[0])
+    if len(streams) > 1 and device is not None:
+        torch.cuda.set_rng_state(streams[1], device)

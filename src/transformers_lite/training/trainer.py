@@ -28,34 +28,24 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from ..budget import Budget
-from ..devices import compiled, resolve_device
+from ..devices import compiled, resolve_device, to_device
 from .callbacks import Callback, KeepBest, ProgressBar
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, same_weights_everywhere
 from .ema import averaged, update_average
-from .limits import TIMED_STEPS, Deadline, step_limit
+from .limits import TIMED_STEPS, Limits
 from .optim import Schedule, fitted_warmup, make_optimizer, set_lr, warn_if_cut_short
 from .settings import TrainConfig
 from .signals import StopSignals
-from .state import TrainState
+from .state import TrainState, random_streams, set_random_streams
 from .task import Task
 
 
 class NonFiniteLoss(ValueError):
     pass
-
-
-def _to(batch: Any, device: torch.device) -> Any:  # noqa: ANN401
-    if isinstance(batch, Tensor) or hasattr(batch, "to"):
-        return batch.to(device)
-    if isinstance(batch, (tuple, list)):
-        return type(batch)(_to(b, device) for b in batch)
-    if isinstance(batch, dict):
-        return {k: _to(v, device) for k, v in batch.items()}
-    return batch
 
 
 class Trainer:
@@ -90,8 +80,9 @@ class Trainer:
         )
         # one optimizer step consumes accumulate x ranks micro-batches
         self.steps_per_epoch = max(1, task.steps_per_epoch() // (config.accumulate * dist_ctx.world))
-        self.total_steps = step_limit(config, self.steps_per_epoch)
-        self.deadline = Deadline(config.max_minutes)
+        self.signals = StopSignals(self.log)  # SIGINT/SIGTERM received: stop after this step
+        self.limits = Limits(config, self.steps_per_epoch, self.signals, dist_ctx.active)
+        self.total_steps, self.deadline = self.limits.total_steps, self.limits.deadline
         self.schedule = Schedule(
             config.schedule,
             config.lr,
@@ -113,9 +104,7 @@ class Trainer:
         wrapped = self.ddp if self.ddp is not None else model
         self.forward_model = compiled(wrapped, str(self.device)) if config.compile else wrapped
         self.last_lr = 0.0
-        self.signals = StopSignals(self.log)  # SIGINT/SIGTERM received: stop after this step
         self._first_step = 0  # the step this session started from (begin sets it)
-        self._stop_vote = False  # under DDP: some rank asked to stop (all ranks stop together)
         self._start_clock = 0.0
         self._first_step_s = 0.0  # elapsed seconds at the end of step 1
 
@@ -208,16 +197,16 @@ class Trainer:
         self.last_lr = self.schedule(step, self.schedule.progress(step, state.elapsed, state.warmup_end_s))
         set_lr(self.optimizer, self.last_lr, step)
         batch_loss = 0.0
-        rewind = self._random_state() if cfg.accumulate > 1 and not self.dist.active else None
+        rewind = random_streams(self.device) if cfg.accumulate > 1 and not self.dist.active else None
         for micro in range(cfg.accumulate):
             if micro and rewind is not None and self._must_stop_now(state.step > self._first_step):
                 self.optimizer.zero_grad(set_to_none=True)
-                self._random_state(rewind)
+                set_random_streams(rewind, self.device)
                 state.elapsed = self.clock() - self._start_clock
                 return None
             # rank r of W takes micro-batches g*W + r: together the ranks cover what one process
             # with accumulate x W would see
-            batch = _to(self.task.batch((step * cfg.accumulate + micro) * world + self.dist.rank), self.device)
+            batch = to_device(self.task.batch((step * cfg.accumulate + micro) * world + self.dist.rank), self.device)
             last_micro = micro == cfg.accumulate - 1
             sync = contextlib.nullcontext() if self.ddp is None or last_micro else self.ddp.no_sync()
             with sync:
@@ -230,7 +219,7 @@ class Trainer:
         if self.dist.active:  # mean loss over ranks, and a stop vote so every rank stops together
             wants_stop = self.signals.received is not None or self.deadline.over(self.clock() - self._start_clock)
             total, votes = all_reduce_sum([batch_loss, float(wants_stop)], self.dist, self.device)
-            batch_loss, self._stop_vote = total / world, votes > 0
+            batch_loss, self.limits.stop_vote = total / world, votes > 0
         if not math.isfinite(batch_loss):
             raise NonFiniteLoss(f"loss became {batch_loss} at step {step + 1}; training stopped")
         if cfg.grad_clip > 0:
@@ -262,18 +251,17 @@ class Trainer:
         self._call("on_step_end", state, loss)
 
     def _plan_the_budget(self, state: TrainState) -> None:
-        """After the first ``TIMED_STEPS`` of a new run whose time budget comes before its step limit: shorten
-        a warmup longer than a quarter of the steps the budget buys at the speed of the steps after the first
-        (kept in the state, so a resumed run keeps it), and evaluate now unless an evaluation was timed
-        already, so the end's cost is known before it is due (``limits``)."""
-        buys = self.deadline.buys(state, self._first_step_s)
-        if buys is None or state.step != TIMED_STEPS or state.warmup_steps is not None or self._first_step:
+        """After the first ``TIMED_STEPS`` of a new run with a time budget: its warmup fitted to the steps the
+        budget buys (kept in the state, so a resumed run keeps it), and an evaluation now unless one was
+        timed already, so the end's cost is known before it is due (``limits``)."""
+        if state.step != TIMED_STEPS or state.warmup_steps is not None or self._first_step:
             return
-        if self.total_steps is not None and self.total_steps <= buys:
-            return  # the step or epoch limit comes first: fitted before the run started
-        state.warmup_steps = self.deadline.fitted_warmup(self.schedule.warmup_steps, buys)
-        self.schedule = dataclasses.replace(self.schedule, warmup_steps=state.warmup_steps)
-        if state.warmup_end_s is None and state.step >= state.warmup_steps:
+        warmup = self.limits.planned_warmup(state, self._first_step_s, self.schedule.warmup_steps)
+        if warmup is None:
+            return
+        state.warmup_steps = warmup
+        self.schedule = dataclasses.replace(self.schedule, warmup_steps=warmup)
+        if state.warmup_end_s is None and state.step >= warmup:
             state.warmup_end_s = state.elapsed  # the shorter warmup is over: the decay starts now
         evaluated = bool(state.history) and state.history[-1].get("step") == state.step
         if not (self.deadline.timed or evaluated or state.stop_reason):
@@ -281,24 +269,7 @@ class Trainer:
 
     def limit_reason(self, state: TrainState) -> str | None:
         """Why training must stop now, or ``None``: a limit, the time budget, a pause, a signal."""
-        cfg, signalled = self.config, self.signals.received is not None
-        if self.total_steps is not None and state.step >= self.total_steps:
-            return "limit reached"
-        if self.dist.active and self._stop_vote:
-            return (
-                "interrupted"
-                if signalled
-                else "time budget used"
-                if self.deadline.over(state.elapsed)
-                else "stopped with the other ranks"
-            )
-        if not self.dist.active and self.deadline.over(state.elapsed):
-            return self.deadline.reason()
-        if cfg.stop_at is not None and state.step >= cfg.stop_at:
-            return f"paused (--stop-at {cfg.stop_at})"
-        if signalled and not self.dist.active:
-            return "interrupted"
-        return None
+        return self.limits.reason(state)
 
     def time_left(self, elapsed: float) -> float | None:
         """Seconds of training the time budget leaves before the run's end must begin (``None``: no budget)."""
@@ -320,16 +291,6 @@ class Trainer:
         step still trains one)."""
         over = stepped and self.deadline.over(self.clock() - self._start_clock)
         return self.signals.received is not None or over
-
-    def _random_state(self, restore: list[torch.Tensor] | None = None) -> list[torch.Tensor] | None:
-        """The dropout stream's state (CPU, and the CUDA device's when training there), or restore it."""
-        cuda = self.device.type == "cuda"
-        if restore is None:
-            return [torch.get_rng_state(), *([torch.cuda.get_rng_state(self.device)] if cuda else [])]
-        torch.set_rng_state(restore[0])
-        if cuda:
-            torch.cuda.set_rng_state(restore[1], self.device)
-        return None
 
     def evaluate(self, state: TrainState) -> dict[str, Any]:
         """Validation metrics on rank 0 (shared with every rank), one history row, one log line; its real
