@@ -62,7 +62,10 @@ def test_tlite_baseline_reads_any_table_the_classifier_reads_with_its_split(tmp_
     # a label map merges classes exactly as training's
     assert main(["baseline", "majority", "--train", str(data), "--label-map", "tech=tech,food=other,misc=other"]) == 0
     out = capsys.readouterr().out
-    assert "2 classes; 54 training and 6 validation records" in out and out.count("\nmajority: accuracy") == 1
+    assert (
+        "2 classes (tech, other); 54 training and 6 validation records" in out
+        and out.count("\nmajority: accuracy") == 1
+    )
 
 
 def test_an_unknown_baseline_is_named(tmp_path, capsys):

@@ -12,7 +12,14 @@ from transformers_lite.training.limits import END_LEAST_S, END_MARGIN, Deadline
 from transformers_lite.training.state import TrainState
 from transformers_lite.training.trainer import TrainConfig, Trainer
 
-from .test_trainer import TINY, FakeClock, make_task, text_file  # noqa: F401 (text_file: a fixture)
+from .test_trainer import TEXT, TINY, FakeClock, make_task
+
+
+@pytest.fixture
+def text_file(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_text(TEXT)
+    return path
 
 
 def budgeted_trainer(text_file, budget=None, **kw):

@@ -36,7 +36,7 @@ def _xz_bytes(text: str) -> int:
 
 def compressor(train: str, test: str) -> dict[str, Any]:
     """Bits per character of ``test`` by xz -9e given ``train`` (and alone)."""
-    given = 8 * (_xz_bytes(train + test) - _xz_bytes(train)) / max(len(test), 1)
+    given = 8 * max(_xz_bytes(train + test) - _xz_bytes(train), 0) / max(len(test), 1)
     return {"bits_per_char": given, "alone_bits_per_char": 8 * _xz_bytes(test) / max(len(test), 1)}
 
 
