@@ -239,7 +239,7 @@ FAMILIES: dict[str, Family] = {
     for f in (
         ClassifierFamily(
             "classifier",
-            "review classifier (post 000)",
+            "text classifier (post 000)",
             ClassifierConfig,
             ClassifierTask,
             "classifier",

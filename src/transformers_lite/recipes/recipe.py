@@ -88,21 +88,26 @@ class Recipe:
 
     # ----------------------------------------------------------------- changing it
     def override(self, model: Sequence[str] | dict[str, Any] = (), **settings: Any) -> Recipe:  # noqa: ANN401
-        """A copy with model fields (``["n_blocks=6"]`` or ``{"n_blocks": 6}``) and trainer or data
-        settings (by name) changed. Giving any limit (``epochs``, ``max_steps``, ``max_minutes``)
+        """A copy with model fields (``["n_blocks=6"]``, ``{"n_blocks": 6}``, or by keyword: ``members=1``) and
+        trainer or data settings (by keyword) changed; a name that is both a model field and a setting
+        (``vocab_size``) is the setting. Giving any limit (``epochs``, ``max_steps``, ``max_minutes``)
         replaces all of the recipe's limits."""
         data_fields = {f.name for f in fields(self.data)}
+        model_fields = {f.name for f in fields(self.model)} - TRAIN_FIELDS - data_fields
+        keyed = {k: settings.pop(k) for k in list(settings) if k in model_fields}
         unknown = sorted(set(settings) - TRAIN_FIELDS - data_fields)
         if unknown:
             raise ConfigError(
                 f"unknown {self.family} setting(s): {', '.join(unknown)}; valid: "
-                f"{', '.join(sorted(TRAIN_FIELDS | data_fields))}"
+                f"{', '.join(sorted(TRAIN_FIELDS | data_fields))}, and the model's fields "
+                f"{', '.join(sorted(model_fields))}"
             )
         train = {k: v for k, v in settings.items() if k in TRAIN_FIELDS}
         if any(k in LIMITS for k in train):
             train = {**{k: None for k in LIMITS}, **train}
         data = {k: v for k, v in settings.items() if k in data_fields}
         given = [str(m).partition("=")[0].strip() for m in model] if isinstance(model, list | tuple) else list(model)
+        given += list(keyed)
         # share_embeddings is the user's switch, which the data can only turn off (separate vocabularies)
         decided = [k for k in given if k in self.model.data_fields and k != "share_embeddings"]
         if decided:
@@ -114,7 +119,9 @@ class Recipe:
         try:
             changed = dataclasses.replace(
                 self,
-                model=apply_overrides(self.model, model if isinstance(model, dict) else list(model)),
+                model=apply_overrides(
+                    apply_overrides(self.model, model if isinstance(model, dict) else list(model)), keyed
+                ),
                 train=dataclasses.replace(self.train, **train),
                 data=dataclasses.replace(self.data, **data),
             )
