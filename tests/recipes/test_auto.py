@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transformers_lite.budget import Budget
@@ -80,21 +80,22 @@ def fake_size_race(rates, seconds=60.0, minutes=10.0, family="generator", **sett
     def train(entrant, until):
         if entrant.head is None:
             preset = entrant.name.split()[1]
+            limit = entrant.recipe.train.max_steps
             trainer = SimpleNamespace(
-                steps_per_epoch=100, total_steps=None, device=torch.device("cpu"), config=entrant.recipe.train
+                steps_per_epoch=100, total_steps=limit, device=torch.device("cpu"), config=entrant.recipe.train
             )
             entrant.head = HeadStart(None, None, None, trainer, TrainState())
             entrant.rate_ = rates[preset]
         state = entrant.state
         clock.now += max(until - state.elapsed, 0.0)
         state.elapsed = max(until, state.elapsed)
-        state.step = int(entrant.rate_ * state.elapsed)
+        state.step = min(int(entrant.rate_ * state.elapsed), entrant.head.trainer.total_steps or 10**9)
         state.history.append({"step": state.step, "val_bits_per_char": 2.0 - 0.001 * state.step, "val_loss": 1})
         entrant.scores.append(state.history[-1]["val_bits_per_char"])
 
     race.train = train
-    plan = auto.PLANS[family]
-    recipe, head, why = plan.choose(race, [], {"max_minutes": minutes, **settings})
+    overrides = settings.pop("overrides", [])
+    recipe, head, why = auto.PLANS[family].choose(race, overrides, {"max_minutes": minutes, **settings})
     return race, recipe, why
 
 
@@ -116,6 +117,36 @@ def test_a_machine_too_slow_for_any_larger_size_trains_the_smallest_and_a_given_
     names = [row["candidate"] for row in race.table()]
     assert names == ["--preset post-gpt", "--preset baby-gpt"]  # small-gpt is not even tried
     assert recipe.preset == "post-gpt" and recipe.train.lr == 0.003
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    batch=st.integers(1, 1024),
+    accumulate=st.integers(1, 4),
+    max_steps=st.none() | st.integers(1, 10_000),
+    n_blocks=st.none() | st.integers(1, 8),
+)
+def test_auto_measures_the_configuration_it_trains_within_the_users_limits(batch, accumulate, max_steps, n_blocks):
+    """Every candidate trains with the user's settings and model fields; a step limit caps what the minutes buy."""
+    options = {"batch_size": batch, "accumulate": accumulate, **({"max_steps": max_steps} if max_steps else {})}
+    overrides = [f"n_blocks={n_blocks}"] if n_blocks else []
+    rates = {"post-gpt": 20.0, "baby-gpt": 2.0, "small-gpt": 1.0}
+    race, recipe, _ = fake_size_race(rates, seconds=25.0, **options, overrides=overrides)
+    for entrant in race.entrants:
+        seen = entrant.recipe
+        assert (seen.data.batch_size, seen.train.accumulate, seen.train.max_steps) == (batch, accumulate, max_steps)
+        assert n_blocks is None or seen.model.n_blocks == n_blocks
+    trained = recipe.override(overrides, max_minutes=10, **options)  # as `tlite train` applies them again
+    assert (trained.model, trained.data) == (recipe.model, recipe.data)
+    if max_steps is not None and max_steps < 800:  # no larger size gets the steps it needs within the limit
+        assert recipe.preset == "post-gpt"
+
+
+def test_a_step_limit_is_honoured_and_printed():
+    race, recipe, why = fake_size_race({"post-gpt": 20.0, "baby-gpt": 2.0, "small-gpt": 1.0}, 25.0, max_steps=30)
+    results = {row["candidate"]: row["result"] for row in race.table()}
+    assert recipe.preset == "post-gpt" and recipe.train.max_steps == 30
+    assert results["--preset baby-gpt"] == "too slow: 2.00 steps/s buy 30 of the 800 steps it needs"
 
 
 def test_the_translator_needs_its_epochs():
