@@ -19,6 +19,7 @@ def test_minutes_become_seconds_and_the_clock_counts_down():
     clock = Clock()
     budget = Budget(0.5, started=clock(), clock=clock)
     assert budget.seconds == seconds(0.5) == 30.0 and seconds(None) is None and Budget.of(None) is None
+    assert Budget.lasting(90).minutes == 1.5
     clock.now += 12.5
     assert budget.spent() == 12.5 and budget.left() == 17.5 and budget.share(0.25) == 7.5
     clock.now += 60

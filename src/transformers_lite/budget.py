@@ -56,6 +56,11 @@ class Budget:
         return cls(minutes, now - (process_age() if from_process_start else 0.0))
 
     @classmethod
+    def lasting(cls, seconds: float) -> Budget:
+        """A budget of ``seconds`` starting now."""
+        return cls(seconds / SECONDS_PER_MINUTE)
+
+    @classmethod
     def of(cls, minutes: float | None) -> Budget | None:
         """A budget starting now, or ``None`` without minutes."""
         return None if minutes is None else cls(minutes)

@@ -71,8 +71,9 @@ def test_an_ensemble_gets_the_epochs_it_needs_and_the_next_would_not(rate, left,
     assert ("the race's winner goes on" in why) == (members == 1)
 
 
-def fake_size_race(rates, seconds=60.0, minutes=10.0, family="generator", **settings):
-    """``_by_size`` on a made-up machine: each preset trains at ``rates[preset]`` steps per second."""
+def fake_size_race(rates, seconds=60.0, minutes=10.0, family="generator", start_s=0.0, **settings):
+    """``_by_size`` on a made-up machine: each preset trains at ``rates[preset]`` steps per second, after
+    ``start_s`` seconds of reading its data."""
     clock = SimpleNamespace(now=0.0)
     budget = Budget(minutes, started=0.0, clock=lambda: clock.now)
     race = Race([], auto.PLANS[family].score, budget, seconds, log=lambda _: None)
@@ -86,6 +87,7 @@ def fake_size_race(rates, seconds=60.0, minutes=10.0, family="generator", **sett
             )
             entrant.head = HeadStart(None, None, None, trainer, TrainState())
             entrant.rate_ = rates[preset]
+            clock.now += start_s
         state = entrant.state
         clock.now += max(until - state.elapsed, 0.0)
         state.elapsed = max(until, state.elapsed)
@@ -147,6 +149,13 @@ def test_a_step_limit_is_honoured_and_printed():
     results = {row["candidate"]: row["result"] for row in race.table()}
     assert recipe.preset == "post-gpt" and recipe.train.max_steps == 30
     assert results["--preset baby-gpt"] == "too slow: 2.00 steps/s buy 30 of the 800 steps it needs"
+
+
+def test_a_size_is_not_measured_once_the_race_has_no_time_left():
+    """Reading a larger size's data (a translator's BPE) could outlast the budget: the sizes measured decide."""
+    race, recipe, why = fake_size_race({"post-gpt": 20.0, "baby-gpt": 2.0, "small-gpt": 1.0}, 25.0, start_s=30.0)
+    assert [row["candidate"] for row in race.table()][:1] == ["--preset post-gpt"]
+    assert "baby-gpt not measured: the race's time was spent" in why and recipe.preset == "post-gpt"
 
 
 def test_the_translator_needs_its_epochs():

@@ -149,7 +149,7 @@ def run_pairs(args: argparse.Namespace) -> int:
     kinds = _kinds(args, PAIR_BASELINES, "translation pairs")
     if "memory" in kinds:
         need("sklearn", "baseline", "the translation memory")
-    settings = Seq2SeqSettings(**given(args, args.pair_names), **_val_fraction(args))
+    settings = dataclasses.replace(Seq2SeqSettings(**given(args, args.pair_names)), **_val_fraction(args))
     train, val, _, languages = read_pairs(settings, args.seed)
     if not args.json:
         print(
@@ -191,6 +191,6 @@ def run_text(args: argparse.Namespace) -> int:
     return 0
 
 
-def _val_fraction(args: argparse.Namespace) -> dict[str, float]:
+def _val_fraction(args: argparse.Namespace) -> dict[str, Any]:
     """``--val-fraction`` when given (each kind of data has its own default)."""
     return {} if args.val_fraction is None else {"val_fraction": args.val_fraction}

@@ -41,13 +41,13 @@ class Score:
 
     def key(self, row: dict[str, Any]) -> tuple[float, float]:
         """A sort key, best first; a missing or non-finite value ranks last."""
-        value, tie = row.get(self.metric), row.get(self.tie)
-        main = -value if self.higher and _finite(value) else value if _finite(value) else math.inf
-        return main, tie if _finite(tie) else math.inf
+        value, tie = _finite(row.get(self.metric)), _finite(row.get(self.tie))
+        main = math.inf if value is None else -value if self.higher else value
+        return main, math.inf if tie is None else tie
 
 
-def _finite(value: Any) -> bool:  # noqa: ANN401
-    return isinstance(value, int | float) and math.isfinite(value)
+def _finite(value: Any) -> float | None:  # noqa: ANN401 - a history row's value
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else None
 
 
 @dataclass
@@ -173,7 +173,7 @@ class Race:
         self.tokenizers.setdefault(key, task.tokenizers())
         torch.manual_seed(recipe.train.seed)  # weight initialisation, as a run's
         model = build_model(config)
-        trainer = Trainer(model, task, recipe.train, log=lambda *_: None, budget=Budget(max(self.after(), 1.0) / 60))
+        trainer = Trainer(model, task, recipe.train, log=lambda *_: None, budget=Budget.lasting(max(self.after(), 1.0)))
         trainer.fit_warmup_to_run()
         trainer.deadline.timed = True  # each round ends with an evaluation: no early one to time the end
         entrant.head = HeadStart(task, config, model, trainer, trainer.begin())

@@ -61,8 +61,9 @@ class TrainState:
 
 def random_streams(device: torch.device | None = None) -> list[torch.Tensor]:
     """The state of the random streams dropout draws from: the CPU's, and the CUDA device's when training there."""
-    cuda = device is not None and device.type == "cuda"
-    return [torch.get_rng_state(), *([torch.cuda.get_rng_state(device)] if cuda else [])]
+    if device is None or device.type != "cuda":
+        return [torch.get_rng_state()]
+    return [torch.get_rng_state(), torch.cuda.get_rng_state(device)]
 
 
 def set_random_streams(streams: list[torch.Tensor], device: torch.device | None = None) -> None:
