@@ -237,7 +237,7 @@ class Recipe:
                     task, config = head.task, head.config
                 if resume_dir:
                     check_data_unchanged(run_dir, task.describe())
-                elif task.note and head is None:
+                elif task.note:
                     log(task.note)
                 hooks = [Checkpointer(run_dir, self.train.checkpoint_every), *callbacks]
                 fam = family(self.family)
