@@ -42,7 +42,7 @@ class Corpus:
 
     def report(self, shown: int = 5) -> str:
         """One line: how many files and characters, the largest files, and what was skipped."""
-        if len(self.files) == 1 and not self.skipped:
+        if len(self.files) == 1 and not self.skipped and not self.excluded:
             return f"read {self.files[0][0]} ({self.files[0][1]:,} characters)"
         largest = sorted(self.files, key=lambda f: -f[1])[:shown]
         line = f"read {len(self.files):,} files ({len(self.text):,} characters; largest: " + ", ".join(
