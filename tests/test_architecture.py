@@ -14,7 +14,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "transformers_lite"
 # lowest first; a unit may import units of strictly lower layers (and itself)
 LAYERS = [
-    {"version", "errors", "numbers"},
+    {"version", "errors", "numbers", "budget"},
     {"atomic", "progress"},
     {"optional"},
     {"validate", "devices"},

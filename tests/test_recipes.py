@@ -151,3 +151,20 @@ def test_a_field_the_data_decides_cannot_be_set(preset, field):
 
 def test_the_translators_share_embeddings_switch_stays_a_setting():
     assert get_preset("seq2seq-small").override(["share_embeddings=false"]).model.share_embeddings is False
+
+
+def test_model_fields_may_be_given_by_keyword_and_a_setting_wins_a_shared_name():
+    from transformers_lite.errors import ConfigError
+
+    classifier = get_preset("classifier")
+    one = classifier.override(members=1, max_steps=3)
+    assert one.model.members == 1 and one.train.max_steps == 3
+    assert classifier.override(["dim=32"], members=2).model == classifier.override(["dim=32", "members=2"]).model
+    bpe = get_preset("post-gpt").override(vocab_size=300, tokenizer="bpe")  # the BPE's size, a data setting
+    assert bpe.data.vocab_size == 300 and bpe.model.vocab_size == get_preset("post-gpt").model.vocab_size
+    with pytest.raises(ConfigError, match="n_labels is set from the data"):
+        classifier.override(n_labels=2)
+    with pytest.raises(
+        ConfigError, match=r"unknown classifier setting\(s\): nope; .* and the model's fields .*members"
+    ):
+        classifier.override(nope=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from typing import Any
 
 import torch
 
@@ -65,3 +66,14 @@ def compiled(module: torch.nn.Module, device: str) -> torch.nn.Module:
         warn(f"{reason}; running without --compile")
         return module
     return torch.compile(module)  # type: ignore[return-value]  # a compiled module calls as the module does
+
+
+def to_device(batch: Any, device: torch.device) -> Any:  # noqa: ANN401 - a tensor, or tuples, lists and dicts of them
+    """``batch`` on ``device``: a tensor (or anything with ``.to``), or a tuple, list or dict of such."""
+    if isinstance(batch, torch.Tensor) or hasattr(batch, "to"):
+        return batch.to(device)
+    if isinstance(batch, (tuple, list)):
+        return type(batch)(to_device(b, device) for b in batch)
+    if isinstance(batch, dict):
+        return {k: to_device(v, device) for k, v in batch.items()}
+    return batch

@@ -18,9 +18,13 @@ from . import validate
 from .config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
 from .devices import resolve_device
 from .errors import ConfigError, warn
+from .evaluation.baselines import BASELINES
+from .evaluation.baselines import DEFAULT_BASELINE as DEFAULT_TABLE_BASELINE
 from .evaluation.evaluate import evaluate_classifier, evaluate_generator, kept_line
 from .evaluation.metrics import per_class_table
+from .evaluation.pair_baselines import PAIR_BASELINES
 from .evaluation.pretraining import evaluate_pretraining
+from .evaluation.text_baselines import TEXT_BASELINES
 from .evaluation.translation import evaluate_translation
 from .family import Family
 from .inspect import backward, examples, readout, timeline, tracing
@@ -46,8 +50,8 @@ class ClassifierFamily(Family):
         self, run: LoadedRun, data: Any = None, *, plots: bool = False, baseline: str | None = None, **_: Any
     ) -> dict[str, Any]:
         result, arrays = evaluate_classifier(run, data)
-        if baseline:  # fitted on the run's training records, scored on the same records as the model
-            result["baseline"] = run_baseline(run, baseline, arrays["texts"], arrays["labels"])
+        for name in self.baselines_named(baseline):  # fitted on the run's training records, scored on the same
+            result["baseline"] = run_baseline(run, name, arrays["texts"], arrays["labels"])
         if plots and not installed("matplotlib"):
             warn("no plots written: they need matplotlib: pip install 'transformers-lite[plots]' (or add --no-plots)")
         elif plots:
@@ -95,6 +99,17 @@ class ClassifierFamily(Family):
         return timeline.classifier_probe(model, task)
 
 
+def _text_baselines_after(r: dict[str, Any], line: str) -> str:
+    """A generator's scores line, then one line per baseline scored beside it."""
+    return line + "".join(
+        f"\nbaseline {b['baseline']} ({b['description']}; given the run's {b['train_chars']:,} training characters, "
+        f"{b['seconds']:.1f} s): {b['bits_per_char']:.4f} bits per character"
+        + (f" (the test text alone: {b['alone_bits_per_char']:.4f})" if "alone_bits_per_char" in b else "")
+        + (f" (longest context {b['order']} characters, discount {b['discount']:g})" if "order" in b else "")
+        for b in r.get("baselines", ())
+    )
+
+
 def _baseline_line(b: dict[str, Any]) -> str:
     return (
         f"\nbaseline {b['baseline']} ({b['description']}; fitted on the run's {b['train_records']:,} training "
@@ -104,11 +119,14 @@ def _baseline_line(b: dict[str, Any]) -> str:
 
 
 class GeneratorFamily(Family):
-    def evaluate(self, run: LoadedRun, data: Any = None, **_: Any) -> dict[str, Any]:  # noqa: ANN401
-        return evaluate_generator(run, data)
+    def evaluate(  # noqa: ANN401
+        self, run: LoadedRun, data: Any = None, *, baseline: str | None = None, exclude: str | None = None, **_: Any
+    ) -> dict[str, Any]:
+        return evaluate_generator(run, data, exclude, self.baselines_named(baseline))
 
     def scores_line(self, r: dict[str, Any]) -> str:
-        return (
+        return _text_baselines_after(
+            r,
             f"loss {shown(r['loss'], '.4f')} | perplexity {shown(r['perplexity'], '.3f')} | "
             f"{shown(r['bits_per_char'], '.4f')} bits per character, {shown(r['bits_per_byte'], '.4f')} per byte | "
             f"{r['n_tokens']:,} tokens, {r['n_chars']:,} characters\n"
@@ -116,7 +134,7 @@ class GeneratorFamily(Family):
             f"{r['uniform_loss']:.4f} | perplexity {r['uniform_perplexity']:.0f} | "
             f"{r['uniform_bits_per_char']:.4f} bits per character\n"
             f"reading no context (each token's frequency in this text): loss {r['unigram_loss']:.4f} | perplexity "
-            f"{shown(r['unigram_perplexity'], '.3f')} | {r['unigram_bits_per_char']:.4f} bits per character"
+            f"{shown(r['unigram_perplexity'], '.3f')} | {r['unigram_bits_per_char']:.4f} bits per character",
         )
 
     def plots(self, run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
@@ -153,18 +171,26 @@ class TranslatorFamily(Family):
         ref: str | Path | None = None,
         beam: int = 1,
         progress: bool = False,
+        baseline: str | None = None,
         **_: Any,  # noqa: ANN401
     ) -> dict[str, Any]:
-        if data is not None:
-            raise ConfigError("a translator is evaluated on --src FILE --ref FILE (or its own validation pairs)")
-        return evaluate_translation(run, src, ref, beam=beam, progress=progress)
+        named = self.baselines_named(baseline)
+        return evaluate_translation(run, src, ref, beam=beam, progress=progress, data=data, baselines=named)
 
     def scores_line(self, r: dict[str, Any]) -> str:
-        return f"BLEU {r['bleu']:.2f} | chrF {r['chrf']:.2f} | n {r['n']:,}" + (
-            f"\nwithout a model (each source sentence copied unchanged): BLEU {r['copy_source_bleu']:.2f} | "
-            f"chrF {r['copy_source_chrf']:.2f}"
-            if "copy_source_bleu" in r
-            else ""
+        return (
+            f"BLEU {r['bleu']:.2f} | chrF {r['chrf']:.2f} | n {r['n']:,}"
+            + (
+                f"\nwithout a model (each source sentence copied unchanged): BLEU {r['copy_source_bleu']:.2f} | "
+                f"chrF {r['copy_source_chrf']:.2f}"
+                if "copy_source_bleu" in r
+                else ""
+            )
+            + "".join(
+                f"\nbaseline {b['baseline']} ({b['description']}; given the run's {b['train_pairs']:,} training pairs, "
+                f"{b['seconds']:.1f} s): BLEU {b['bleu']:.2f} | chrF {b['chrf']:.2f}"
+                for b in r.get("baselines", ())
+            )
         )
 
     def plots(self, run: LoadedRun, kinds: tuple[str, ...], out: Path, options: dict[str, Any]) -> list[Path]:
@@ -215,7 +241,7 @@ FAMILIES: dict[str, Family] = {
     for f in (
         ClassifierFamily(
             "classifier",
-            "review classifier (post 000)",
+            "text classifier (post 000)",
             ClassifierConfig,
             ClassifierTask,
             "classifier",
@@ -223,6 +249,8 @@ FAMILIES: dict[str, Family] = {
             ("data", "no_plots", "baseline"),
             "tlite train classifier --train train.jsonl --val dev.jsonl --labels 5",
             "The coffee maker broke after two days and the seller never answered my emails.",
+            baselines=tuple(BASELINES),
+            default_baselines=(DEFAULT_TABLE_BASELINE,),
         ),
         GeneratorFamily(
             "generator",
@@ -231,9 +259,11 @@ FAMILIES: dict[str, Family] = {
             GeneratorTask,
             "post-gpt",
             ("generate", "next-token", "backward", "timeline", "windows", "plots"),
-            ("text",),
+            ("text", "exclude", "baseline"),
             "tlite train generator --text input.txt --preset post-gpt --max-minutes 4",
             "ROMEO:\nBut soft, what light through yonder window breaks?",
+            baselines=tuple(TEXT_BASELINES),
+            default_baselines=tuple(TEXT_BASELINES),
         ),
         TranslatorFamily(
             "seq2seq",
@@ -242,11 +272,13 @@ FAMILIES: dict[str, Family] = {
             Seq2SeqTask,
             "seq2seq-small",
             ("translate", "backward", "timeline", "plots"),
-            ("src", "ref", "beam"),
+            ("data", "src", "ref", "beam", "baseline"),
             "tlite train seq2seq --train-src train.de.gz --train-tgt train.en.gz --val-src val.de.gz "
             "--val-tgt val.en.gz",
             "Zwei Hunde spielen im Schnee.",
             budget_preset="seq2seq-budget",
+            baselines=tuple(PAIR_BASELINES),
+            default_baselines=("memory",),
         ),
         PretrainingFamily(
             "mlm",

@@ -18,6 +18,8 @@ from .errors import ConfigError
 from .inspect.inspection import Inspection
 from .runs import LoadedRun
 
+DEFAULT_BASELINE = "default"  # ``--baseline`` without a name: the family's own (``Family.default_baselines``)
+
 
 @dataclass(frozen=True)
 class Family(Inspection):
@@ -36,6 +38,21 @@ class Family(Inspection):
     built_in: str  # the example input when the run's own validation data cannot be read
     # the preset a run given --max-minutes (and no --preset) starts from: one trained for a time budget
     budget_preset: str | None = None
+    # the baselines ``tlite evaluate --baseline NAME`` scores beside its runs, and those it scores without a NAME
+    baselines: tuple[str, ...] = ()
+    default_baselines: tuple[str, ...] = ()
+
+    def baselines_named(self, name: str | None) -> tuple[str, ...]:
+        """The baselines ``--baseline NAME`` asks for: none (``None``), this family's default ones
+        (``DEFAULT_BASELINE``), or the one named, when it is one of this family's."""
+        if name is None:
+            return ()
+        if name == DEFAULT_BASELINE:
+            return self.default_baselines
+        if name not in self.baselines:
+            known = ", ".join(self.baselines) or "none"
+            raise ConfigError(f"--baseline {name}: the baselines of a {self.name} run are {known}")
+        return (name,)
 
     def preset_for(self, max_minutes: float | None) -> str:
         """The preset a new run starts from when none is named: the budget preset when it has minutes."""

@@ -122,17 +122,22 @@ class Run(InspectedRun):
 
     # ---------------------------------------------------------------- classifier
     @overload
-    def classify(self, texts: str, *, progress: bool = False) -> dict[str, Any]: ...
+    def classify(self, texts: str, *, progress: bool = False, names: list[str] | None = None) -> dict[str, Any]: ...
     @overload
-    def classify(self, texts: list[str] | tuple[str, ...], *, progress: bool = False) -> list[dict[str, Any]]: ...
+    def classify(
+        self, texts: list[str] | tuple[str, ...], *, progress: bool = False, names: list[str] | None = None
+    ) -> list[dict[str, Any]]: ...
     @validate.arguments
-    def classify(self, texts: str | Sequence[str], *, progress: bool = False) -> dict[str, Any] | list[dict[str, Any]]:
-        """For each text: the predicted class and every class's probability (one text: one result)."""
+    def classify(
+        self, texts: str | Sequence[str], *, progress: bool = False, names: list[str] | None = None
+    ) -> dict[str, Any] | list[dict[str, Any]]:
+        """For each text: the predicted class and every class's probability (one text: one result);
+        ``names`` call each text in warnings (a record's id), else its place (``text 3``)."""
         self._can("classify")
         if isinstance(texts, str):
-            return self.classify([texts], progress=progress)[0]
+            return self.classify([texts], progress=progress, names=names)[0]
         texts = list(texts)
-        check_texts(texts, self.tokenizer, self.config.max_length)
+        check_texts(texts, self.tokenizer, self.config.max_length, names)
         names = class_names(self.config)
         probs = classify_texts(self.model, self.tokenizer, texts, progress=progress)
         return [

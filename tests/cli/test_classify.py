@@ -3,6 +3,7 @@ each record's columns (or its ``--id-column``) beside its prediction, in input o
 
 import csv
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -79,3 +80,34 @@ def test_what_cannot_be_joined_is_one_error_line(runs, tmp_path, capsys, content
     args = [a.format(tmp=tmp_path) for a in args]
     assert classify(runs / "classifier", "--input", tmp_path / "in.jsonl", *args) == 1
     assert message in capsys.readouterr().err
+
+
+def test_a_long_text_is_named_by_its_id_and_the_run_records_its_records(runs, tmp_path, capsys):
+    run = tl.load(runs / "classifier")
+    long = " ".join(["good"] * (run.config.max_length + 5))
+    records = [{"ticket": "T-1", "review_body": "good box"}, {"ticket": "T-2", "review_body": long}]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert classify(runs / "classifier", "--input", tmp_path / "in.jsonl", "--id-column", "ticket") == 0
+    assert re.search(r"1 text\(s\) \(first: ticket T-2, \d+ words\) are longer than", capsys.readouterr().err)
+    with pytest.warns(UserWarning, match=r"\(first: text 2, "):  # without an id, its place
+        run.classify(["good box", long])
+    recorded = json.loads((runs / "classifier" / "hyperparameters.json").read_text())["data"]
+    assert recorded["train_records"] > 0 and recorded["val_records"] > 0 and "train_reviews" not in recorded
+
+
+def test_the_help_speaks_of_any_table():
+    from transformers_lite.cli.main import build_parser
+
+    for path in (["classify"], ["train", "classifier"]):
+        text = _help(build_parser(), path)
+        assert "review " not in text.replace("review_body", "") and "reviews" not in text, path
+
+
+def _help(parser, path):
+    """The --help text of the subcommand at ``path``."""
+    import argparse
+
+    for name in path:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return parser.format_help()

@@ -98,3 +98,23 @@ def test_a_file_named_more_than_once_is_read_once_and_said(tmp_path_factory, dep
     assert bool(said) == twice, said
     if said:
         assert said[0].startswith(f"{spec} names ") and "each is read once" in said[0]
+
+
+def test_exclude_leaves_out_files_by_name_or_path_inside_the_folder(tmp_path):
+    from transformers_lite.data.corpus import corpus_sha256, read_corpus
+    from transformers_lite.errors import ConfigError, DataError
+    from transformers_lite.tasks.generator import GeneratorSettings
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "a.py").write_text("alpha\n")
+    (tmp_path / "b.json").write_text("{}\n")
+    (tmp_path / "data" / "c.py").write_text("gamma\n")
+    corpus = read_corpus(tmp_path, "*.json, data/*")
+    assert corpus.text == "alpha\n" and [p.name for p in corpus.excluded] == ["b.json", "c.py"]
+    assert "left out 2 files matching --exclude (b.json, c.py)" in corpus.report()
+    assert read_corpus(tmp_path, "c.py").text == "alpha\n{}\n"  # by name, wherever it is
+    assert corpus_sha256(tmp_path, "*.json,data/*") != corpus_sha256(tmp_path)
+    with pytest.raises(DataError, match=r"--exclude '\*' leaves out every one of its 3 files"):
+        read_corpus(tmp_path, "*")
+    with pytest.raises(ConfigError, match="--exclude '\\*.json' leaves files out of --text: give --text"):
+        GeneratorSettings(exclude="*.json")

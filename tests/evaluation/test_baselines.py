@@ -73,7 +73,10 @@ def test_tlite_baseline_reads_any_table_the_classifier_reads_with_its_split(tmp_
     # a label map merges classes exactly as training's
     assert main(["baseline", "majority", "--train", str(data), "--label-map", "tech=tech,food=other,misc=other"]) == 0
     out = capsys.readouterr().out
-    assert "2 classes; 54 training and 6 validation records" in out and out.count("\nmajority: accuracy") == 1
+    assert (
+        "2 classes (tech, other); 54 training and 6 validation records" in out
+        and out.count("\nmajority: accuracy") == 1
+    )
 
 
 def test_an_unknown_baseline_is_named(tmp_path, capsys):
@@ -139,3 +142,37 @@ def test_a_setting_for_another_baseline_is_refused_by_the_python_function_too():
     texts, labels = ["good day", "bad day"] * 5, np.array([1, 0] * 5)
     with pytest.raises(ConfigError, match="ngram_max is a setting of the tfidf baseline, not of the tfidf-svm"):
         score_baseline("tfidf-svm", (texts, labels), (texts, labels), 2, ngram_max=2)
+
+
+def test_tfidf_svm_chooses_its_c_on_a_tenth_of_the_training_records():
+    from transformers_lite.data.tables import split_validation
+    from transformers_lite.evaluation.baselines import C_GRID, chosen_c, tfidf_svm
+
+    rng = np.random.default_rng(0)
+    texts = [
+        f"{WORDS[c]} {' '.join(rng.choice(['x', 'y', 'z', 'kernel', 'soup'], 3))}" for c in WORDS for _ in range(30)
+    ]
+    labels = np.array([k for k in range(3) for _ in range(30)])
+    c = chosen_c(texts, labels, 3)
+    assert c in C_GRID
+    # the same choice by hand: each C fitted on the nine tenths, scored on the stratified tenth
+    from sklearn.svm import LinearSVC
+
+    from transformers_lite.evaluation.baselines import _words_and_characters
+    from transformers_lite.evaluation.metrics import confusion_matrix, macro_f1
+
+    fit, held = split_validation(len(texts), 0.1, 0, labels)
+    vectorizer = _words_and_characters()
+    x_fit, x_held = vectorizer.fit_transform([texts[i] for i in fit]), vectorizer.transform([texts[i] for i in held])
+    f1 = {
+        g: macro_f1(
+            confusion_matrix(
+                labels[held], LinearSVC(C=g, class_weight="balanced").fit(x_fit, labels[fit]).predict(x_held), 3
+            )
+        )
+        for g in C_GRID
+    }
+    assert f1[c] == max(f1.values()) and c == min(g for g in C_GRID if f1[g] == f1[c])
+    _, info = tfidf_svm(texts, labels, 3)
+    assert (info["C"], info["C_chosen"]) == (c, True)
+    assert tfidf_svm(texts, labels, 3, c=0.5)[1]["C_chosen"] is False

@@ -100,7 +100,7 @@ ERRORS = {
     "corrupt-gzip": (["train", "generator", "--text", "{badgz}"], "cannot be read"),
     "text-too-short-for-validation": (G + ["--text", "{short}"], "too small; raise --val-fraction"),
     "text-too-short-for-context": (G + ["--text", "{short30}", "--val-fraction", "0.5"], "too few for a context"),
-    "classifier-without-train": (["train", "classifier"], "give the training reviews with --train"),
+    "classifier-without-train": (["train", "classifier"], "give the training records with --train"),
     "reviews-missing-field": (C + ["--train", "{nofield}"], "which column holds the labels?"),
     "reviews-stars-out-of-range": (C + ["--train", "{stars6}"], "stars value 6 is outside 1..5"),
     "reviews-invalid-json": (C + ["--train", "{badjson}"], "bad.jsonl:2: invalid JSON"),
@@ -109,7 +109,7 @@ ERRORS = {
     "csv-missing-column": (C + ["--train", "{csvnocol}"], "which column holds the text? columns are ['id', 'score']"),
     "binary-task-only-three-stars": (
         C + ["--train", "{threes}", "--labels", "2"],
-        "no training reviews for the sentiment",
+        "no training records for the sentiment",
     ),
     "classifier-empty-validation": (
         ["train", "classifier", "--train", "{train}", "--val-fraction", "0", *TINY_CLS, "--max-steps", "2"],

@@ -30,8 +30,8 @@ def test_the_baseline_is_fitted_on_the_runs_training_records_and_scored_on_its_v
     result = json.loads(capsys.readouterr().out)
     recorded = json.loads((out / "hyperparameters.json").read_text())["data"]
     baseline = result["baseline"]
-    assert baseline["baseline"] == "tfidf-svm" and baseline["n"] == result["n"] == recorded["val_reviews"] == 8
-    assert baseline["train_records"] == recorded["train_reviews"] == 72
+    assert baseline["baseline"] == "tfidf-svm" and baseline["n"] == result["n"] == recorded["val_records"] == 8
+    assert baseline["train_records"] == recorded["train_records"] == 72
     assert baseline["accuracy"] == 1.0  # each class has its own words
     assert main(["evaluate", str(out), "--baseline", "majority", "--no-plots"]) == 0
     text = capsys.readouterr().out

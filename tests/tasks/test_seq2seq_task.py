@@ -1,4 +1,5 @@
 import dataclasses
+import math
 import random
 
 import pytest
@@ -47,7 +48,13 @@ def test_synthetic_reverse_task_is_learned(tmp_path):
     assert correct / total > 0.97
     assert sum(hyp == ref for hyp, ref in zip(out, task.val_tgt)) / len(out) > 0.9
     # without BLEU sentences the best evaluation is the lowest validation loss; with them, the highest BLEU
-    assert (task.main_metric, task.metrics) == ("val_loss", ("val_loss",))
+    assert (task.main_metric, task.metrics) == ("val_loss", ("val_loss", "val_bits_per_char"))
+    # bits per character: the loss's nats over every target token (its words and its end), per character of
+    # the target sentences (their end counted as one), which compares translators whatever their tokenizer
+    scores = task.evaluate(model)
+    tokens = sum(len(ids) + 1 for ids in task.val_tgt)
+    characters = sum(len(line) + 1 for line in val[1].read_text().splitlines())
+    assert scores["val_bits_per_char"] == pytest.approx(scores["val_loss"] * tokens / math.log(2) / characters)
     bleu = Seq2SeqTask.prepare(dataclasses.replace(settings, bleu_sentences=5), config)
     assert bleu.main_metric == "val_bleu" and set(bleu.metrics) == set(bleu.evaluate(model))
 

@@ -5,7 +5,7 @@ Print the predicted class and the probability of every class. With --input, an -
 probabilities, so the predictions join back to the input; any other --output name gets one label per line.
 
     tlite classify RUN "Great coffee, fast delivery." "Broke after a day." --json
-    tlite classify RUN --input reviews.jsonl --output predictions.jsonl
+    tlite classify RUN --input texts.jsonl --output predictions.jsonl
     tlite classify RUN --input tickets.csv --output predictions.csv --id-column ticket_id
     tlite classify RUN --input tickets.csv --json
 """
@@ -31,7 +31,7 @@ TABLE_OUTPUTS = {".csv": ",", ".tsv": "\t"}
 
 def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p = command(sub, name, __doc__)
-    add_run_and_texts(p, "review texts")
+    add_run_and_texts(p, "texts to classify")
     p.add_argument(
         "--id-column",
         metavar="COLUMN",
@@ -53,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
             f"--json writes JSON, but --output {args.output} names a table; name it .jsonl, or leave out --json"
         )
     kept = kept_columns(records, args.id_column, args.input)
-    results = loaded.classify(texts, progress=len(texts) > 1024 and interactive())
+    names = None if kept is None or records is None else [f"{args.id_column} {r[args.id_column]}" for r in records]
+    results = loaded.classify(texts, progress=len(texts) > 1024 and interactive(), names=names)
     if suffix in TABLE_OUTPUTS:
         rows = joined(results, records, kept)
         write_table(rows, class_names(loaded.config), TABLE_OUTPUTS[suffix], args.output)

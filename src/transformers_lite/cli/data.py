@@ -37,7 +37,8 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     s.add_argument("--plot", type=Path, metavar="DIR", help="also draw character_frequencies.png into DIR")
     s.set_defaults(func=run_stats)
     n = dsub.add_parser(
-        "lengths", help="how long reviews are (characters, words), post 000's figure: tlite data lengths train.jsonl"
+        "lengths",
+        help="how long the texts of a table are (characters, words), post 000's figure: tlite data lengths train.jsonl",
     )
     n.add_argument(
         "file",

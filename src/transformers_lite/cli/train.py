@@ -11,22 +11,18 @@ Train one of the model families; every run gets its own directory.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
-from ..atomic import read_json
-from ..config import load_config
+from ..budget import Budget
 from ..devices import resolve_device
 from ..errors import ConfigError, DataError
-from ..families import FAMILIES, expect
-from ..recipes import ALIASES, ORIGINAL, Recipe, get_preset, presets_of, resume_recipe
-from ..recipes.auto import auto_recipe
-from ..recipes.sized import CANDIDATES, sized_recipe
+from ..families import FAMILIES
+from ..recipes import ALIASES, ORIGINAL, Recipe, get_preset, presets_of
+from ..recipes.auto import Choice
+from ..recipes.choose import AUTO_FAMILIES, choose_recipe
 from ..training.distributed import cleanup, setup
 from .common import command, show_help
 from .options import add_options, given
@@ -55,8 +51,11 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
         )
         names = presets_of(fam.name)
         old = ", ".join(f"{o} = {n}" for o, n in ALIASES.items() if n in names)
-        sized = fam.name == "generator" or fam.name in CANDIDATES
-        auto = ", auto (the largest size this machine trains well in --max-minutes)" if sized else ""
+        auto = (
+            ", auto (chosen on your validation data within --max-minutes, all of it)"
+            if fam.name in AUTO_FAMILIES
+            else ""
+        )
         t.add_argument(
             "--preset",
             help=f"what to train: {', '.join(names)}{auto} (default: {preset}"
@@ -104,57 +103,25 @@ def add_parser(sub, name: str) -> None:  # noqa: ANN001
     p.set_defaults(func=show_help(p))
 
 
-def _base(args: argparse.Namespace, options: dict[str, Any]) -> Recipe:
-    """The recipe --preset or --config names (default: the family's preset), with the old --recipe."""
-    fam = FAMILIES[args.family]
-    config_file = args.config
-    if args.recipe == "seed" and fam.name not in ORIGINAL:
-        raise ConfigError(f"the posts give no training setup for the {fam.name}; --recipe seed exists for: "
-                          f"{', '.join(ORIGINAL)}")  # fmt: skip
-    if config_file:
-        if args.preset:
-            raise ConfigError("give either --preset or --config, not both")
-        recipe = read_recipe_file(Path(config_file), fam.name, args.max_minutes)
-    elif args.preset == "auto":
-        # measured with the user's own settings: the configuration it will train
-        say = lambda line: print(line, file=sys.stderr)  # noqa: E731
-        if fam.name == "generator":
-            recipe = auto_recipe(args.max_minutes, args.set or [], options, log=say)
-        else:  # sized to the data too: the classifier and the translator read it to measure
-            recipe = sized_recipe(fam.name, args.max_minutes, args.set or [], options, log=say)
-    else:
-        preset = args.preset or (ORIGINAL[fam.name] if args.recipe == "seed" else fam.preset_for(args.max_minutes))
-        recipe = get_preset(preset)
-        expect(f"preset {preset!r}", recipe.family, fam.name)
-    if args.recipe and (args.preset or config_file or args.recipe != "seed"):  # another preset's training
-        other = get_preset(ORIGINAL[fam.name] if args.recipe == "seed" else args.recipe)
-        expect(f"recipe {args.recipe!r}", other.family, fam.name)
-        recipe = dataclasses.replace(recipe, train=other.train, data=other.data)
-    return recipe
-
-
-def read_recipe_file(path: Path, family: str, max_minutes: float | None = None) -> Recipe:
-    """A ``--print-config`` printout, or a model config JSON (trained with the preset a run of the family
-    starts from when none is named: ``Family.preset_for``)."""
-    data = read_json(path, "config file", ConfigError)
-    if isinstance(data, dict) and "model" in data:
-        recipe = Recipe.from_dict(data, path)
-    else:
-        start = FAMILIES[family].preset_for(max_minutes)
-        recipe = dataclasses.replace(get_preset(start), model=load_config(path), preset=None)
-    expect(str(path), recipe.family, family)
-    return recipe
-
-
-def build_recipe(args: argparse.Namespace) -> Recipe:
-    """The recipe the command line describes (a new run, or a resumed one)."""
+def build_recipe(args: argparse.Namespace, budget: Budget | None = None) -> Choice:
+    """The recipe the command line describes (a new run, or a resumed one), as ``recipes`` chooses it;
+    ``--preset auto`` races within ``budget`` (default: begun now)."""
     options = given(args, args.option_names)
-    if args.resume:
-        if args.config or args.out:
-            raise ConfigError("--resume continues a run in its own directory; drop --config/--out")
-        named = get_preset(args.preset).model if args.preset and args.preset != "auto" else None
-        return resume_recipe(args.resume, args.family, model=named, model_overrides=args.set, **options)
-    return _base(args, options).override(args.set, **options)
+    if args.resume and args.out:
+        raise ConfigError("--resume continues a run in its own directory; drop --config/--out")
+    if budget is None and args.preset == "auto" and args.max_minutes and not args.resume:
+        budget = Budget.start(args.max_minutes)
+    return choose_recipe(
+        args.family,
+        preset=args.preset,
+        config_file=args.config,
+        old_recipe=args.recipe,
+        resume=args.resume,
+        model_overrides=args.set or [],
+        settings=options,
+        budget=budget,
+        log=lambda line: print(line, file=sys.stderr),
+    )
 
 
 def print_config(recipe: Recipe) -> str:
@@ -172,14 +139,30 @@ def print_config(recipe: Recipe) -> str:
 
 
 def run(args: argparse.Namespace, callbacks: Sequence = ()) -> int:  # noqa: ANN001 - training.callbacks.Callback
-    """Train as the command line says; ``callbacks`` are added to the trainer's (tests use this)."""
-    recipe = build_recipe(args)
+    """Train as the command line says; ``callbacks`` are added to the trainer's (tests use this). With
+    --max-minutes the budget starts with the process: its minutes are the command's wall time."""
+    budget = None if args.max_minutes is None else Budget.start(args.max_minutes, from_process_start=True)
+    if budget is not None:
+        budget.lap("starting")
+    choice = build_recipe(args, budget)
     if args.print_config:
-        print(print_config(recipe))
+        print(print_config(choice.recipe))
         return 0
+    recipe = choice.recipe
+    if budget is not None and choice.race:
+        budget.lap("choosing (--preset auto)")
     ctx, device = setup(resolve_device(recipe.train.device), args.dist_timeout)
     try:
-        result = recipe.override(device=device).run(args.out, callbacks=callbacks, dist_ctx=ctx, resume_dir=args.resume)
+        recipe = recipe.override(device=device)
+        result = recipe.run(
+            args.out,
+            callbacks=callbacks,
+            dist_ctx=ctx,
+            resume_dir=args.resume,
+            budget=budget,
+            head=choice.head,
+            race=choice.race,
+        )
     finally:
         cleanup(ctx)
     return EXIT_CODES.get(result.interrupted_by, 0) if result.interrupted_by is not None else 0

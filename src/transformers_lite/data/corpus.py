@@ -1,16 +1,20 @@
 """A generator's training text, whatever shape it comes in: one file, a folder (every text file under
 it), or a glob pattern (``"src/**/*.py"``).
 
-The files are read in sorted path order and joined with a line break between them, so the last files
-make the validation split (the last fraction of the text). Files that are not UTF-8 text (compiled files
-by their suffix, ``.pyc``, ``.so``, ...; binary files, which hold NUL bytes; text in another encoding) and
-hidden files and folders (``.git``) are skipped and reported in one line, never read as text. A corpus's
+The files are read in sorted path order, each ending with a line break (one is added where a file has
+none), one after another, so the last files make the validation split (the last fraction of the text).
+``exclude`` leaves out the files matching any of its comma-separated glob patterns (``*.json,data/*``),
+matched against each file's name and its path inside the folder (or as the pattern found it). Files that
+are not UTF-8 text (compiled files by their suffix, ``.pyc``, ``.so``, ...; binary files, which hold NUL
+bytes; text in another encoding) and hidden files and folders (``.git``) are skipped and reported in one
+line, never read as text. A corpus's
 sha256 is that of one file's bytes, or of the joined text for several: moving the files leaves it
 unchanged, editing any of them changes it.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import hashlib
 import os
@@ -36,16 +40,20 @@ class Corpus:
     text: str
     files: list[tuple[Path, int]]
     skipped: list[tuple[Path, str]] = field(default_factory=list)
+    excluded: list[Path] = field(default_factory=list)  # the files --exclude left out
 
     def report(self, shown: int = 5) -> str:
         """One line: how many files and characters, the largest files, and what was skipped."""
-        if len(self.files) == 1 and not self.skipped:
+        if len(self.files) == 1 and not self.skipped and not self.excluded:
             return f"read {self.files[0][0]} ({self.files[0][1]:,} characters)"
         largest = sorted(self.files, key=lambda f: -f[1])[:shown]
         line = f"read {len(self.files):,} files ({len(self.text):,} characters; largest: " + ", ".join(
             f"{p.name} {n:,}" for p, n in largest
         )
         line += ")" if len(self.files) <= shown else ", ...)"
+        if self.excluded:
+            names = ", ".join(p.name for p in self.excluded[:3]) + (", ..." if len(self.excluded) > 3 else "")
+            line += f"; left out {len(self.excluded):,} files matching --exclude ({names})"
         if self.skipped:
             line += f"; {self.skipped_line()}"
         return line
@@ -73,8 +81,25 @@ def is_corpus_spec(spec: str | Path) -> bool:
     return Path(spec).is_dir() or (not Path(spec).exists() and any(c in str(spec) for c in GLOB_CHARS))
 
 
-def corpus_files(spec: str | Path) -> list[Path]:
-    """The files ``spec`` names: itself, every file under a folder (hidden ones left out), or a glob's matches."""
+def excluded(path: Path, root: Path | None, exclude: str | None) -> bool:
+    """Whether ``path`` (found under the folder ``root``, or by a pattern) matches one of ``exclude``'s
+    comma-separated glob patterns, by its name or its path (inside ``root``)."""
+    patterns = [p.strip() for p in (exclude or "").split(",") if p.strip()]
+    inside = path.relative_to(root).as_posix() if root is not None else path.as_posix()
+    return any(fnmatch.fnmatch(path.name, p) or fnmatch.fnmatch(inside, p) for p in patterns)
+
+
+def corpus_files(spec: str | Path, exclude: str | None = None) -> list[Path]:
+    """The files ``spec`` names: itself, every file under a folder (hidden ones left out), or a glob's
+    matches; those matching ``exclude`` left out (``read_corpus`` says which)."""
+    return [p for p in _found(spec) if not excluded(p, _root(spec), exclude)]
+
+
+def _root(spec: str | Path) -> Path | None:
+    return Path(spec) if Path(spec).is_dir() else None
+
+
+def _found(spec: str | Path) -> list[Path]:
     path = Path(spec)
     if path.is_file():
         return [path]
@@ -110,10 +135,15 @@ def distinct(paths: list[Path], spec: str, what: str = "file", used: str = "read
     return list(seen.values())
 
 
-def read_corpus(spec: str | Path) -> Corpus:
-    """The text of ``spec`` (see the module docstring); an error when no file holds text."""
-    files = corpus_files(spec)
-    if len(files) == 1:
+def read_corpus(spec: str | Path, exclude: str | None = None) -> Corpus:
+    """The text of ``spec`` without the files matching ``exclude`` (see the module docstring); an error when
+    no file is left or none holds text."""
+    found = _found(spec)
+    files = [p for p in found if not excluded(p, _root(spec), exclude)]
+    left_out = [p for p in found if p not in set(files)]
+    if not files:
+        raise DataError(f"{spec}: --exclude {exclude!r} leaves out every one of its {len(found):,} files")
+    if len(files) == 1 and not left_out:
         text = read_text_file(files[0])
         return Corpus(text, [(files[0], len(text))])
     texts, read, skipped = [], [], []
@@ -134,18 +164,18 @@ def read_corpus(spec: str | Path) -> Corpus:
         read.append((path, len(text)))
     if not texts:
         raise DataError(f"{spec}: none of its {len(files):,} files holds UTF-8 text")
-    return Corpus("".join(texts), read, skipped)
+    return Corpus("".join(texts), read, skipped, left_out)
 
 
-def corpus_sha256(spec: str | Path) -> str:
-    """One file's sha256 (of its bytes), or the sha256 of several files' joined text (what reading them
-    had to say was said when they were read)."""
+def corpus_sha256(spec: str | Path, exclude: str | None = None) -> str:
+    """One file's sha256 (of its bytes), or the sha256 of several files' joined text (``exclude``'s left
+    out; what reading them had to say was said when they were read)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TliteWarning)
-        files = corpus_files(spec)
-        if len(files) == 1:
+        files = corpus_files(spec, exclude)
+        if len(files) == 1 and not exclude:
             return sha256(files[0])
-        return hashlib.sha256(read_corpus(spec).text.encode("utf-8")).hexdigest()
+        return hashlib.sha256(read_corpus(spec, exclude).text.encode("utf-8")).hexdigest()
 
 
 def _hidden(relative: Path) -> bool:

@@ -84,6 +84,17 @@ def is_table(path: str | Path) -> bool:
     return hint(p) in TABLE_SUFFIXES or p.is_dir()
 
 
+def looks_like_a_table(path: str | Path) -> bool:
+    """Whether ``path`` holds a table of records rather than lines of text: its name says so (``is_table``),
+    or its content is JSON, JSON Lines or Parquet (a file that cannot be read is left to its reader)."""
+    if is_table(path):
+        return True
+    try:
+        return read_text(path)[1] in ("json", "jsonl", "parquet")
+    except (DataError, OSError):
+        return False
+
+
 def read_table(path: str | Path, content: tuple[str, str] | None = None) -> Table:
     """Every record of ``path``: see the module docstring for the formats, decided from the file's content
     (``formats.read_text``; ``content`` is its ``(text, format)`` when already read). A file with no

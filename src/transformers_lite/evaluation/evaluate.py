@@ -6,11 +6,13 @@ Each returns the JSON-ready dict that ``tlite evaluate --json`` prints.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from torch import Tensor
 
 from ..atomic import read_json
 from ..data.corpus import is_corpus_spec, read_corpus
@@ -34,6 +36,7 @@ from .metrics import (
     unigram_loss,
 )
 from .prediction import class_names, classify_texts, is_ordinal
+from .text_baselines import score_text_baseline
 
 
 def recorded_file(run: LoadedRun, key: str, option: str) -> Path:
@@ -58,7 +61,7 @@ def recorded_text(run: LoadedRun) -> str:
     data = run.hyperparameters.get("data", {})
     if not data.get("text") or not is_corpus_spec(data["text"]):
         return read_text_file(recorded_file(run, "text", "--text FILE"))
-    text = read_corpus(data["text"]).text
+    text = read_corpus(data["text"], data.get("exclude")).text
     if data.get("text_sha256") not in (None, hashlib.sha256(text.encode("utf-8")).hexdigest()):
         raise DataError(
             f"the files of {data['text']} changed since {run.run_dir} was trained (sha256 differs); pass --text "
@@ -67,24 +70,30 @@ def recorded_text(run: LoadedRun) -> str:
     return text
 
 
-def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[str, Any]:
-    """Mean next-token cross-entropy over ``text`` (a file, folder or pattern; or the run's validation split),
-    its perplexity and its bits per character and per byte of the text the scored tokens decode to, beside
-    two models that read no context: uniform over the vocabulary, and each token's frequency in the text."""
+def evaluate_generator(
+    run: LoadedRun, text: str | Path | None = None, exclude: str | None = None, baselines: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Mean next-token cross-entropy over ``text`` (a file, folder or pattern, less the files ``exclude``
+    matches; or the run's validation split), its perplexity and its bits per character and per byte of the
+    text the scored tokens decode to, beside two models that read no context (uniform over the vocabulary,
+    and each token's frequency in the text) and the ``baselines`` named (``text_baselines``), given the
+    text the run trained on."""
+    fraction = run.hyperparameters.get("data", {}).get("val_fraction", 0.1)
+    trained: Tensor | None = None
     if text is None:
-        ids = torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long)
-        _, ids = split_text(ids, run.hyperparameters["data"].get("val_fraction", 0.1))
+        trained, ids = split_text(torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long), fraction)
     else:
-        given = read_corpus(text).text
+        given = read_corpus(text, exclude).text
         warn_unknown_characters(str(text), run.tokenizer, [given])
         ids = torch.tensor(run.tokenizer.encode(given), dtype=torch.long)
     loss, n = language_model_loss(run.model, ids, run.config.max_length)
     vocab = run.config.vocab_size
-    chars, nbytes = text_units(run.tokenizer.decode(ids[1 : n + 1].tolist()))  # the text of the predicted tokens
+    scored = run.tokenizer.decode(ids[1 : n + 1].tolist())  # the text of the predicted tokens
+    chars, nbytes = text_units(scored)
     unigram = unigram_loss(ids[1 : n + 1])
     # the baselines a reader calibrates against (post 004): guessing uniformly over the vocabulary
     # costs ln V nats per token, perplexity V; knowing each token's frequency in this text, its entropy
-    return {
+    result = {
         "task": "generator",
         "loss": loss,
         "perplexity": perplexity(loss),
@@ -100,6 +109,12 @@ def evaluate_generator(run: LoadedRun, text: str | Path | None = None) -> dict[s
         "unigram_perplexity": perplexity(unigram),
         "unigram_bits_per_char": bits_per_unit(unigram, n, chars),
     }
+    if baselines:  # given the text the run trained on, scored on the same characters as the model
+        if trained is None:
+            trained, _ = split_text(torch.tensor(run.tokenizer.encode(recorded_text(run)), dtype=torch.long), fraction)
+        train = run.tokenizer.decode(trained.tolist())
+        result["baselines"] = [score_text_baseline(name, train, scored) for name in baselines]
+    return result
 
 
 def _labelled(run: LoadedRun, path: Path | str) -> tuple[Reviews, np.ndarray, np.ndarray]:

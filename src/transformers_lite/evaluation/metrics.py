@@ -153,3 +153,17 @@ def language_model_loss(
         total += F.cross_entropy(model(x).flatten(0, 1).float(), y.flatten(), reduction="sum").item()
         count += rest
     return total / count, count
+
+
+def corpus_scores(hypotheses: list[str], references: list[str]) -> dict[str, float]:
+    """Corpus BLEU and chrF (sacrebleu's defaults: 13a tokenization, cased) of ``hypotheses`` against one
+    reference each. sacrebleu is a core dependency (the translator's training reports BLEU), imported on
+    first use: the reference implementation the published BLEU figures are comparable with."""
+    import sacrebleu
+
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    return {
+        "bleu": sacrebleu.corpus_bleu(hypotheses, [references]).score,
+        "chrf": sacrebleu.corpus_chrf(hypotheses, [references]).score,
+    }

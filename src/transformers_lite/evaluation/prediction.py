@@ -7,6 +7,7 @@ the plots and the Python API.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -85,29 +86,31 @@ def encode_for_classifier(
     return ids, valid
 
 
-def check_texts(texts: list[str], tokenizer: Tokenizer, max_length: int) -> None:
+def check_texts(texts: list[str], tokenizer: Tokenizer, max_length: int, names: Sequence[str] | None = None) -> None:
     """Inputs given by a user: an empty text (nothing the tokenizer keeps) is an error; a text longer
-    than the model reads is accepted with a warning saying how much of it counts."""
-    for i, text in enumerate(texts, 1):
+    than the model reads is accepted with a warning saying how much of it counts. Each text is named by
+    ``names`` (a record's id: ``ticket_id T-1042``), else by its place (``text 3``)."""
+    called = list(names) if names is not None else [f"text {i}" for i in range(1, len(texts) + 1)]
+    for i, text in enumerate(texts):
         if not text.strip():
-            raise DataError(f"text {i} is empty; give the text to classify")
+            raise DataError(f"{called[i]} is empty; give the text to classify")
     lengths = [len(tokenizer.encode(t)) for t in texts]
-    empty = [i for i, n in enumerate(lengths, 1) if n == 0]
+    empty = [i for i, n in enumerate(lengths) if n == 0]
     if empty:
         warn(
-            f"text {empty[0]} has no word of the vocabulary (only punctuation or single letters): the prediction "
-            "is the model's answer to an empty review"
+            f"{called[empty[0]]} has no word of the vocabulary (only punctuation or single letters): the prediction "
+            "is the model's answer to an empty text"
         )
-    long = [i for i, n in enumerate(lengths, 1) if n > max_length]
+    long = [i for i, n in enumerate(lengths) if n > max_length]
     if long:
         warn(
-            f"{len(long)} text(s) (first: text {long[0]}, {lengths[long[0] - 1]} words) are longer than the "
+            f"{len(long)} text(s) (first: {called[long[0]]}, {lengths[long[0]]} words) are longer than the "
             f"{max_length} words the model reads; only their first {max_length} words count"
         )
 
 
 def classify_texts(model: Any, tokenizer: Tokenizer, texts: list[str], progress: bool = False) -> np.ndarray:
-    """Class probabilities ``(N, K)`` for raw review texts (K = 2 for a one-logit binary model)."""
+    """Class probabilities ``(N, K)`` for raw texts (K = 2 for a one-logit binary model)."""
     cfg = model.config
     ids, valid = encode_for_classifier(tokenizer, texts, cfg.max_length, cfg.pads_to_length)
     return probabilities(predict_logits(model, ids, valid, progress=progress)).numpy()

@@ -80,7 +80,7 @@ def _index(shape: tuple[int, ...], rng: random.Random) -> tuple[int, ...]:
 
 def _tokens(trace: ForwardTrace, name: str) -> list[str]:
     """The tokens a step's T axis runs over: a translator's encoder reads the source."""
-    on_source = trace.traced[name].place.scope.partition(".")[0] == "encoder" and trace.source_tokens
+    on_source = trace.traced[name].place.side == "source" and trace.source_tokens
     return trace.source_tokens if on_source else trace.tokens
 
 

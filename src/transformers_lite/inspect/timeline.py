@@ -80,9 +80,9 @@ class Timeline(Callback):
         if not self.limit or not trainer.dist.is_main or state.step == self.last[0]:
             return
         steps = trainer.total_steps // self.limit if trainer.total_steps else 0
-        minutes = trainer.config.max_minutes
+        allowed = trainer.deadline.allowed_s  # the seconds of training the time budget allows
         due_by_steps = steps > 0 and state.step - self.last[0] > steps  # evaluations closer than that suffice
-        due_by_time = minutes is not None and state.elapsed - self.last[1] > 60 * minutes / self.limit
+        due_by_time = allowed is not None and state.elapsed - self.last[1] > allowed / self.limit
         if due_by_steps or due_by_time:
             self._write(self.snapshot(trainer.model, state.step, {}))
             self.last = (state.step, state.elapsed)

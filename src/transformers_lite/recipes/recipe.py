@@ -8,16 +8,15 @@ trained*, the trainer's settings (``TrainConfig``) and the data settings (the fa
     result = tl.get_preset("post-gpt").override(text="input.txt", max_minutes=4).run()
 
 ``run`` writes the run directory (hyperparameters, config, tokenizers first; checkpoints, metrics and
-weights through the trainer's ``Checkpointer``) and lets the trainer train.
+weights through the trainer's ``Checkpointer``) and lets the trainer train. With ``max_minutes`` the
+minutes are the wall time of all of it (``budget.Budget``, begun by the caller where its command began,
+else when ``run`` is called), and the run keeps how they were spent (``budget.json``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
-import platform
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -25,17 +24,16 @@ from typing import Any
 
 import torch
 
-from ..atomic import atomic_write_json, read_json
+from ..atomic import atomic_write_json
+from ..budget import Budget
 from ..config import Config, apply_overrides, config_from_dict
-from ..errors import ConfigError, RunError, warn
+from ..errors import ConfigError, warn
 from ..families import family
 from ..inspect.timeline import Timeline
 from ..models import build_model
 from ..runs import latest_checkpoint, load_tokenizers
 from ..runs.complete import require
-from ..runs.files import FORMAT
-from ..runs.manifest import HYPERPARAMETERS, MANIFEST, RESUMING, record, verify
-from ..summary import count_parameters
+from ..runs.manifest import HYPERPARAMETERS, RESUMING, verify
 from ..training.callbacks import Callback, Checkpointer
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import SINGLE, DistContext, broadcast
@@ -44,7 +42,7 @@ from ..training.rundir import RunLock, discard_if_empty, discard_unstarted, new_
 from ..training.settings import LIMITS, TrainConfig, from_record, inapplicable
 from ..training.state import TrainState
 from ..training.trainer import NonFiniteLoss, Trainer
-from ..version import __version__
+from .run_files import check_data_unchanged, write_run_files
 
 TRAIN_FIELDS = {f.name for f in fields(TrainConfig)}
 
@@ -54,6 +52,19 @@ class TrainResult:
     run_dir: Path
     state: TrainState
     interrupted_by: int | None = None  # the signal that stopped the run early (SIGINT, SIGTERM, SIGHUP)
+
+
+@dataclass
+class HeadStart:
+    """A run already under way before its directory exists (``--preset auto``'s race winner): its task with
+    the data read, its model config as built, the model, the trainer that trains it and where it stands
+    (``None`` once dropped)."""
+
+    task: Any
+    config: Config
+    model: torch.nn.Module | None
+    trainer: Trainer | None
+    state: TrainState | None
 
 
 PRESET_MODELS: dict[str, Config] = {}  # each preset's model as published (``presets`` fills it: it imports this)
@@ -77,21 +88,26 @@ class Recipe:
 
     # ----------------------------------------------------------------- changing it
     def override(self, model: Sequence[str] | dict[str, Any] = (), **settings: Any) -> Recipe:  # noqa: ANN401
-        """A copy with model fields (``["n_blocks=6"]`` or ``{"n_blocks": 6}``) and trainer or data
-        settings (by name) changed. Giving any limit (``epochs``, ``max_steps``, ``max_minutes``)
+        """A copy with model fields (``["n_blocks=6"]``, ``{"n_blocks": 6}``, or by keyword: ``members=1``) and
+        trainer or data settings (by keyword) changed; a name that is both a model field and a setting
+        (``vocab_size``) is the setting. Giving any limit (``epochs``, ``max_steps``, ``max_minutes``)
         replaces all of the recipe's limits."""
         data_fields = {f.name for f in fields(self.data)}
+        model_fields = {f.name for f in fields(self.model)} - TRAIN_FIELDS - data_fields
+        keyed = {k: settings.pop(k) for k in list(settings) if k in model_fields}
         unknown = sorted(set(settings) - TRAIN_FIELDS - data_fields)
         if unknown:
             raise ConfigError(
                 f"unknown {self.family} setting(s): {', '.join(unknown)}; valid: "
-                f"{', '.join(sorted(TRAIN_FIELDS | data_fields))}"
+                f"{', '.join(sorted(TRAIN_FIELDS | data_fields))}, and the model's fields "
+                f"{', '.join(sorted(model_fields))}"
             )
         train = {k: v for k, v in settings.items() if k in TRAIN_FIELDS}
         if any(k in LIMITS for k in train):
             train = {**{k: None for k in LIMITS}, **train}
         data = {k: v for k, v in settings.items() if k in data_fields}
         given = [str(m).partition("=")[0].strip() for m in model] if isinstance(model, list | tuple) else list(model)
+        given += list(keyed)
         # share_embeddings is the user's switch, which the data can only turn off (separate vocabularies)
         decided = [k for k in given if k in self.model.data_fields and k != "share_embeddings"]
         if decided:
@@ -103,7 +119,9 @@ class Recipe:
         try:
             changed = dataclasses.replace(
                 self,
-                model=apply_overrides(self.model, model if isinstance(model, dict) else list(model)),
+                model=apply_overrides(
+                    apply_overrides(self.model, model if isinstance(model, dict) else list(model)), keyed
+                ),
                 train=dataclasses.replace(self.train, **train),
                 data=dataclasses.replace(self.data, **data),
             )
@@ -181,13 +199,20 @@ class Recipe:
         log: Callable[[str], Any] = print,
         dist_ctx: DistContext = SINGLE,
         resume_dir: str | Path | None = None,
+        budget: Budget | None = None,
+        head: HeadStart | None = None,
+        race: Sequence[dict[str, Any]] = (),
     ) -> TrainResult:
         """Train (a new run in ``out``, default ``outputs/YYYYmmdd_HHMM``; or continue ``resume_dir``).
 
         The run directory is locked for the whole training (``RunLock``). A run to resume that was
         stopped before its first checkpoint starts again from step 0 with its recorded settings. A new
-        run that fails before its first file is written leaves no folder behind.
+        run that fails before its first file is written leaves no folder behind. ``budget``: the wall
+        clock of ``max_minutes`` (default: begun now); ``head``: a run trained so far (a race's winner),
+        continued in the new directory; ``race``: the table of the race that chose the recipe (recorded).
         """
+        if budget is None and self.train.max_minutes is not None:
+            budget = Budget(self.train.max_minutes)
         created = not resume_dir and (out is None or not Path(out).exists())
         if resume_dir:
             run_dir = Path(resume_dir)
@@ -207,39 +232,62 @@ class Recipe:
                     ]
                     verify(run_dir, read, what_to_do=RESUMING)  # the files it reads: listed, unchanged
                     verify(run_dir, None, what_to_do=RESUMING)  # and every other file it recorded
-                task, config = self.prepare(load_tokenizers(run_dir, self.family) if resuming else None)
+                if head is None:
+                    task, config = self.prepare(load_tokenizers(run_dir, self.family) if resuming else None)
+                else:
+                    task, config = head.task, head.config
                 if resume_dir:
                     check_data_unchanged(run_dir, task.describe())
                 elif task.note:
                     log(task.note)
-                torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights instead)
-                model = build_model(config)
                 hooks = [Checkpointer(run_dir, self.train.checkpoint_every), *callbacks]
                 fam = family(self.family)
                 if self.train.snapshots and "timeline" in fam.actions:
                     hooks.append(Timeline(run_dir, task, self.train.snapshots, fam.probe))
                 if self.train.logger and dist_ctx.is_main:
                     hooks.append(make_logger(self.train.logger, run_dir, self.train.to_dict()))
-                trainer = Trainer(model, task, self.train, callbacks=hooks, log=log, dist_ctx=dist_ctx)
-                state = None
+                if head is None:
+                    torch.manual_seed(self.train.seed)  # weight initialisation (a resumed run loads its weights)
+                    model = build_model(config)
+                    trainer = Trainer(
+                        model, task, self.train, callbacks=hooks, log=log, dist_ctx=dist_ctx, budget=budget
+                    )
+                    state = None
+                else:  # the race's winner goes on: what the budget has left is its to train in
+                    assert head.model is not None and head.trainer is not None and head.state is not None
+                    model, trainer, state = head.model, head.trainer, head.state
+                    trainer.callbacks.extend(hooks)
+                    trainer.log, trainer.budget, state.budget_s = log, budget, None
+                if budget is not None:
+                    budget.lap("reading the data")
                 if resuming:
                     loaded = load_checkpoint(run_dir, model, trainer.optimizer, rank=dist_ctx.rank, family=self.family)
                     state = TrainState.from_dict(loaded)
                     log(f"resumed {run_dir} at step {state.step}")
                 else:
-                    train = trainer.fit_warmup_to_run()  # recorded, so resuming keeps the same schedule
+                    train = (
+                        trainer.fit_warmup_to_run() if head is None else trainer.config
+                    )  # recorded: resuming keeps it
                     if dist_ctx.is_main:
-                        write_run_files(
-                            run_dir, dataclasses.replace(self, model=config, train=train), task, model, trainer
-                        )
+                        ran = dataclasses.replace(self, model=config, train=train)
+                        trained = 0.0 if state is None else state.elapsed
+                        write_run_files(run_dir, ran, task, model, trainer, budget, trained, race)
+                trained_before = 0.0 if state is None else state.elapsed
                 try:
                     state = trainer.fit(state)
                 except NonFiniteLoss as err:
                     last = latest_checkpoint(run_dir)
                     where = f"the last good checkpoint is {last}" if last else "no checkpoint was written yet"
                     raise NonFiniteLoss(f"{err}, {where}") from None
+                if budget is not None:
+                    budget.lap("training", state.elapsed - trained_before)
                 if dist_ctx.is_main:
                     require(run_dir, "saved")  # a folder deleted or emptied while it trained is no saved run
+                if budget is not None:
+                    budget.lap("final evaluation and saving")
+                    log(f"the time budget, {budget.account()}")
+                    if dist_ctx.is_main:
+                        atomic_write_json(run_dir / "budget.json", budget.record())
                 log(f"run saved in {run_dir}")
         except Exception:
             if created and dist_ctx.is_main:
@@ -250,54 +298,3 @@ class Recipe:
                 discard_if_empty(run_dir)  # interrupted: a run with its settings written can be resumed
             raise
         return TrainResult(run_dir, state, trainer.interrupted_by)
-
-
-def check_data_unchanged(run_dir: Path, now: dict[str, Any]) -> None:
-    """Refuse to resume when a data file differs from the one the run started with (sha256)."""
-    recorded = read_json(run_dir / "hyperparameters.json", "hyperparameters file").get("data", {})
-    for key, digest in recorded.items():
-        if key.endswith("_sha256") and now.get(key) not in (None, digest):
-            name = key.removesuffix("_sha256")
-            raise RunError(
-                f"{now.get(name)} changed since {run_dir} started (sha256 differs); restore the original "
-                "file, or start a new run"
-            )
-
-
-def write_run_files(run_dir: Path, recipe: Recipe, task: Any, model: torch.nn.Module, trainer: Trainer) -> None:  # noqa: ANN401
-    """``hyperparameters.json`` first (the recipe as trained: everything a resume needs, plus the data's
-    paths and sha256, versions, machine, command), then ``config.json`` and the tokenizers: a run killed
-    in between can still be resumed."""
-    trainable, fixed = count_parameters(model)
-    atomic_write_json(
-        run_dir / "hyperparameters.json",
-        {
-            "format": FORMAT,
-            "manifest": MANIFEST,  # loading refuses the run if it goes missing (runs/manifest.py)
-            **recipe.to_dict(),
-            "seed": recipe.train.seed,
-            "data": task.describe(),
-            "parameters": {"trainable": trainable, "non_trainable": fixed},
-            "steps_per_epoch": trainer.steps_per_epoch,
-            "total_steps": trainer.total_steps,
-            "versions": {
-                "transformers_lite": __version__,
-                "torch": torch.__version__,
-                "python": platform.python_version(),
-            },
-            "machine": {
-                "processor": platform.processor() or platform.machine(),
-                "cpus": os.cpu_count(),
-                "device": str(trainer.device),
-            },
-            "command": sys.argv,
-            "distributed": {
-                "world_size": trainer.dist.world,
-                "global_batch": f"per-rank batch x {trainer.dist.world} ranks x {recipe.train.accumulate}",
-            },
-        },
-    )
-    recipe.model.to_json(run_dir / "config.json")
-    for stem, tokenizer in task.tokenizers().items():
-        tokenizer.save(run_dir / f"{stem}.json")
-    record(run_dir, [HYPERPARAMETERS, "config.json", *(f"{stem}.json" for stem in task.tokenizers())])

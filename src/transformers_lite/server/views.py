@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from ..budget import seconds
 from ..config import Config
 from ..evaluation.prediction import class_names, encode_for_classifier, probabilities
 from ..generation.prompt import prompt_pieces, read_prompt
@@ -144,13 +145,14 @@ def training_state(run_dir: Path, hyper: dict[str, Any]) -> dict[str, Any] | Non
     except HistoryFileError:
         rows = []
     last = rows[-1] if rows else {}
-    train = hyper.get("train")
-    budget = train.get("max_minutes") if isinstance(train, dict) else None
+    train, budget = hyper.get("train"), hyper.get("budget")
+    minutes = train.get("max_minutes") if isinstance(train, dict) else None
+    allowed = budget.get("training_s") if isinstance(budget, dict) else None  # what training was allowed of it
     return {
         "step": last.get("step") or 0,
         "elapsed_s": last.get("wall_s") or 0.0,
         "total_steps": hyper.get("total_steps"),
-        "budget_s": None if budget is None else budget * 60,
+        "budget_s": seconds(minutes) if allowed is None else allowed,
     }
 
 

@@ -82,7 +82,7 @@ def read_splits(settings: ClassifierSettings, seed: int = 0) -> Splits:
     ``tlite baseline`` scores, so that the two are compared on the same records."""
     s = settings
     if not s.train:
-        raise ConfigError("give the training reviews with --train FILE.jsonl (MARC has no public download)")
+        raise ConfigError("give the training records with --train FILE (a table of texts and labels)")
     train_path, val_path = Path(s.train), None if s.val is None else Path(s.val)
     options = ("--text-column", "--label-column")  # train classifier's and baseline's: errors point at them
     reviews = load_reviews(train_path, text_column=s.text_column, label_column=s.label_column, options=options)
@@ -221,11 +221,11 @@ class ClassifierTask(TaskBase):
             what = "sentiment (3-star reviews dropped)" if self.n_labels in (1, 2) else "5-star"
         train_path, val_path = self.sources.get("train"), self.sources.get("val")
         if len(self.train_labels) == 0:
-            raise DataError(f"{train_path}: no training reviews for the {what} task")
+            raise DataError(f"{train_path}: no training records for the {what} task")
         if len(self.val_labels) == 0:
             source = val_path or f"--val-fraction {self.settings.val_fraction} of {train_path}"
             raise DataError(
-                f"the validation split ({source}) holds no reviews for the {what} task; give --val FILE "
+                f"the validation split ({source}) holds no records for the {what} task; give --val FILE "
                 "or a larger --val-fraction"
             )
         classes = class_names(self)
@@ -233,7 +233,7 @@ class ClassifierTask(TaskBase):
             missing = sorted(set(range(len(classes))) - set(labels.tolist()))
             if missing:
                 shown = ", ".join(classes[c] for c in missing)
-                warn(f"the {name} reviews have no example of {shown}; macro-F1 counts that class as 0")
+                warn(f"the {name} records have no example of {shown}; macro-F1 counts that class as 0")
 
     def model_config(self, config: ClassifierConfig) -> ClassifierConfig:
         """Vocabulary, labels and pad id from the data; with ``init_from``, the encoder's shape from the
@@ -369,14 +369,14 @@ class ClassifierTask(TaskBase):
                 "text_column": self.columns[0],
                 "label_column": self.columns[1],
                 "classes": class_names(self),
-                "train_reviews": len(self.train_labels),
+                "train_records": len(self.train_labels),
                 "val_split": "file"
                 if self.sources.get("val")
                 else "stratified"
                 if self.settings.stratify
                 else "random",
                 "class_weight_values": None if self.class_weights is None else self.class_weights.tolist(),
-                "val_reviews": len(self.val_labels),
+                "val_records": len(self.val_labels),
                 "vocabulary": len(self.tokenizer),
             }
         )

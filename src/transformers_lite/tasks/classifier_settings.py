@@ -51,7 +51,7 @@ class ClassifierSettings(WordSettings):
         None,
         none="yes for 5 stars",
     )
-    batch_size: int = setting("reviews per batch", 32)
+    batch_size: int = setting("records per batch", 32)
     val_fraction: float = setting("fraction of --train held out for validation when --val is not given", 0.1)
     stratify: bool = setting(
         "hold out --val-fraction of each class (at least one record of every class that has two or more), so "
@@ -69,7 +69,7 @@ class ClassifierSettings(WordSettings):
     )
     label_smoothing: float = setting("label smoothing of the cross-entropy", 0.0)
     padding: str = setting(
-        "pad reviews with a [PAD] token that attention ignores, or with the unknown word as the posts do "
+        "pad texts with a [PAD] token that attention ignores, or with the unknown word as the posts do "
         "(the model then reads padding as words)",
         "pad",
         choices=("pad", "unk"),

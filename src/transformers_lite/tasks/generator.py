@@ -19,7 +19,7 @@ from ..config import GeneratorConfig
 from ..data.corpus import Corpus, corpus_sha256, read_corpus
 from ..data.shakespeare import get_shifted_batch, split_text, steps_per_epoch
 from ..data.sources import resolve
-from ..errors import DataError, warn
+from ..errors import ConfigError, DataError, warn
 from ..evaluation.metrics import bits_per_unit, language_model_loss, perplexity, text_units
 from ..tokenizers import CharTokenizer, Tokenizer
 from ..tokenizers.byte_bpe import ByteLevelBPETokenizer
@@ -37,6 +37,12 @@ class GeneratorSettings:
         None,
         none="the --corpus file from the data folder",
         path=True,
+    )
+    exclude: str | None = setting(
+        "leave out of --text the files matching these glob patterns, by name or path inside the folder "
+        "(comma-separated: '*.json,data/*')",
+        None,
+        none="every file",
     )
     corpus: str = setting(
         "the text used without --text: tiny Shakespeare, or the plays of the Complete Works "
@@ -63,6 +69,8 @@ class GeneratorSettings:
         validate.integer("batch_size", self.batch_size)
         validate.number("val_fraction", self.val_fraction, 0, 1, low_open=True, high_open=True)  # needs a split
         validate.integer("eval_tokens", self.eval_tokens, optional=True)
+        if self.exclude is not None and not self.text:
+            raise ConfigError(f"--exclude {self.exclude!r} leaves files out of --text: give --text FOLDER or PATTERN")
 
 
 class GeneratorTask(TaskBase):
@@ -117,7 +125,7 @@ class GeneratorTask(TaskBase):
                 "predict, so the loss falls far below what generation achieves"
             )
         source = settings.text if settings.text else resolve(*CORPORA[settings.corpus])
-        corpus = read_corpus(source)
+        corpus = read_corpus(source, settings.exclude)
         if corpus.skipped:
             warn(f"{source}: {corpus.skipped_line()}")
         tokenizer = (tokenizers or {}).get("tokenizer")
@@ -166,7 +174,7 @@ class GeneratorTask(TaskBase):
         return {
             **asdict(self.settings),
             "text": None if self.source is None else str(Path(self.source).resolve()),  # a pattern stays one
-            "text_sha256": None if self.source is None else corpus_sha256(self.source),
+            "text_sha256": None if self.source is None else corpus_sha256(self.source, self.settings.exclude),
             "files": None if self.corpus is None else len(self.corpus.files),
             "train_tokens": len(self.train_ids),
             "val_tokens": len(self.val_ids),

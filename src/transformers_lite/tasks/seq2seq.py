@@ -22,6 +22,7 @@ from ..data.sources import resolve, sha256
 from ..data.tables import split_validation
 from ..data.translation import Pairs, TranslationBatch, bucket_batches, filter_by_length, load_pairs, make_batch
 from ..errors import ConfigError, DataError, warn
+from ..evaluation.metrics import bits_per_unit
 from ..evaluation.translation import corpus_scores
 from ..generation.translate import DecodeSettings, decode_batch
 from ..models import TransformerSeq2Seq
@@ -191,6 +192,7 @@ class Seq2SeqTask(TaskBase):
         self.note = self._read_note(dropped, config.max_length)
         self._epoch_batches: tuple[int, list[list[int]]] | None = None
         self._steps_per_epoch: int | None = None
+        self._val_chars: int | None = None  # the validation targets' characters (bits per character divide by them)
         # pretrained vectors (post 001's GloVe) for the source table and, when it is another, the target's
         self.vectors = []
         if settings.vectors is not None:
@@ -305,11 +307,12 @@ class Seq2SeqTask(TaskBase):
 
     @property
     def metrics(self) -> tuple[str, ...]:  # type: ignore[override]  # computed from the data read
-        return ("val_loss", "val_bleu") if self.settings.bleu_sentences else ("val_loss",)
+        return ("val_loss", "val_bits_per_char", *(("val_bleu",) if self.settings.bleu_sentences else ()))
 
     def evaluate(self, model: TransformerSeq2Seq, split: str = "val") -> dict[str, float]:
-        """Validation loss (and greedy BLEU on its first ``bleu_sentences``), or the training split's
-        loss as ``train_full_loss``."""
+        """Validation loss, the same in bits per character of the target sentences (an end counted as one;
+        comparable across tokenizers) and greedy BLEU on the first ``bleu_sentences``; or the training
+        split's loss as ``train_full_loss``."""
         device = next(model.parameters()).device
         src_ids, tgt_ids = (self.val_src, self.val_tgt) if split == "val" else (self.train_src, self.train_tgt)
         total, count = 0.0, 0
@@ -320,7 +323,9 @@ class Seq2SeqTask(TaskBase):
             count += n
         if split != "val":
             return {"train_full_loss": total / count}
-        result = {"val_loss": total / count}
+        if self._val_chars is None:  # each target sentence's characters and its end, counted once
+            self._val_chars = sum(len(self.tgt_tok.decode(ids)) + 1 for ids in self.val_tgt)
+        result = {"val_loss": total / count, "val_bits_per_char": bits_per_unit(total / count, count, self._val_chars)}
         n = min(self.settings.bleu_sentences, len(self.val_src))
         if n:
             hyps = []

@@ -51,6 +51,9 @@ class Trainer(Protocol):
     def final_weights(self) -> Any:  # noqa: ANN401 - a context manager: the weights a run is saved with
         ...
 
+    def time_left(self, elapsed: float) -> float | None:  # seconds of training the time budget leaves (None: none)
+        ...
+
 
 class Callback:
     def on_train_start(self, trainer: Trainer, state: TrainState) -> None:
@@ -108,8 +111,8 @@ class ProgressBar(Callback):
         self.total, self.loss_n = self.total + loss, self.loss_n + 1
         self.bar.update(1)
         postfix = {"mean_loss": f"{self.total / self.loss_n:.4f}", "batch_loss": f"{loss:.4f}"}
-        if trainer.config.max_minutes is not None:
-            postfix["budget_left"] = f"{max(trainer.config.max_minutes * 60 - state.elapsed, 0):.0f}s"
+        if (left := trainer.time_left(state.elapsed)) is not None:
+            postfix["budget_left"] = f"{left:.0f}s"
         self.bar.set_postfix(postfix, refresh=False)
 
     def _plain_line(self, trainer: Trainer, state: TrainState, loss: float) -> None:
@@ -117,8 +120,8 @@ class ProgressBar(Callback):
         if state.elapsed - self.last_line_s < self.every_s or state.stop_reason:
             return
         limit = "" if trainer.total_steps is None else f" of {trainer.total_steps}"
-        budget = trainer.config.max_minutes
-        left = "" if budget is None else f" | {max(budget * 60 - state.elapsed, 0):.0f} s of the budget left"
+        seconds = trainer.time_left(state.elapsed)
+        left = "" if seconds is None else f" | {seconds:.0f} s of the budget left"
         rate = self.loss_n / max(state.elapsed - self.last_line_s, 1e-9)
         trainer.log(
             f"step {state.step}{limit} | train_loss {self.total / self.loss_n:.4f} (mean of the last "
@@ -224,7 +227,7 @@ def only_this_session_ends(trainer: Trainer, state: TrainState) -> bool:
     cfg = trainer.config
     if trainer.total_steps is not None and state.step >= trainer.total_steps:
         return False
-    if cfg.max_minutes is not None and state.elapsed >= cfg.max_minutes * 60:
+    if trainer.time_left(state.elapsed) == 0.0:
         return False
     paused = cfg.stop_at is not None and state.step >= cfg.stop_at
     return paused or getattr(trainer, "interrupted_by", None) is not None  # a signal

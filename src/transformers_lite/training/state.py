@@ -1,5 +1,6 @@
 """``TrainState``: what the training loop carries from step to step, checkpointed in ``state.json`` (and the
-best evaluation's weights beside it, ``callbacks.KeepBest``)."""
+best evaluation's weights beside it, ``callbacks.KeepBest``); and the random streams a training draws its
+dropout from (``random_streams``), which a step abandoned midway and a race between runs set back."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ class TrainState:
     bad_evals: int = 0  # evaluations since the best one
     warmup_end_s: float | None = None  # elapsed seconds when warmup ended (the time-budget schedule starts there)
     warmup_steps: int | None = None  # the warmup fitted to a time budget from the first steps' speed (None: as set)
+    budget_s: float | None = None  # the seconds of training a time budget allowed when the run began (``limits``)
+    budget_minutes: float | None = None  # the --max-minutes that allowance was given for
     log: list[dict[str, Any]] = field(default_factory=list)  # a training-loss row every log_every steps
     running: dict[str, float] = field(
         default_factory=lambda: {"eval_sum": 0.0, "eval_n": 0, "log_sum": 0.0, "log_n": 0}
@@ -52,4 +55,20 @@ class TrainState:
     def from_dict(cls, data: dict[str, Any]) -> TrainState:
         keys = {"step", "elapsed", "history", "best", "best_step", "best_metric", "bad_evals", "warmup_end_s", "log"}
         keys |= {"warmup_steps", "running", "best_weights"}  # ``best_weights``: read by ``load_checkpoint``
+        keys |= {"budget_s", "budget_minutes"}
         return cls(**{k: v for k, v in data.items() if k in keys})
+
+
+def random_streams(device: torch.device | None = None) -> list[torch.Tensor]:
+    """The state of the random streams dropout draws from: the CPU's, and the CUDA device's when training there."""
+    if device is None or device.type != "cuda":
+        return [torch.get_rng_state()]
+    return [torch.get_rng_state(), torch.cuda.get_rng_state(device)]
+
+
+def set_random_streams(streams: list[torch.Tensor], device: torch.device | None = None) -> None:
+    """The streams back as ``random_streams`` gave them (nothing for an empty list)."""
+    if streams:
+        torch.set_rng_state(streams[0])
+    if len(streams) > 1 and device is not None:
+        torch.cuda.set_rng_state(streams[1], device)

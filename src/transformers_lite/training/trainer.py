@@ -4,11 +4,15 @@ A *task* (``training.task``) supplies deterministic batches, a loss and metrics;
 optimizer, the schedule and evaluation; callbacks do the rest (the run directory's checkpoints and
 weights are ``callbacks.Checkpointer``'s)::
 
-    fit(state)  start(state)             new run: data-dependent initialisation | resumed: the given state
-                repeat: train_step()     learning rate, micro-batches, backward, clip, optimizer step
-                        after_step()     limits -> evaluate() -> callbacks (checkpoint, early stop, ...)
-                on_train_end callbacks   (final checkpoint, model.safetensors)
-                keep.restore()           the best evaluation's weights back into the model (keep_best)
+    fit(state)  begin(state)             new run: data-dependent initialisation | resumed: the given state;
+                                         the time budget's allowance (``limits.Deadline``)
+                train_until(state)       repeat: train_step()   learning rate, micro-batches, backward, clip, step
+                                                 after_step()   limits -> evaluate() -> callbacks (checkpoint, ...)
+                finish(state)            on_train_end callbacks (final checkpoint, model.safetensors), then
+                                         keep.restore(): the best evaluation's weights back into the model
+
+``--preset auto``'s race calls ``begin`` once, then ``train_until(state, seconds)`` and ``evaluate`` for
+each of its rounds; the winner goes on with ``fit(state)``, continuing where the race left it.
 
 Batches are a pure function of ``(random seed, micro-batch number)`` and every RNG state is
 checkpointed, so ``N`` steps straight and ``N/2`` + resume + ``N/2`` give bitwise-identical weights on CPU.
@@ -19,42 +23,29 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-from torch import Tensor, nn
+from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from ..devices import compiled, resolve_device
-from ..errors import warn
+from ..budget import Budget
+from ..devices import compiled, resolve_device, to_device
 from .callbacks import Callback, KeepBest, ProgressBar
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, same_weights_everywhere
 from .ema import averaged, update_average
+from .limits import TIMED_STEPS, Limits
 from .optim import Schedule, fitted_warmup, make_optimizer, set_lr, warn_if_cut_short
 from .settings import TrainConfig
-from .state import TrainState
+from .signals import StopSignals
+from .state import TrainState, random_streams, set_random_streams
 from .task import Task
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-TIMED_STEPS = 5  # a time-budget run's warmup is fitted to the speed of its first steps (after the first)
 
 
 class NonFiniteLoss(ValueError):
     pass
-
-
-def _to(batch: Any, device: torch.device) -> Any:  # noqa: ANN401
-    if isinstance(batch, Tensor) or hasattr(batch, "to"):
-        return batch.to(device)
-    if isinstance(batch, (tuple, list)):
-        return type(batch)(_to(b, device) for b in batch)
-    if isinstance(batch, dict):
-        return {k: _to(v, device) for k, v in batch.items()}
-    return batch
 
 
 class Trainer:
@@ -68,9 +59,12 @@ class Trainer:
         log: Callable[[str], Any] = print,
         dist_ctx: DistContext = SINGLE,
         clock: Callable[[], float] = time.perf_counter,
+        budget: Budget | None = None,
     ) -> None:
+        """``budget``: the wall clock a time-budget run must end within (the command's: it began before the
+        data was read); without it, ``max_minutes`` counts the training alone."""
         self.model, self.task, self.config = model, task, config
-        self.dist, self.clock = dist_ctx, clock
+        self.dist, self.clock, self.budget = dist_ctx, clock, budget
         self.log = log if dist_ctx.is_main else (lambda *_: None)
         self.device = torch.device(resolve_device(config.device))
         self.model.to(self.device)
@@ -86,18 +80,16 @@ class Trainer:
         )
         # one optimizer step consumes accumulate x ranks micro-batches
         self.steps_per_epoch = max(1, task.steps_per_epoch() // (config.accumulate * dist_ctx.world))
-        limits = [config.max_steps] if config.max_steps is not None else []
-        if config.epochs is not None:
-            limits.append(math.ceil(config.epochs * self.steps_per_epoch))
-        self.total_steps = min(limits) if limits else None
-        budget = None if config.max_minutes is None else config.max_minutes * 60
+        self.signals = StopSignals(self.log)  # SIGINT/SIGTERM received: stop after this step
+        self.limits = Limits(config, self.steps_per_epoch, self.signals, dist_ctx.active)
+        self.total_steps, self.deadline = self.limits.total_steps, self.limits.deadline
         self.schedule = Schedule(
             config.schedule,
             config.lr,
             config.warmup_steps,
             self.total_steps,
             config.min_lr_ratio,
-            budget,
+            self.deadline.allowed_s,
             config.cooldown,
         )
         # the best evaluation is known before the run's own callbacks (its checkpoint) see it
@@ -112,10 +104,7 @@ class Trainer:
         wrapped = self.ddp if self.ddp is not None else model
         self.forward_model = compiled(wrapped, str(self.device)) if config.compile else wrapped
         self.last_lr = 0.0
-        self._signal: int | None = None  # SIGINT/SIGTERM received: stop after this step
-        self._warned_step = False  # "one step outlasts the whole budget" said once
-        self._first_step = 0  # the step this session started from (fit sets it)
-        self._stop_vote = False  # under DDP: some rank asked to stop (all ranks stop together)
+        self._first_step = 0  # the step this session started from (begin sets it)
         self._start_clock = 0.0
         self._first_step_s = 0.0  # elapsed seconds at the end of step 1
 
@@ -132,28 +121,51 @@ class Trainer:
     # ----------------------------------------------------------------- the loop
     def fit(self, state: TrainState | None = None) -> TrainState:
         """Train until a limit is reached; return the final state (step, history, stop reason). ``state``
-        continues a resumed run (its weights, optimizer and random streams restored by the caller)."""
+        continues a resumed run (its weights, optimizer and random streams restored by the caller) or a
+        race's winner (``begin`` already called)."""
+        with self.signals.installed():
+            state = self.begin(state)
+            self.train_until(state)
+        return self.finish(state)
+
+    def begin(self, state: TrainState | None = None) -> TrainState:
+        """A session's start: the state (``start``), the time budget's allowance, the callbacks told, and
+        the untrained model's evaluation when asked."""
         state = self.start(state)
+        self.deadline.begin(state, self.budget)
+        self.schedule = dataclasses.replace(self.schedule, budget_s=self.deadline.allowed_s)
         if state.warmup_steps is not None:  # fitted to the budget before a pause: the same schedule
             self.schedule = dataclasses.replace(self.schedule, warmup_steps=state.warmup_steps)
         self._first_step = state.step
-        with self._signal_handlers():
-            self._call("on_train_start", state)
-            self._start_clock = self.clock() - state.elapsed
-            if self.config.eval_at_start and state.step == 0 and not state.history:
-                self.evaluate(state)  # the untrained model's scores: the curves start at step 0
-            state.stop_reason = self.limit_reason(state)
-            while state.stop_reason is None:
-                before = state.elapsed
-                loss = self.train_step(state)
-                self._warn_if_one_step_spends_the_budget(state.elapsed - before)
-                if loss is None:  # stopped between micro-batches: the step was not taken
-                    state.stop_reason = self.limit_reason(state)
-                    if not state.history or state.history[-1].get("step") != state.step:
-                        self.evaluate(state)
-                    break
-                self.after_step(state, loss)
-                self._fit_warmup_to_budget(state)
+        self._call("on_train_start", state)
+        self._start_clock = self.clock() - state.elapsed
+        if self.config.eval_at_start and state.step == 0 and not state.history:
+            self.evaluate(state)  # the untrained model's scores: the curves start at step 0
+        return state
+
+    def train_until(self, state: TrainState, seconds: float | None = None) -> None:
+        """Train until a limit stops the run (``state.stop_reason``) or, given ``seconds``, until that much
+        more of the run's own time is spent (at least one step; a race's round)."""
+        self._start_clock = self.clock() - state.elapsed  # the run's clock runs only while it trains
+        until = None if seconds is None else state.elapsed + seconds
+        state.stop_reason = self.limit_reason(state)
+        while state.stop_reason is None:
+            before = state.elapsed
+            loss = self.train_step(state)
+            self.deadline.warn_if_one_step_spends_it(state.elapsed - before)
+            if loss is None:  # stopped between micro-batches: the step was not taken
+                state.stop_reason = self.limit_reason(state)
+                if not state.history or state.history[-1].get("step") != state.step:
+                    self.evaluate(state)
+                break
+            self.after_step(state, loss)
+            self._plan_the_budget(state)
+            if until is not None and state.elapsed >= until:
+                break
+
+    def finish(self, state: TrainState) -> TrainState:
+        """After the last step: the cut-short warnings, the final callbacks (checkpoint, weights), the best
+        weights back into the model."""
         if not (state.stop_reason or "").startswith(("paused", "interrupted")):
             warn_if_cut_short(state, self.schedule.warmup_steps, self.config.lr, self.steps_per_epoch)
         if self.dist.active:
@@ -185,16 +197,16 @@ class Trainer:
         self.last_lr = self.schedule(step, self.schedule.progress(step, state.elapsed, state.warmup_end_s))
         set_lr(self.optimizer, self.last_lr, step)
         batch_loss = 0.0
-        rewind = self._random_state() if cfg.accumulate > 1 and not self.dist.active else None
+        rewind = random_streams(self.device) if cfg.accumulate > 1 and not self.dist.active else None
         for micro in range(cfg.accumulate):
             if micro and rewind is not None and self._must_stop_now(state.step > self._first_step):
                 self.optimizer.zero_grad(set_to_none=True)
-                self._random_state(rewind)
+                set_random_streams(rewind, self.device)
                 state.elapsed = self.clock() - self._start_clock
                 return None
             # rank r of W takes micro-batches g*W + r: together the ranks cover what one process
             # with accumulate x W would see
-            batch = _to(self.task.batch((step * cfg.accumulate + micro) * world + self.dist.rank), self.device)
+            batch = to_device(self.task.batch((step * cfg.accumulate + micro) * world + self.dist.rank), self.device)
             last_micro = micro == cfg.accumulate - 1
             sync = contextlib.nullcontext() if self.ddp is None or last_micro else self.ddp.no_sync()
             with sync:
@@ -205,9 +217,9 @@ class Trainer:
                 loss.backward()
             batch_loss += loss.item()
         if self.dist.active:  # mean loss over ranks, and a stop vote so every rank stops together
-            wants_stop = self._signal is not None or self._over_budget(self.clock() - self._start_clock)
+            wants_stop = self.signals.received is not None or self.deadline.over(self.clock() - self._start_clock)
             total, votes = all_reduce_sum([batch_loss, float(wants_stop)], self.dist, self.device)
-            batch_loss, self._stop_vote = total / world, votes > 0
+            batch_loss, self.limits.stop_vote = total / world, votes > 0
         if not math.isfinite(batch_loss):
             raise NonFiniteLoss(f"loss became {batch_loss} at step {step + 1}; training stopped")
         if cfg.grad_clip > 0:
@@ -238,42 +250,30 @@ class Trainer:
             self.evaluate(state)
         self._call("on_step_end", state, loss)
 
-    def _fit_warmup_to_budget(self, state: TrainState) -> None:
-        """After the first ``TIMED_STEPS`` of a run with a time budget: shorten a warmup longer than a
-        quarter of the steps the budget buys at the speed of the steps after the first (``fitted_warmup``).
-        The fitted warmup is kept in the state, so a resumed run keeps it."""
-        budget = self.config.max_minutes
-        if budget is None or state.step != TIMED_STEPS or state.warmup_steps is not None or self._first_step:
+    def _plan_the_budget(self, state: TrainState) -> None:
+        """After the first ``TIMED_STEPS`` of a new run with a time budget: its warmup fitted to the steps the
+        budget buys (kept in the state, so a resumed run keeps it), and an evaluation now unless one was
+        timed already, so the end's cost is known before it is due (``limits``)."""
+        if state.step != TIMED_STEPS or state.warmup_steps is not None or self._first_step:
             return
-        per_step = (state.elapsed - self._first_step_s) / (TIMED_STEPS - 1)
-        buys = TIMED_STEPS + int(max(budget * 60 - state.elapsed, 0) / max(per_step, 1e-9))
-        if self.total_steps is not None and self.total_steps <= buys:
-            return  # the step or epoch limit comes first: fitted before the run started
-        state.warmup_steps = fitted_warmup(self.schedule.warmup_steps, buys, expected=True)
-        self.schedule = dataclasses.replace(self.schedule, warmup_steps=state.warmup_steps)
-        if state.warmup_end_s is None and state.step >= state.warmup_steps:
+        warmup = self.limits.planned_warmup(state, self._first_step_s, self.schedule.warmup_steps)
+        if warmup is None:
+            return
+        state.warmup_steps = warmup
+        self.schedule = dataclasses.replace(self.schedule, warmup_steps=warmup)
+        if state.warmup_end_s is None and state.step >= warmup:
             state.warmup_end_s = state.elapsed  # the shorter warmup is over: the decay starts now
+        evaluated = bool(state.history) and state.history[-1].get("step") == state.step
+        if not (self.deadline.timed or evaluated or state.stop_reason):
+            self.evaluate(state)
 
     def limit_reason(self, state: TrainState) -> str | None:
         """Why training must stop now, or ``None``: a limit, the time budget, a pause, a signal."""
-        cfg = self.config
-        if self.total_steps is not None and state.step >= self.total_steps:
-            return "limit reached"
-        if self.dist.active and self._stop_vote:
-            return (
-                "interrupted"
-                if self._signal is not None
-                else "time budget used"
-                if self._over_budget(state.elapsed)
-                else "stopped with the other ranks"
-            )
-        if not self.dist.active and self._over_budget(state.elapsed):
-            return f"time budget of {cfg.max_minutes:g} minute{'' if cfg.max_minutes == 1 else 's'} used"
-        if cfg.stop_at is not None and state.step >= cfg.stop_at:
-            return f"paused (--stop-at {cfg.stop_at})"
-        if self._signal is not None and not self.dist.active:
-            return "interrupted"
-        return None
+        return self.limits.reason(state)
+
+    def time_left(self, elapsed: float) -> float | None:
+        """Seconds of training the time budget leaves before the run's end must begin (``None``: no budget)."""
+        return self.deadline.left(elapsed)
 
     def _row(self, state: TrainState, window: str) -> dict[str, Any]:
         """Where training stands: a ``metrics.csv`` log row, or the start of a ``history.json`` record
@@ -286,37 +286,16 @@ class Trainer:
             "train_loss": state.mean_loss(window),
         }
 
-    def _warn_if_one_step_spends_the_budget(self, seconds: float) -> None:
-        """A budget is checked between steps and micro-batches, never inside one: say so when a single
-        step outlasts the whole budget (a huge context or batch), once."""
-        budget = self.config.max_minutes
-        if budget is not None and seconds > budget * 60 and not self._warned_step:
-            self._warned_step = True
-            warn(
-                f"one optimizer step took {seconds:.0f} s, longer than the whole --max-minutes {budget:g} budget "
-                "(it is checked between steps and micro-batches); lower --batch-size, the context or --accumulate"
-            )
-
     def _must_stop_now(self, stepped: bool) -> bool:
         """A signal, or a spent budget once this session has taken a step (a budget shorter than one
         step still trains one)."""
-        return self._signal is not None or (stepped and self._over_budget(self.clock() - self._start_clock))
-
-    def _random_state(self, restore: list[torch.Tensor] | None = None) -> list[torch.Tensor] | None:
-        """The dropout stream's state (CPU, and the CUDA device's when training there), or restore it."""
-        cuda = self.device.type == "cuda"
-        if restore is None:
-            return [torch.get_rng_state(), *([torch.cuda.get_rng_state(self.device)] if cuda else [])]
-        torch.set_rng_state(restore[0])
-        if cuda:
-            torch.cuda.set_rng_state(restore[1], self.device)
-        return None
-
-    def _over_budget(self, elapsed: float) -> bool:
-        return self.config.max_minutes is not None and elapsed >= self.config.max_minutes * 60
+        over = stepped and self.deadline.over(self.clock() - self._start_clock)
+        return self.signals.received is not None or over
 
     def evaluate(self, state: TrainState) -> dict[str, Any]:
-        """Validation metrics on rank 0 (shared with every rank), one history row, one log line."""
+        """Validation metrics on rank 0 (shared with every rank), one history row, one log line; its real
+        duration, with what the callbacks wrote, is what the run's end is planned to cost."""
+        began = time.perf_counter()
         metrics: dict[str, Any] = {}
         if self.dist.is_main:
             self.model.eval()
@@ -341,6 +320,7 @@ class Trainer:
         self._call(
             "on_log", state, {k: v for k, v in record.items() if not (self.config.log_every and k == "train_loss")}
         )
+        self.deadline.timed_end(time.perf_counter() - began)
         return record
 
     # ----------------------------------------------------------------- helpers
@@ -357,30 +337,7 @@ class Trainer:
             return torch.autocast(self.device.type, dtype=torch.bfloat16)
         return contextlib.nullcontext()
 
-    def _on_signal(self, signum: int, frame: Any) -> None:  # noqa: ANN401
-        if self._signal is not None:  # second Ctrl-C: stop at once
-            raise KeyboardInterrupt
-        self._signal = signum
-        self.log(
-            f"{signal.Signals(signum).name} received: finishing this step and saving a checkpoint "
-            "(Ctrl-C again to abort)"
-        )
-
-    @contextlib.contextmanager
-    def _signal_handlers(self) -> Iterator[None]:
-        """Ctrl-C (SIGINT), SIGTERM and a closed terminal (SIGHUP) finish the current step, checkpoint and
-        stop (main thread only)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = {s: signal.signal(s, self._on_signal) for s in STOP_SIGNALS}
-        try:
-            yield
-        finally:
-            for s, handler in previous.items():
-                signal.signal(s, handler)
-
     @property
     def interrupted_by(self) -> int | None:
         """The signal (SIGINT or SIGTERM) that stopped this run, if any."""
-        return self._signal
+        return self.signals.received
