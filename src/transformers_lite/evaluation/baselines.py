@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from .. import validate
-from ..errors import ConfigError, DataError
 from ..data.tables import split_validation
+from ..errors import ConfigError, DataError
 from ..optional import need
 from ..tokenizers.text import words
 from .metrics import accuracy, confusion_matrix, macro_f1, ordinal_errors
