@@ -124,6 +124,12 @@ def test_the_answer_sees_no_argument_but_the_steps_tensors(box):
     assert "PYTHONPATH" not in verdict.message and "XDG" not in verdict.message
 
 
+def test_a_result_larger_than_a_pipe_holds_comes_back_whole_every_time(box):
+    e = exercise("batched-matmul-backward")  # da (H, T, T) and db (H, T, D) in float64: over 64 KiB
+    verdicts = [check_code(e, e.solution_source(), None, box) for _ in range(12)]
+    assert all(v.passed for v in verdicts), [v.message for v in verdicts if not v.passed]
+
+
 def test_a_burst_of_checks_is_bounded(box):
     busy = Sandbox(Limits(cpu_s=1.0), max_waiting=0)
     busy._waiting = 1  # one check running, none may wait

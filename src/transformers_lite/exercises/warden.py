@@ -166,6 +166,20 @@ def _adopted() -> list[int]:
     return out
 
 
+def _drain(fd: int, into: bytearray, cap: int) -> None:
+    """The rest of a pipe whose writers have all ended (up to ``cap`` bytes kept; the rest read and dropped)."""
+    os.set_blocking(fd, False)
+    while True:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except (BlockingIOError, OSError):
+            return
+        if not chunk:
+            return
+        if len(into) < cap:
+            into += chunk
+
+
 def _clean_up(pgid: int) -> int:
     """End the check's process group and every process it left; reap them. How many were left."""
     with contextlib.suppress(OSError):
@@ -246,6 +260,11 @@ def _check(request: dict[str, Any], payload: bytes) -> tuple[dict[str, Any], byt
             _, status, usage = os.wait4(pid, 0)
             finished = (status, usage)
     report["left"] = _clean_up(pid)
+    if not report.get("too_large"):  # what the child wrote before it ended, still in the pipes: read now
+        _drain(result_r, result, cap + 1)
+        _drain(output_r, output, 4 * OUTPUT_CAP)
+        if len(result) > cap:
+            report["too_large"] = True
     for fd in (result_r, output_r):
         with contextlib.suppress(OSError):
             os.close(fd)
