@@ -21,7 +21,7 @@ from pathlib import Path
 from common import DATA, emit
 
 import transformers_lite as tl
-from transformers_lite.inspect.timeline import read_timeline
+from transformers_lite.runs.snapshots import read_timeline
 
 
 def steps_of(run_dir: Path) -> int:

@@ -28,6 +28,6 @@ def tlite(*args: object, env: dict[str, str] | None = None, **kw: object) -> sub
 def train_run(config, data, out, **train):  # noqa: ANN001, ANN003, ANN201 - a model config, a family's data settings
     """A run trained through its recipe, as ``tlite train`` does (the run directory is written), quietly."""
     from transformers_lite import Recipe
-    from transformers_lite.training.settings import TrainConfig
+    from transformers_lite.settings import TrainConfig
 
     return Recipe(config.family, config, TrainConfig(**train), data).run(out, log=lambda *_: None)

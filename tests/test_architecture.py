@@ -19,7 +19,7 @@ LAYERS = [
     {"optional"},
     {"validate", "devices"},
     {"tokenizers", "layers"},
-    {"config", "data"},
+    {"config", "settings", "data"},
     {"models"},
     {"summary", "backprop", "runs"},
     {"training", "generation"},

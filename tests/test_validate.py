@@ -74,8 +74,8 @@ def test_integer_with_and_without_an_upper_end():
 def _settings_classes():
     from transformers_lite.config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
     from transformers_lite.generation.translate import DecodeSettings
+    from transformers_lite.settings import TrainConfig
     from transformers_lite.tasks import ClassifierSettings, GeneratorSettings, MaskedLMSettings, Seq2SeqSettings
-    from transformers_lite.training.settings import TrainConfig
 
     return [
         ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig, DecodeSettings, TrainConfig,

@@ -33,8 +33,8 @@ from .inspect.forward import ForwardTrace
 from .inspect.inspection import InspectedRun
 from .inspect.one_step import one_step
 from .inspect.tracing import switch_off, trace_forward
+from .settings import from_record
 from .tokenizers.unknown import unknown_in, unknown_notice
-from .training.settings import from_record
 
 
 @dataclass

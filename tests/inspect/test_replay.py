@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transformers_lite.inspect.replay import replay
-from transformers_lite.inspect.timeline import read_timeline
+from transformers_lite.runs.snapshots import read_timeline
 
 from ..reliability.conftest import files, runs  # noqa: F401 - fixtures reused here
 

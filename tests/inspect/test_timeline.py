@@ -9,11 +9,12 @@ from hypothesis import strategies as st
 from safetensors.torch import load_file
 
 from transformers_lite import GeneratorConfig, Recipe
-from transformers_lite.inspect.timeline import PROBE_TOKENS, SHAPES, Timeline, generator_probe, read_timeline
+from transformers_lite.inspect.timeline import PROBE_TOKENS, Timeline, generator_probe
 from transformers_lite.models.generator import TransformerGenerator
+from transformers_lite.runs.snapshots import SHAPES, read_timeline
+from transformers_lite.settings import TrainConfig
 from transformers_lite.tasks.generator import GeneratorSettings
 from transformers_lite.tokenizers import CharTokenizer
-from transformers_lite.training.settings import TrainConfig
 
 from ..helpers import train_run
 from ..reliability.conftest import files, runs  # noqa: F401 - fixtures reused here

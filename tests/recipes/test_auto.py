@@ -19,7 +19,7 @@ from transformers_lite.recipes.auto import EPOCHS, LR_FACTORS, MEMBERS, SIZES, c
 from transformers_lite.recipes.choose import choose_recipe
 from transformers_lite.recipes.race import Entrant, Race
 from transformers_lite.recipes.recipe import HeadStart
-from transformers_lite.training.settings import TrainConfig
+from transformers_lite.settings import TrainConfig
 from transformers_lite.training.state import TrainState
 
 from ..helpers import ONE_THREAD, sets, tlite

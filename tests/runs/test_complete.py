@@ -37,8 +37,10 @@ def test_a_missing_file_is_named_by_every_way_in(runs, tmp_path_factory, gone, m
     loading = MOMENTS["load"][1] | (weights if weights <= gone else set())
     if moment == "load":
         relies_on = loading
-    if moment == "resume" and "checkpoint" in gone:  # no checkpoint, though it trained (its history is there):
-        relies_on = {"hyperparameters.json", "checkpoint"}  # from step 0 again would overwrite it, so it is named
+    if moment == "resume" and "checkpoint" in gone:  # without a checkpoint, resuming reads only the settings,
+        relies_on = {"hyperparameters.json"}  # and trains from step 0: unless the run finished (its final weights
+        if "model.safetensors" not in gone:  # are there), which the missing checkpoint would overwrite: named
+            relies_on = relies_on | {"checkpoint"}
     if "config.json" in gone:  # which tokenizer files a run reads, its config says: config.json is named
         relies_on = relies_on - {"tokenizer.json"}
     loading -= {"tokenizer.json"} if "config.json" in gone else set()

@@ -13,8 +13,8 @@ import transformers_lite as tl
 from transformers_lite import GeneratorConfig, Recipe
 from transformers_lite.recipes.resume import recorded_recipe
 from transformers_lite.runs.manifest import MANIFEST, sha256
+from transformers_lite.settings import TrainConfig
 from transformers_lite.tasks.generator import GeneratorSettings
-from transformers_lite.training.settings import TrainConfig
 
 from ..helpers import ONE_THREAD, TINY_GPT, tlite
 

@@ -1,6 +1,6 @@
 """A check is never looser than the code that applies it: every file a run reads is in its manifest
 (an entry removed is named), the recorded settings read back from ``hyperparameters.json`` are checked
-by the classes training applies (``training.settings.from_record``), and a setting given where it does
+by the classes training applies (``settings.from_record``), and a setting given where it does
 not apply is refused instead of recorded and ignored."""
 
 import dataclasses
@@ -16,8 +16,8 @@ import transformers_lite as tl
 from transformers_lite import ConfigError
 from transformers_lite.recipes.resume import recorded_recipe
 from transformers_lite.runs.manifest import MANIFEST, sha256
+from transformers_lite.settings import TrainConfig, inapplicable
 from transformers_lite.tasks.generator import GeneratorSettings
-from transformers_lite.training.settings import TrainConfig, inapplicable
 
 from .test_manifest import _train
 

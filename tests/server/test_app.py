@@ -427,7 +427,7 @@ def test_the_timeline_endpoint(client, runs_folder):
     """Step 0 and the final evaluation of a four-step run, as written; the uniform guess is ln V."""
     import math
 
-    from transformers_lite.inspect.timeline import read_timeline
+    from transformers_lite.runs.snapshots import read_timeline
 
     data = client.get("/api/runs/generator/timeline").json()
     steps = [s["step"] for s in data["snapshots"]]

@@ -349,7 +349,7 @@ def test_the_training_timeline_in_a_real_browser(base_url, browser, runs_folder)
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    from transformers_lite.inspect.timeline import read_timeline
+    from transformers_lite.runs.snapshots import read_timeline
 
     browser.get(base_url + "/")
     wait(browser, lambda d: d.execute_script("return document.body.dataset.ready") == "1")
@@ -396,7 +396,7 @@ from pathlib import Path
 from transformers_lite import GeneratorConfig, Recipe
 from transformers_lite.tasks.generator import GeneratorSettings
 from transformers_lite.training.callbacks import Callback
-from transformers_lite.training.settings import TrainConfig
+from transformers_lite.settings import TrainConfig
 
 out, text = Path(sys.argv[1]), sys.argv[2]
 

@@ -126,7 +126,7 @@ def test_an_edited_run_is_refused_without_this_machines_paths(runs, tmp_path):
     name=st.text("xyz_", min_size=1, max_size=6),
 )
 def test_public_text_keeps_paths_in_the_served_folder_relative_and_others_by_name(tmp_path_factory, inside, name):
-    from transformers_lite.server.views import public_text
+    from transformers_lite.server.panel import public_text
 
     root = tmp_path_factory.mktemp("root")
     path = root.joinpath(*inside, name)

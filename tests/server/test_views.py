@@ -5,7 +5,7 @@ import torch
 
 import transformers_lite as tl
 from transformers_lite.inspect.scores import next_token_probabilities, pca_2d, token_embeddings
-from transformers_lite.server import views
+from transformers_lite.server import panel, views
 
 
 @pytest.fixture(scope="module")
@@ -88,20 +88,20 @@ def test_translate_view_matches_translate_with_cross_attention_rows_summing_to_o
 
 
 def test_a_classifier_page_is_titled_by_the_run_s_task(loaded):
-    info = views.run_info("c", loaded["classifier"])
+    info = panel.run_info("c", loaded["classifier"])
     stars = "Classify a review: 5 classes (1 star, 2 stars, 3 stars, 4 stars, 5 stars)"
     assert info["task"] == {"title": stars, "item": "review"}
-    assert views.run_info("g", loaded["generator"])["task"] is None  # the generator's view names its own
+    assert panel.run_info("g", loaded["generator"])["task"] is None  # the generator's view names its own
 
 
 def test_run_info_and_embeddings(loaded):
     run = loaded["generator"]
-    info = views.run_info("generator", run)
+    info = panel.run_info("generator", run)
     assert (info["total_trainable"], info["total_fixed"]) == tl.count_parameters(run.model) and info[
         "family"
     ] == "generator"
     assert {"train_loss", "val_loss"} <= set(info["curves"])
-    view = views.embedding_view(run, "pca")
+    view = panel.embedding_view(run, "pca")
     assert len(view["labels"]) == len(run.tokenizer)
     assert torch.allclose(torch.tensor(view["points"]), pca_2d(token_embeddings(run.model)), atol=1e-5)
-    assert len(views.embedding_view(loaded["seq2seq"], "pca")["points"]) == len(loaded["seq2seq"].src_tokenizer)
+    assert len(panel.embedding_view(loaded["seq2seq"], "pca")["points"]) == len(loaded["seq2seq"].src_tokenizer)

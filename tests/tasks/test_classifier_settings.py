@@ -61,7 +61,7 @@ def test_bad_weights_are_refused_where_they_are_given(text):
 
 
 def test_stratify_is_for_a_split_of_the_training_table():
-    from transformers_lite.training.settings import inapplicable
+    from transformers_lite.settings import inapplicable
 
     message = inapplicable(ClassifierSettings(val="dev.csv", stratify=False), ["stratify"])
     assert "stratify (--stratify) is used only when val (--val) is None" in message

@@ -11,9 +11,9 @@ from safetensors.torch import load_file
 from transformers_lite import build_model
 from transformers_lite.errors import ConfigError
 from transformers_lite.runs import latest_checkpoint
+from transformers_lite.settings import TrainConfig, from_record
 from transformers_lite.tasks.generator import GeneratorTask
 from transformers_lite.training.callbacks import KeepBest, lower_is_better, weights_copy
-from transformers_lite.training.settings import TrainConfig, from_record
 from transformers_lite.training.state import TrainState
 from transformers_lite.training.trainer import Trainer
 

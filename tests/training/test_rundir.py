@@ -2,14 +2,14 @@ import pytest
 
 from transformers_lite import GeneratorConfig, Recipe, get_preset
 from transformers_lite.errors import DataError
-from transformers_lite.inspect.timeline import read_timeline
 from transformers_lite.runs import latest_checkpoint
 from transformers_lite.runs.complete import is_training
 from transformers_lite.runs.history import read_history, read_metrics
+from transformers_lite.runs.snapshots import read_timeline
+from transformers_lite.settings import TrainConfig
 from transformers_lite.tasks.generator import GeneratorSettings
 from transformers_lite.training.callbacks import Callback
 from transformers_lite.training.rundir import RunLock, discard_if_empty, discard_unstarted, new_run_dir
-from transformers_lite.training.settings import TrainConfig
 
 
 def test_dated_run_directories_get_suffixes(tmp_path):

@@ -20,9 +20,9 @@ import torch
 
 from .. import validate
 from ..runs.history import HistoryFileError, read_metrics
+from ..settings import MUON_LR
 from ..training.muon import newton_schulz
 from ..training.optim import make_optimizer, muon_matrix
-from ..training.settings import MUON_LR
 from .backward import trace_backward
 from .inspection import InspectedRun
 

@@ -39,13 +39,12 @@ from ..atomic import atomic_write_text
 from ..generation.generate import generate
 from ..generation.translate import DecodeSettings, decode_batch
 from ..layers.trace import Trace
+from ..runs.snapshots import FOLDER, step_of
 from ..training.callbacks import Callback
-from ..training.rundir import SNAPSHOTS
 from .scores import pca_2d, token_embeddings
 
 PROBE_TOKENS = 24
 SAMPLE_TOKENS = 48
-FOLDER = SNAPSHOTS
 
 
 class Timeline(Callback):
@@ -60,7 +59,7 @@ class Timeline(Callback):
     def on_train_start(self, trainer: Any, state: Any) -> None:  # noqa: ANN401
         if self.limit and trainer.dist.is_main:
             for path in self.folder.glob("step-*.json"):  # taken after the checkpoint this run resumes from
-                if _step_of(path) > state.step:
+                if step_of(path) > state.step:
                     path.unlink(missing_ok=True)
             if state.step == 0:
                 self._write(self.snapshot(trainer.model, 0, {}))
@@ -112,60 +111,11 @@ class Timeline(Callback):
     def _thin(self) -> None:
         """Down to ``limit`` snapshots, each time without the one that sits closest to its neighbours
         (the first and the last stay): the run keeps ``limit`` of them, spread as evenly as it can."""
-        files = sorted(self.folder.glob("step-*.json"), key=_step_of)
+        files = sorted(self.folder.glob("step-*.json"), key=step_of)
         while len(files) > max(self.limit, 2):
-            steps = [_step_of(p) for p in files]
+            steps = [step_of(p) for p in files]
             crowded = min(range(1, len(files) - 1), key=lambda i: (steps[i + 1] - steps[i - 1], i))
             files.pop(crowded).unlink(missing_ok=True)
-
-
-def _step_of(path: Path) -> int:
-    """The step in a snapshot's file name (``step-00001200.json``); -1 for a name that holds none."""
-    digits = path.stem.removeprefix("step-")
-    return int(digits) if digits.isdigit() else -1
-
-
-SHAPES = {  # what the page reads from a snapshot: each field's JSON type (all but step and scores optional)
-    "step": int,
-    "scores": dict,
-    "tokens": list,
-    "target_tokens": list,
-    "attention": list,
-    "token_losses": list,
-    "probabilities": list,
-    "label": int,
-    "sample": str,
-    "translation": str,
-    "source": str,
-    "grad_norms": dict,
-    "update_norms": dict,
-    "embeddings": list,
-}
-
-
-def read_timeline(run_dir: str | Path) -> list[dict[str, Any]]:
-    """A run's snapshots in step order: a file that does not read, or whose fields are not of the shape
-    the page reads (``SHAPES``; hand-edited or from another program), is left out."""
-    out = []
-    for path in sorted((Path(run_dir) / FOLDER).glob("step-*.json")):
-        try:
-            snapshot = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if _well_formed(snapshot):
-            out.append(snapshot)
-    return out
-
-
-def _well_formed(snapshot: Any) -> bool:  # noqa: ANN401
-    if not isinstance(snapshot, dict) or "step" not in snapshot or "scores" not in snapshot:
-        return False
-    typed = all(
-        isinstance(snapshot[k], kind) and not isinstance(snapshot[k], bool)
-        for k, kind in SHAPES.items()
-        if k in snapshot
-    )
-    return typed and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in snapshot["scores"].values())
 
 
 def generator_probe(model: Any, task: Any) -> dict[str, Any]:  # noqa: ANN401

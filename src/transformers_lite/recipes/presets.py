@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from ..config import ClassifierConfig, EncoderLMConfig, GeneratorConfig, Seq2SeqConfig
 from ..errors import ConfigError
+from ..settings import MUON_LR, TrainConfig
 from ..tasks import ClassifierSettings, GeneratorSettings, MaskedLMSettings, Seq2SeqSettings
-from ..training.settings import MUON_LR, TrainConfig
 from .recipe import PRESET_MODELS, Recipe
 
 # tuned on the MARC dev split (docs/results/classifier.md, benchmarks/bench_classifier.py)

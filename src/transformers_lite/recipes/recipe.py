@@ -34,12 +34,12 @@ from ..models import build_model
 from ..runs import latest_checkpoint, load_tokenizers
 from ..runs.complete import require
 from ..runs.manifest import HYPERPARAMETERS, RESUMING, verify
+from ..settings import LIMITS, TrainConfig, from_record, inapplicable
 from ..training.callbacks import Callback, Checkpointer
 from ..training.checkpoint import load_checkpoint
 from ..training.distributed import SINGLE, DistContext, broadcast
 from ..training.loggers import make_logger
 from ..training.rundir import RunLock, discard_if_empty, discard_unstarted, new_run_dir
-from ..training.settings import LIMITS, TrainConfig, from_record, inapplicable
 from ..training.state import TrainState
 from ..training.trainer import NonFiniteLoss, Trainer
 from .run_files import check_data_unchanged, write_run_files

@@ -15,7 +15,7 @@ from ..errors import ConfigError, RunError
 from ..families import expect
 from ..runs.complete import require
 from ..runs.files import FORMAT
-from ..training.settings import LIMITS
+from ..settings import LIMITS
 from .recipe import Recipe
 
 # what a resumed run may change: how long it trains, how often it reports, where it runs
@@ -53,7 +53,7 @@ def recorded_recipe(run_dir: str | Path) -> Recipe:
     if not isinstance(hyper, dict) or not isinstance(hyper.get("train"), dict):
         raise RunError(f"{path}: damaged hyperparameters file (no train section); restore it from a copy of the run")
     train = {**hyper["train"], "stop_at": None}  # a paused run continues to its end unless paused again
-    try:  # checked as training checks them (``training.settings.from_record``), the file named
+    try:  # checked as training checks them (``settings.from_record``), the file named
         return Recipe.from_dict({**hyper, "train": train}, path, strict=False)
     except ConfigError as err:
         text = str(err) if str(err).startswith(str(path)) else f"{path}: {err}"

@@ -61,7 +61,7 @@ class LoadedRun:
 
     def check_recorded(self, hyper: dict[str, Any]) -> None:
         """A ``ValueError`` naming a recorded value training would refuse (``pipeline.Run`` checks them
-        with the family's settings classes, ``training.settings.from_record``)."""
+        with the family's settings classes, ``settings.from_record``)."""
         if "seed" in hyper:  # a copy of train.seed that evaluate's validation split reads
             validate.seed("seed", hyper["seed"])
             train = hyper.get("train")

@@ -27,7 +27,7 @@ from ..errors import os_error_text
 from ..exercises.sandbox import Sandbox
 from ..numbers import printable
 from ..version import __version__
-from . import routes, views
+from . import panel, routes, views
 from .hosts import HostCheck, allowed_host_names, code_policy, reachable_from_elsewhere
 from .registry import RunRegistry
 
@@ -101,13 +101,13 @@ def create_app(
 
     @app.exception_handler(StarletteHTTPException)  # FastAPI's own too (a body that is not UTF-8, a bad route)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        detail = views.public_text(exc.detail, registry.root) if isinstance(exc.detail, str) else exc.detail
+        detail = panel.public_text(exc.detail, registry.root) if isinstance(exc.detail, str) else exc.detail
         return _error(exc.status_code, detail)
 
     @app.exception_handler(OSError)  # a file the request needed could not be read or written: named
     async def os_error(request: Request, exc: OSError) -> JSONResponse:
         status = 404 if isinstance(exc, FileNotFoundError) else 403 if isinstance(exc, PermissionError) else 409
-        return _error(status, views.public_text(os_error_text(exc), registry.root))
+        return _error(status, panel.public_text(os_error_text(exc), registry.root))
 
     @app.exception_handler(Exception)
     async def internal_error(request: Request, exc: Exception) -> JSONResponse:  # a bug: still JSON

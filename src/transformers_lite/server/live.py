@@ -25,12 +25,12 @@ from ..models import build_model
 from ..runs.loaded import read_config
 from ..runs.manifest import HYPERPARAMETERS
 from ..summary import summary_rows
-from . import views
+from . import panel, views
 
 
 def waiting_info(name: str, run_dir: Path, waiting: str, root: Path) -> dict[str, Any]:
     """The run panel of a run whose model is not loaded yet (``waiting``: why), with the keys of
-    ``views.run_info``; the model's own (``example``, ``task``) are ``None``. Messages name files relative
+    ``panel.run_info``; the model's own (``example``, ``task``) are ``None``. Messages name files relative
     to the served folder ``root``. A damaged ``config.json`` is the ``RunError`` that names it."""
     config = read_config(run_dir)
     notices: list[str] = []
@@ -42,23 +42,23 @@ def waiting_info(name: str, run_dir: Path, waiting: str, root: Path) -> dict[str
         hyper, notices = {}, [f"settings not shown: {HYPERPARAMETERS} is not a JSON object"]
     with torch.device("meta"):  # the shapes only: no memory, no random numbers drawn
         rows = summary_rows(build_model(config))
-    curves, more = views.training_curves(run_dir)
+    curves, more = panel.training_curves(run_dir)
     return {
         "name": name,
         "family": config.family,
         "actions": [],  # none until the model is loaded
         "preset": hyper.get("preset"),
         "config": config.to_dict(),
-        "hyperparameters": views.public_hyperparameters(hyper),
+        "hyperparameters": panel.public_hyperparameters(hyper),
         "parameters": [{"layer": r[0], "kind": r[1], "trainable": r[2], "fixed": r[3]} for r in rows],
         "total_trainable": sum(r[2] for r in rows),
         "total_fixed": sum(r[3] for r in rows),
         "curves": curves,
-        "training": views.training_state(run_dir, hyper),
+        "training": panel.training_state(run_dir, hyper),
         "example": None,
         "task": None,
         "limits": views.LIMITS.__dict__,
-        "notices": [views.public_text(text, root) for text in notices + more],
+        "notices": [panel.public_text(text, root) for text in notices + more],
         "ready": False,
-        "waiting": views.public_text(waiting, root),
+        "waiting": panel.public_text(waiting, root),
     }

@@ -34,7 +34,7 @@ from ..numbers import json_text
 from ..pipeline import Run
 from ..runs.loaded import read_config
 from ..validate import SEED_MAX
-from . import live, views
+from . import live, panel, views
 from .registry import Entry, RunRegistry
 
 L = views.LIMITS
@@ -153,7 +153,7 @@ def runs(request: Request) -> dict[str, Any]:
 @router.get("/runs/{name:path}/embeddings")
 def embeddings(request: Request, name: str, method: Literal["pca", "tsne"] = "pca") -> dict[str, Any]:
     """A 2-D map of the token embeddings with each point's token."""
-    return _answer(request, name, views.embedding_view, method)
+    return _answer(request, name, panel.embedding_view, method)
 
 
 @router.get("/runs/{name:path}/timeline")
@@ -163,7 +163,7 @@ def timeline(request: Request, name: str) -> dict[str, Any]:
     beside it (``comparable``: those of them with the same tokenizer, whose steps compare step by step)."""
     entry = _lookup(request, name)
     try:
-        found = views.timeline_view(entry.path, entry.run.config if entry.run else read_config(entry.path))
+        found = panel.timeline_view(entry.path, entry.run.config if entry.run else read_config(entry.path))
     except ValueError as err:
         raise HTTPException(400, str(err)) from None
     registry = _registry(request)
@@ -307,7 +307,7 @@ def run_info(request: Request, name: str) -> dict[str, Any]:
     try:
         if entry.run is None:
             return live.waiting_info(name, entry.path, entry.pending or "", _registry(request).root)
-        return views.run_info(name, entry.run)
+        return panel.run_info(name, entry.run)
     except ValueError as err:
         raise HTTPException(400, str(err)) from None
 

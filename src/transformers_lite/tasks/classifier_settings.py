@@ -13,7 +13,7 @@ import numpy as np
 from .. import validate
 from ..data.reviews import parse_label_map
 from ..errors import ConfigError
-from ..training.settings import setting
+from ..settings import setting
 from .embeddings import WordSettings
 
 

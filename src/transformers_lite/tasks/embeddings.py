@@ -24,9 +24,9 @@ from .. import validate
 from ..data.cooccurrence import ppmi_vectors
 from ..data.vectors import read_word_vectors
 from ..errors import ConfigError
+from ..settings import setting
 from ..tokenizers import Tokenizer, WordTokenizer, load_vocabulary, select_vocabulary
 from ..tokenizers.text import SPLITS
-from ..training.settings import setting
 
 PPMI_MAX_TOKENS = 2048  # longer texts are cut here when counting co-occurrences
 EMBEDDING_INITS = ("random", "ppmi")

@@ -21,9 +21,9 @@ from ..data.shakespeare import get_shifted_batch, split_text, steps_per_epoch
 from ..data.sources import resolve
 from ..errors import ConfigError, DataError, warn
 from ..evaluation.metrics import bits_per_unit, language_model_loss, perplexity, text_units
+from ..settings import setting
 from ..tokenizers import CharTokenizer, Tokenizer
 from ..tokenizers.byte_bpe import ByteLevelBPETokenizer
-from ..training.settings import setting
 from ..training.task import TaskBase
 
 TOKENIZERS = ("char", "bpe")

@@ -29,8 +29,8 @@ from ..data.tables import split_validation
 from ..errors import ConfigError, DataError
 from ..evaluation.pretraining import score
 from ..models import TransformerEncoderLM
+from ..settings import setting
 from ..tokenizers import Tokenizer
-from ..training.settings import setting
 from ..training.task import TaskBase
 from .embeddings import WordSettings, ppmi_init
 

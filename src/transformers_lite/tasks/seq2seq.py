@@ -26,9 +26,9 @@ from ..evaluation.metrics import bits_per_unit
 from ..evaluation.translation import corpus_scores
 from ..generation.translate import DecodeSettings, decode_batch
 from ..models import TransformerSeq2Seq
+from ..settings import setting
 from ..tokenizers import BPETokenizer, Tokenizer, WordTokenizer, pad_batch
 from ..tokenizers.text import words_and_punctuation
-from ..training.settings import setting
 from ..training.task import TaskBase
 from .embeddings import token_vectors, vectors_init
 

@@ -17,8 +17,8 @@ import math
 
 from ..budget import Budget, seconds
 from ..errors import warn
+from ..settings import TrainConfig
 from .optim import fitted_warmup
-from .settings import TrainConfig
 from .signals import StopSignals
 from .state import TrainState
 

@@ -18,8 +18,8 @@ import torch
 from torch import nn
 
 from ..errors import warn
+from ..settings import MUON_LR, OPTIMIZERS, SCHEDULES
 from .muon import Muon
-from .settings import MUON_LR, OPTIMIZERS, SCHEDULES
 from .state import TrainState
 
 _IN_A_BLOCK = re.compile(r"(^|\.)(blocks|decoder)\.\d+\.")  # encoder/GPT blocks, and a translator's decoder blocks

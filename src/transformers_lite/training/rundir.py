@@ -16,9 +16,9 @@ from typing import IO
 
 from ..errors import RunError
 from ..runs.complete import LOCK
+from ..runs.snapshots import FOLDER as SNAPSHOTS  # the training timeline's folder, written as the run trains
 
 RUN_MARKERS = ("config.json", "hyperparameters.json", "checkpoint")
-SNAPSHOTS = "snapshots"  # the training timeline's folder (``inspect.timeline``), written as the run trains
 
 
 def is_run(path: Path) -> bool:

@@ -33,12 +33,12 @@ from torch.nn.parallel import DistributedDataParallel
 
 from ..budget import Budget
 from ..devices import compiled, resolve_device, to_device
+from ..settings import TrainConfig
 from .callbacks import Callback, KeepBest, ProgressBar
 from .distributed import SINGLE, DistContext, all_reduce_sum, broadcast, same_weights_everywhere
 from .ema import averaged, update_average
 from .limits import TIMED_STEPS, Limits
 from .optim import Schedule, fitted_warmup, make_optimizer, set_lr, warn_if_cut_short
-from .settings import TrainConfig
 from .signals import StopSignals
 from .state import TrainState, random_streams, set_random_streams
 from .task import Task

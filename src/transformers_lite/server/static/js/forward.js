@@ -13,7 +13,7 @@ const can = (action) => state.info.actions.includes(action);  // what the family
 
 export async function setupTrace(info) {
   $("view-forward").hidden = false;
-  $("trace-text").value = info.example.text;  // from the run's validation data (views.run_info)
+  $("trace-text").value = info.example.text;  // from the run's validation data (panel.run_info)
   $("trace-target-row").hidden = !can("classify") && !can("translate");
   $("trace-target").placeholder = can("classify") ? "Backward: the class (default: its prediction)" : "default: the model's translation";
   $("trace-target").value = "";

@@ -8,7 +8,7 @@ import { heatmap, matrixTable, probabilityScale } from "./scales.js";
 const view = { tokens: [], sampling: null, next: null };
 
 export function setupGenerator(info) {
-  $("prompt").value = info.example.prompt;  // from the run's own validation data (views.run_info)
+  $("prompt").value = info.example.prompt;  // from the run's own validation data (panel.run_info)
   $("gen-output").replaceChildren();
   $("gen-inspect").hidden = true;
   notices("gen-notices", []);

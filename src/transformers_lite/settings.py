@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .. import validate
-from ..errors import ConfigError
+from . import validate
+from .errors import ConfigError
 
 SCHEDULES = ("cosine", "inverse_sqrt", "constant", "wsd")
 OPTIMIZERS = ("adamw", "muon")
