@@ -84,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
     return _check(e, args)
 
 
+def cpu_time(seconds: float) -> str:
+    """A CPU time as a learner reads it: the process clock counts in ticks of a few milliseconds."""
+    return "under 5 ms" if seconds < 0.005 else f"{seconds * 1000:.0f} ms"
+
+
 def _check(e: ex.Exercise, args: argparse.Namespace) -> int:
     """``check``: the sandbox starts while the run loads; the verdict, then where the time went."""
     code = read_answer(args.file)
@@ -104,7 +109,7 @@ def _check(e: ex.Exercise, args: argparse.Namespace) -> int:
     print(("PASS " if verdict.passed else "FAIL ") + verdict.message)
     if verdict.printed:
         print("your function printed:\n" + verdict.printed.rstrip())
-    spent = f"your function took {verdict.cpu_s * 1000:.1f} ms of CPU; " if verdict.cpu_s is not None else ""
+    spent = "" if verdict.cpu_s is None else f"your function took {cpu_time(verdict.cpu_s)} of CPU; "
     what = f"run {args.run}" if args.run else "the built-in model"
     print(f"({spent}reading {what} and tracing it took {loaded:.1f} s, starting the checker {sandbox.started_s:.1f} s)")
     if not verdict.passed:

@@ -9,7 +9,7 @@ For the probe text of every snapshot (the same tokens each time):
 * ``heads`` (a model's own attention; not a translator's cross-attention): for each block and head, how
   strongly it attends in two patterns a learner can name, per snapshot, and ``formed``: the step at which
   each first rose halfway from a uniform head's strength to its final one (``None`` when its final
-  strength is no more than a uniform head's):
+  strength is not clearly above a uniform head's: by ``MARGIN``, and by half a uniform head's own):
 
   - ``previous``: the weight a query gives the token just before it (a previous-token head);
   - ``induction``: the weight a query gives the token after an earlier copy of its own token (an
@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 Snapshot = dict[str, Any]
+MARGIN = 0.05  # a pattern formed: its final strength at least this much (and half again) above a uniform head's
 
 
 def replay(snapshots: list[Snapshot]) -> dict[str, Any]:
@@ -88,7 +89,7 @@ def head_patterns(snapshots: list[Snapshot], tokens: list[str]) -> list[dict[str
                 uniform = sum(len(keys) / (t + 1) for t, keys in queries) / len(queries) if queries else 0.0
                 final = curve[-1]
                 formed = None
-                if queries and final > uniform:
+                if queries and final - uniform >= max(MARGIN, uniform / 2):  # clearly above a uniform head
                     formed = next(step for step, v in zip(steps, curve) if v >= uniform + (final - uniform) / 2)
                 entry[pattern] = {"strength": curve, "uniform": round(uniform, 4), "formed": formed}
             out.append(entry)

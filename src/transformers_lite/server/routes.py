@@ -302,12 +302,14 @@ def step(request: Request, name: str, body: StepRequest) -> dict[str, Any]:
 @router.get("/runs/{name:path}")
 def run_info(request: Request, name: str) -> dict[str, Any]:
     """Parameter table, hyperparameters, training curves and config of a run, ``training``: where a run
-    still training stands, and ``ready``: whether its model is loaded (``waiting``: why not yet)."""
+    still training stands, ``ready``: whether its model is loaded (``waiting``: why not yet), and
+    ``comparable``: the runs whose steps compare with its own (its family, the same tokenizer)."""
     entry = _lookup(request, name)
+    registry = _registry(request)
     try:
         if entry.run is None:
-            return live.waiting_info(name, entry.path, entry.pending or "", _registry(request).root)
-        return panel.run_info(name, entry.run)
+            return live.waiting_info(name, entry.path, entry.pending or "", registry.root)
+        return panel.run_info(name, entry.run) | {"comparable": registry.comparable(name)}
     except ValueError as err:
         raise HTTPException(400, str(err)) from None
 
