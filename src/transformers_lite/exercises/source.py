@@ -54,13 +54,14 @@ class Source:
         self.trace = Trace()
         if run is None:
             model, ids, self.tokens = _built_in()
+            self.source_tokens: list[str] = []
             with torch.no_grad():
                 model(ids, trace=self.trace)
             self.what = "the built-in model (2 blocks of 2 heads, 32 channels)"
         else:
             with torch.no_grad():
                 forward, _ = traced(run, _example(run), None, self.trace)
-            self.tokens = list(forward.tokens)
+            self.tokens, self.source_tokens = list(forward.tokens), list(forward.source_tokens)
             self.what = f"run {run.run_dir}"
         self.seed = seed
         self.generator = torch.Generator().manual_seed(seed)

@@ -2,8 +2,11 @@
 // (POST /api/runs/NAME/trace): the map of the whole model, every step with its equation, shape and
 // values on labelled maps with legends, a walk from the token ids to the probabilities one step at a
 // time (a sentence per step, its box lit on the map, the rows it combined), heads switched off through
-// the same forward, and the heads ranked by what switching each off costs (POST .../sweep).
+// the same forward, and the heads ranked by what switching each off costs (POST .../sweep). In the walk a
+// question comes before each step's map (questions.js) and a step's exercise under it (practice.js).
 import { drawDiagram, mapNote, visibleOutline } from "./diagram.js";
+import { askedCells, asking, questionOf, quiz, renderQuestion, scoreText, setQuizOn, startQuiz } from "./questions.js";
+import { offerExercise, resetPractice, walkLit } from "./practice.js";
 import { renderDistance, renderLens, renderOutput } from "./readouts.js";
 import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
 import { absMax, heatmap, legend, maskScale, number, probabilityScale, signedScale, strip, turnedRows } from "./scales.js";
@@ -23,13 +26,15 @@ export async function setupTrace(info) {
   $("trace-result").hidden = $("sweep-result").hidden = true;
   $("guide-start").disabled = true;
   Object.assign(trace, { data: null, step: 0, pos: 0, src: 0, block: "", off: new Set() });
+  quiz.walking = false;
+  resetPractice();
   await runTrace(true).catch((e) => showError(e.message));  // the way in: this model's map, before anything is typed
 }
 
 // `typed`: the text and target read once per trace, so its two requests trace the same text even when the
 // box changes in between
 function traceBody(typed = { text: $("trace-text").value, target: $("trace-target").value }) {
-  const body = { text: typed.text, block: trace.block, switch_off: [...trace.off] };
+  const body = { text: typed.text, block: trace.block, switch_off: [...trace.off], seed: quiz.seed };
   if (can("translate") && typed.target.trim()) body.target = typed.target;
   if (!can("classify")) body.position = trace.pos;
   return body;
@@ -49,6 +54,7 @@ export async function runTrace(fresh) {
   }
   if (state.run !== run) return;
   trace.data = data;
+  startQuiz([run, typed.text, typed.target, quiz.seed, [...trace.off].sort()].join("\u0000"));  // another: a new score
   trace.step = Math.min(trace.step, data.steps.length - 1);
   setStatus("");
   notices("trace-notices", data.notices);
@@ -218,6 +224,8 @@ export function columnsOf(step, data, names = trace.data || {}) {
 }
 
 function renderStep(step) {
+  const held = asking(step, trace.data);  // the map waits for the question's answer
+  for (const id of ["trace-view", "trace-row", "guide-rows"]) $(id).hidden = held;
   const head = Number($("trace-head").value || 0);
   const steps = walk();
   const at = steps.findIndex((s) => s.name === step.name);
@@ -233,8 +241,8 @@ function renderStep(step) {
   $("trace-step-info").replaceChildren(
     row("equation (here, row-major)", step.equation),
     row("the posts (column-major)", step.post_equation),
-    row("shape", `${step.axes} = (${step.shape.join(", ")})`),
-    row("the posts' shape", step.post_axes),
+    row("shape", held ? `${step.axes} (its sizes once you answer)` : `${step.axes} = (${step.shape.join(", ")})`),
+    row("the posts' shape", held ? "(once you answer)" : step.post_axes),
     row("what it is", `${step.meaning} (kind: ${step.kind})`),
     row("computed from", from.length || params ? el("span", {}, el("span", { className: "steps inline" }, ...from), params ? ` parameters: ${params}` : "") : "the input"),
   );
@@ -263,9 +271,13 @@ function renderStep(step) {
   const labelled = { rows: m.length === rows.length ? rows : null, cols, s, followed: m.length === rows.length ? pos : -1,
     rowTitle: m.length === rows.length ? "position" : "row", colTitle,
     onHover: (i, j) => lightTokens(i, cols === rows ? j : -1) };  // a key lit among the chips when they are its tokens
+  const q = questionOf(step, trace.data), asked = quiz.answers.has(step.name) ? askedCells(q, step) : null;
+  const marked = asked && (asked.head === null || asked.head === (group >= 0 ? group : head)) ? asked.cells : null;
+  const lit = walkLit.step === step.name && (walkLit.head === null || walkLit.head === head) &&
+    walkLit.wrong.length === m.length && walkLit.wrong[0].length === m[0].length ? walkLit.wrong : null;
   const title = perHead ? `${shortName(step.name)}, head ${head}` :
     group >= 0 ? `${shortName(step.name)}, key/value head ${group} (read by head ${head})` : shortName(step.name);
-  const figures = [heatmap(m, { ...labelled, fit: mapFit(), title })];
+  const figures = [heatmap(m, { ...labelled, fit: mapFit(), title, marked, lit })];
   if (perHead) {  // every head at a glance, on the same scale; click one to choose it
     const others = el("div", { className: "grid thumbs" });
     step.values.forEach((hv, h) => {
@@ -308,6 +320,16 @@ function renderGuide(step) {
   $("guide-sentence").textContent = sentence;
   $("guide-where").textContent = `Following ${onSource(step) ? "source " : ""}position ${at0} (${visible(token ?? "")}); ${at + 1 < steps.length ? `next: ${shortName(steps[at + 1].name)}` : "this is the model's output"}.`;
   $("guide-rows").replaceChildren(...rowsCombined(step));
+  renderQuestion($("walk-question"), step, trace.data, state.info, (q) => {
+    const asked = askedCells(q, step);  // the map opens on the head asked about
+    if (asked && asked.head !== null && step.shape.length === 3 && step.axes[1] === "H") $("trace-head").value = asked.head;
+    renderTrace();
+  });
+  $("quiz-score").textContent = quiz.on ? `score: ${scoreText()}` : "";
+  $("quiz-new").title = `question set ${quiz.seed}: the same run, input and set always ask the same; click for set ${quiz.seed + 1}`;
+  $("quiz-on").checked = quiz.on;
+  $("quiz-new").hidden = !quiz.on;
+  offerExercise(step, trace.data, guard(goTo), renderTrace, asking(step, trace.data)).catch((e) => showError(e.message));
 }
 
 // The read a step combines whole, by its kind (its index in the step's reads): a row of scores is q·k_j for
@@ -387,4 +409,6 @@ $("trace-block").addEventListener("change", guard(async () => { trace.block = $(
 $("trace-head").addEventListener("change", () => renderTrace());
 $("trace-prev").addEventListener("click", guard(() => move(-1)));
 $("trace-next").addEventListener("click", guard(() => move(1)));
-$("guide-start").addEventListener("click", guard(() => goTo(walk()[0].name)));
+$("guide-start").addEventListener("click", guard(() => { quiz.walking = true; return goTo(walk()[0].name); }));
+$("quiz-on").addEventListener("change", () => { setQuizOn($("quiz-on").checked); renderTrace(); });
+$("quiz-new").addEventListener("click", guard(async () => { quiz.seed += 1; await runTrace(false); }));

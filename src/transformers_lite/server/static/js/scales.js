@@ -147,9 +147,10 @@ function labelsOf(names, count, cell, vertical) {
 // A matrix as a labelled map: rows and columns named (tokens, or numbered channels), its colour from
 // scale `s`, the exact value of the cell under the pointer written under the map, its row and column
 // lit (onHover(i, j) tells the view, to light what they stand for elsewhere); `followed` outlines a row,
-// `outlined` (rows of 0/1, the matrix's shape) the cells it marks.
+// `outlined` (rows of 0/1, the matrix's shape) the cells it marks, `marked` ([[row, column]]) cells drawn
+// thick (what a question asked about), `lit` (rows of 0/1) cells filled yellow (where an answer is wrong).
 export function heatmap(matrix, { rows = null, cols = null, s, title, small = false, followed = -1, onHover = null,
-  rowTitle = "row", colTitle = "column", fit = 480, outlined = null }) {
+  rowTitle = "row", colTitle = "column", fit = 480, outlined = null, marked = null, lit = null }) {
   const n = matrix.length, m = n ? matrix[0].length : 0;
   const cell = small ? Math.max(2, Math.min(6, Math.floor(120 / Math.max(n, m, 1))))
     : Math.max(2, Math.min(18, Math.floor(fit / Math.max(n, m, 1))));
@@ -175,12 +176,32 @@ export function heatmap(matrix, { rows = null, cols = null, s, title, small = fa
       o.strokeStyle = "#111"; o.lineWidth = 1;
       outlined.forEach((row, a) => row.forEach((on, b) => { if (on) o.strokeRect(b * cell + 0.5, a * cell + 0.5, cell - 1, cell - 1); }));
     }
+    if (lit) {  // filled half yellow, the value's colour still seen through; a few outlined too
+      const few = lit.reduce((k, row) => k + row.reduce((x, y) => x + y, 0), 0) <= Math.max(50, (n * m) / 20);
+      o.fillStyle = "rgba(255, 200, 0, 0.5)";
+      o.strokeStyle = "#111"; o.lineWidth = 1;
+      lit.forEach((row, a) => row.forEach((on, b) => {
+        if (!on) return;
+        o.fillRect(b * cell, a * cell, cell, cell);
+        if (few) o.strokeRect(b * cell + 0.5, a * cell + 0.5, cell - 1, cell - 1);
+      }));
+    }
+    for (const [a, b] of marked || []) {
+      o.lineWidth = 2; o.strokeStyle = "#111"; o.strokeRect(b * cell + 1, a * cell + 1, cell - 2, cell - 2);
+      if (cell > 6) { o.lineWidth = 1; o.strokeStyle = "#fff"; o.strokeRect(b * cell + 2.5, a * cell + 2.5, cell - 5, cell - 5); }
+    }
     if (i) { o.strokeStyle = "#111"; o.lineWidth = 1; o.strokeRect(0.5, i[0] * cell + 0.5, m * cell - 1, cell - 1); o.strokeRect(i[1] * cell + 0.5, 0.5, cell - 1, n * cell - 1); }
   };
   mark(null);
   const figure = el("figure", { className: small ? "map small" : "map" });
   figure.dataset.rows = n;
   figure.dataset.cols = m;
+  if (marked && marked.length) figure.dataset.marked = JSON.stringify(marked);
+  if (lit) {  // how many cells are lit, and which (up to 512 of them), for whoever checks the map
+    const cells = lit.flatMap((row, a) => row.flatMap((on, b) => (on ? [[a, b]] : [])));
+    figure.dataset.lit = cells.length;
+    if (cells.length <= 512) figure.dataset.litCells = JSON.stringify(cells);
+  }
   const stack = el("div", { className: "stack" }, canvas, overlay);
   if (small) {
     figure.append(stack, el("figcaption", {}, title));
