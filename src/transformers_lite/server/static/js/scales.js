@@ -305,14 +305,16 @@ export function matrixTable(table, matrix, rowLabels, colLabels, s = probability
   else table.after(key);
 }
 
-const COLORS = ["#2f6fb3", "#d95f02", "#1b9e77", "#7570b3", "#6b7785"];
+const COLORS = ["#2f6fb3", "#d95f02", "#1b9e77", "#7570b3", "#6b7785", "#e7298a", "#66a61e"];
 
-// series [[name, {step, value}]] as lines over the optimizer step, with ticked axes and a named legend
-export function lineChart(series, xTitle = "optimizer step") {
+// series [[name, {step, value, dashed}]] as lines over the optimizer step, with ticked axes and a named
+// legend; `y`: a fixed [lo, hi] for the value axis (else the values' extent); `marks`: [{x, label}] drawn
+// as dashed vertical lines (a moment: "formed", "now")
+export function lineChart(series, xTitle = "optimizer step", { y = null, marks = [] } = {}) {
   const w = 440, h = 240, left = 50, bottom = 36, top = 10, right = 12;
   const svg = svgEl("svg", { width: w, height: h, class: "chart" });
   const xs = series.flatMap(([, s]) => s.step), ys = series.flatMap(([, s]) => s.value);
-  const [x0, x1] = d3.extent(xs), [y0, y1] = d3.extent(ys);
+  const [x0, x1] = d3.extent(xs), [y0, y1] = y || d3.extent(ys);
   const sx = d3.scaleLinear(x1 > x0 ? [x0, x1] : [x0 - 1, x0 + 1], [left, w - right]);  // one point: in the middle
   const sy = d3.scaleLinear([y0, y1 > y0 ? y1 : y0 + 1], [h - bottom, top]);
   svg.append(svgEl("line", { x1: left, y1: h - bottom, x2: w - right, y2: h - bottom, class: "axis" }));
@@ -329,10 +331,15 @@ export function lineChart(series, xTitle = "optimizer step") {
     text({ x: sx(v), y: h - bottom + 16, "text-anchor": "middle" }, whole ? String(v) : sx.tickFormat(5)(v));
   }
   text({ x: (left + w - right) / 2, y: h - 4, "text-anchor": "middle" }, xTitle);
+  for (const mark of marks) {
+    const x = sx(mark.x);
+    svg.append(svgEl("line", { x1: x, y1: top, x2: x, y2: h - bottom, class: "mark", "stroke-dasharray": "3 3", stroke: mark.color || "#111" }));
+    text({ x: x + 3, y: h - bottom - 4 - 12 * (mark.row || 0), class: "mark-label", style: `fill: ${mark.color || "#111"}` }, mark.label);
+  }
   series.forEach(([name, s], k) => {
     const color = COLORS[k % COLORS.length];
     const points = s.step.map((x, i) => `${sx(x).toFixed(1)},${sy(s.value[i]).toFixed(1)}`).join(" ");
-    svg.append(svgEl("polyline", { points, fill: "none", stroke: color, "stroke-width": 1.5 }));
+    svg.append(svgEl("polyline", { points, fill: "none", stroke: color, "stroke-width": 1.5, ...(s.dashed ? { "stroke-dasharray": "5 3" } : {}) }));
     if (s.step.length === 1) svg.append(svgEl("circle", { cx: sx(s.step[0]), cy: sy(s.value[0]), r: 3, fill: color }));
     // the legend: a swatch and the name in the series' colour (inline, so the page's text colour cannot override it)
     const y = top + 10 + 15 * k;
