@@ -314,12 +314,13 @@ def step(request: Request, name: str, body: StepRequest) -> dict[str, Any]:
 @router.get("/runs/{name:path}")
 def run_info(request: Request, name: str) -> dict[str, Any]:
     """Parameter table, hyperparameters, training curves and config of a run, ``training``: where a run
-    still training stands, and ``ready``: whether its model is loaded (``waiting``: why not yet)."""
+    still training stands, ``ready``: whether its model is loaded (``waiting``: why not yet), and
+    ``comparable``: the runs whose steps compare with its own, position by position (the walk beside)."""
     entry = _lookup(request, name)
     try:
         if entry.run is None:
             return live.waiting_info(name, entry.path, entry.pending or "", _registry(request).root)
-        return panel.run_info(name, entry.run)
+        return panel.run_info(name, entry.run) | {"comparable": _registry(request).comparable(name)}
     except ValueError as err:
         raise HTTPException(400, str(err)) from None
 

@@ -7,6 +7,7 @@
 import { drawDiagram, mapNote, visibleOutline } from "./diagram.js";
 import { askedCells, asking, questionOf, quiz, renderQuestion, scoreText, setQuizOn, startQuiz } from "./questions.js";
 import { offerExercise, resetPractice, walkLit } from "./practice.js";
+import { beside, besideChoices, refreshBeside, renderBeside } from "./beside.js";
 import { renderDistance, renderLens, renderOutput } from "./readouts.js";
 import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
 import { absMax, heatmap, legend, maskScale, number, probabilityScale, signedScale, strip, turnedRows } from "./scales.js";
@@ -52,6 +53,9 @@ export async function runTrace(fresh) {
     trace.src = Math.max(0, data.source_tokens.length - 1);
     data = await api(runPath(run, "/trace"), traceBody(typed));
   }
+  if (state.run !== run) return;
+  trace.body = traceBody(typed);
+  await refreshBeside(trace.body);  // the walk beside another run, or with a head off: the same input
   if (state.run !== run) return;
   trace.data = data;
   startQuiz([run, typed.text, typed.target, quiz.seed, [...trace.off].sort()].join("\u0000"));  // another: a new score
@@ -149,6 +153,7 @@ function shortName(name) {  // a step (or a layer, by its scope) of the chosen b
 
 function renderSwitches(heads) {
   const scopes = [...new Set(trace.data.steps.filter((s) => s.role === "heads").map((s) => s.scope))];  // each attention layer
+  besideChoices($("beside-pick"), scopes, heads, state.info.comparable || []);
   const boxes = [];
   for (const scope of scopes) {
     for (let h = 0; h < heads; h++) {
@@ -247,6 +252,12 @@ function renderStep(step) {
     row("computed from", from.length || params ? el("span", {}, el("span", { className: "steps inline" }, ...from), params ? ` parameters: ${params}` : "") : "the input"),
   );
   const view = $("trace-view");
+  if (held) {  // nothing of the map is drawn before the answer
+    view.replaceChildren();
+    $("trace-row").replaceChildren();
+    showBeside(step, held);
+    return;
+  }
   const axes = axesOf(step);
   const perHead = step.values && step.shape.length === 3 && axes[0] === "H";
   const rows = tokensFor(axes[axes.length - 2], step) || tokensFor(axes[0], step) || trace.data.tokens;
@@ -256,12 +267,14 @@ function renderStep(step) {
     const best = step.top[Math.min(trace.pos, step.top.length - 1)];
     view.replaceChildren(el("p", {}, `the largest entries at position ${trace.pos}: ` + best.map((e) => `${visible(e.token ?? String(e.id))} ${e.value.toFixed(4)}`).join(", ")));
     $("trace-row").replaceChildren();
+    showBeside(step, held, head, {});
     return;
   }
   if (step.kind === "tokens") {  // ids are names, not magnitudes: written, not coloured
     view.replaceChildren(el("p", { className: "tokens" }, ...step.values.flat().map((id, i) =>
       el("span", { className: `chip${i === pos ? " selected" : ""}` }, `${visible(rows[i] ?? "")} = ${id}`))));
     $("trace-row").replaceChildren();
+    showBeside(step, held, head, {});
     return;
   }
   // grouped queries: a (G, T, D) step holds the key/value head the chosen query head reads, h // (H / G)
@@ -289,10 +302,19 @@ function renderStep(step) {
     figures.push(el("div", {}, el("p", { className: "muted" }, "the other heads, on the same scale (click one)"), others));
   }
   view.replaceChildren(...figures);
+  showBeside(step, held, group >= 0 ? group : head, labelled);
   const r = m.length === rows.length ? m[pos] : m[0];
   $("trace-row").replaceChildren(el("span", { className: "muted" }, `row ${m.length === rows.length ? pos : 0}: `),
     ...r.slice(0, 64).map((x) => el("span", { className: "num" }, number(x))),
     r.length > 64 ? el("span", { className: "muted" }, `\u2026 (${r.length} values)`) : "");
+}
+
+// the walk beside another run or with a head off (beside.js), hidden while a question waits: its map would
+// tell the answer
+function showBeside(step, held, head, labels) {
+  if (held) { $("walk-beside").hidden = true; return; }
+  const values = step.kind === "tokens" ? { ...step, values: undefined } : step;  // ids: written, not compared
+  renderBeside($("walk-beside"), { data: trace.data, step: values, head, pos: trace.pos, labels, matrixOf, fit: Math.min(300, mapFit()) });
 }
 
 // the side of a step's map: small enough that the walk's panel (its words, equation, map and legend) fits the
@@ -411,4 +433,9 @@ $("trace-prev").addEventListener("click", guard(() => move(-1)));
 $("trace-next").addEventListener("click", guard(() => move(1)));
 $("guide-start").addEventListener("click", guard(() => { quiz.walking = true; return goTo(walk()[0].name); }));
 $("quiz-on").addEventListener("change", () => { setQuizOn($("quiz-on").checked); renderTrace(); });
+$("beside-pick").addEventListener("change", guard(async () => {
+  beside.choice = $("beside-pick").value;
+  await refreshBeside(trace.body);
+  renderTrace();
+}));
 $("quiz-new").addEventListener("click", guard(async () => { quiz.seed += 1; await runTrace(false); }));
