@@ -197,6 +197,7 @@ def main(argv: list[str]) -> None:
         driver.find_element(By.ID, "walk-exercise-check").click()
         wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#trace-view figure.map[data-lit]"))
         shot("walk_exercise_wrong", "guide")
+        shot("walk_exercise_verdict", "walk-exercise-check")
         wait(lambda d: d.find_element(By.ID, "replay-body").is_displayed())
         shot("replay", "replay")
         slide = "const s = document.getElementById('replay-slider'); s.value = arguments[0] ?? s.max;"

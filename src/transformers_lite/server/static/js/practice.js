@@ -131,8 +131,8 @@ function light(verdict, name) {
   if (target.name === view.step.name) {
     if (head !== null && $("trace-head").value !== String(head)) $("trace-head").value = head;
     view.redraw();
-    // most cells wrong (a factor, a sign, an axis): the difference's own map shows the pattern too
-    const pattern = sparse ? "" : " Most are wrong: the map of your result minus the expected, below, shows the pattern.";
+    // too many to outline (a factor, a sign, an axis): the difference's own map shows their pattern too
+    const pattern = sparse ? "" : " Too many to outline one by one: the map of your result minus the expected, below, shows their pattern.";
     return { note: `Lit in yellow on this step's map${head !== null ? ` (head ${head})` : ""}: ${what}.${pattern}`, drawn: sparse };
   }
   return { note: [`Lit in yellow on the map of ${target.name}${head !== null ? ` (head ${head})` : ""}: ${what}. `, goButton(target.name)] };

@@ -50,13 +50,12 @@ export function resetReplay() {
   $("replay-beside").value = "";
 }
 
-// the head to chart first: the one whose previous-token pattern formed first (else the first head)
+// the head to chart first: the clearest previous-token head, the one whose last strength stands furthest
+// above a uniform head's (else the first head)
 function firstFormed(heads) {
   let best = 0;
-  heads.forEach((h, i) => {
-    const f = h.previous.formed, b = heads[best].previous.formed;
-    if (f !== null && (b === null || f < b)) best = i;
-  });
+  const above = (h) => h.previous.strength.at(-1) - h.previous.uniform;
+  heads.forEach((h, i) => { if (above(h) > above(heads[best])) best = i; });
   return best;
 }
 
@@ -120,7 +119,8 @@ function runFrame(name, data, i, own) {
     return chip;
   });
   const out = [map, el("p", { className: "tokens replay-tokens" }, ...chips), learnedLine(next, learned, snap.step)];
-  out.push(el("h4", {}, `Each head's attention at step ${snap.step}`), headMaps(snap, data.replay.heads || [], own));
+  out.push(el("h4", {}, `Each head's attention at step ${snap.step} `, el("span", { className: "muted" }, "(\u2713, outlined green: a previous-token head by then)")),
+    headMaps(snap, data.replay.heads || [], own));
   return out;
 }
 
@@ -141,8 +141,9 @@ function headMaps(snap, heads, own) {
   const box = el("div", { className: "grid thumbs" });
   (snap.attention || []).forEach((block, b) => block.forEach((weights, h) => {
     const k = heads.findIndex((x) => x.block === b && x.head === h);
-    const formed = k >= 0 && heads[k].previous.formed !== null && heads[k].previous.formed <= snap.step ? " \u2713 previous token" : "";
-    const fig = heatmap(weights, { s, title: `block ${b} head ${h}${formed}`, small: true });
+    const formed = k >= 0 && heads[k].previous.formed !== null && heads[k].previous.formed <= snap.step;
+    const fig = heatmap(weights, { s, title: `block ${b} head ${h}${formed ? " \u2713" : ""}`, small: true });
+    if (formed) fig.classList.add("formed");
     if (own && k >= 0) fig.addEventListener("click", () => { replay.head = k; renderFrame(); });
     if (own && k === replay.head) fig.classList.add("chosen");
     box.append(fig);
@@ -156,8 +157,8 @@ function renderPatterns(frames, i) {
   $("replay-patterns-box").hidden = !heads.length;
   if (!heads.length) return;
   const when = (p) => (p.formed === null ? "not formed" : `step ${p.formed}`);
-  const head = el("tr", {}, el("th", {}, "head"), ...Object.values(PATTERNS).flatMap((w) => [el("th", {}, `${w}: formed`),
-    el("th", {}, "strength now (uniform)")]));
+  const head = el("tr", {}, el("th", {}, "head"), ...Object.values(PATTERNS).flatMap((w) => [el("th", {}, `${w}: formed at`),
+    el("th", {}, "now (uniform)")]));
   const rows = heads.map((h, k) => {
     const cells = Object.keys(PATTERNS).flatMap((p) => [el("td", { className: "num formed" }, when(h[p])),
       el("td", { className: "num" }, `${h[p].strength[i].toFixed(2)} (${h[p].uniform.toFixed(2)})`)]);

@@ -186,9 +186,10 @@ export function heatmap(matrix, { rows = null, cols = null, s, title, small = fa
         if (few) o.strokeRect(b * cell + 0.5, a * cell + 0.5, cell - 1, cell - 1);
       }));
     }
-    for (const [a, b] of marked || []) {
-      o.lineWidth = 2; o.strokeStyle = "#111"; o.strokeRect(b * cell + 1, a * cell + 1, cell - 2, cell - 2);
-      if (cell > 6) { o.lineWidth = 1; o.strokeStyle = "#fff"; o.strokeRect(b * cell + 2.5, a * cell + 2.5, cell - 5, cell - 5); }
+    for (const [a, b] of marked || []) {  // a ring around the cell, seen on a map of small cells too
+      const ring = Math.max(0, Math.min(3, 8 - cell));
+      o.lineWidth = 2; o.strokeStyle = "#111"; o.strokeRect(b * cell + 1 - ring, a * cell + 1 - ring, cell - 2 + 2 * ring, cell - 2 + 2 * ring);
+      o.lineWidth = 1; o.strokeStyle = "#fff"; o.strokeRect(b * cell - ring - 0.5, a * cell - ring - 0.5, cell + 1 + 2 * ring, cell + 1 + 2 * ring);
     }
     if (i) { o.strokeStyle = "#111"; o.lineWidth = 1; o.strokeRect(0.5, i[0] * cell + 0.5, m * cell - 1, cell - 1); o.strokeRect(i[1] * cell + 0.5, 0.5, cell - 1, n * cell - 1); }
   };
@@ -334,7 +335,9 @@ export function lineChart(series, xTitle = "optimizer step", { y = null, marks =
   for (const mark of marks) {
     const x = sx(mark.x);
     svg.append(svgEl("line", { x1: x, y1: top, x2: x, y2: h - bottom, class: "mark", "stroke-dasharray": "3 3", stroke: mark.color || "#111" }));
-    text({ x: x + 3, y: h - bottom - 4 - 12 * (mark.row || 0), class: "mark-label", style: `fill: ${mark.color || "#111"}` }, mark.label);
+    const leftward = x > w - right - 90;  // near the right end: the label left of its line
+    text({ x: leftward ? x - 3 : x + 3, y: h - bottom - 4 - 12 * (mark.row || 0), "text-anchor": leftward ? "end" : "start",
+      class: "mark-label", style: `fill: ${mark.color || "#111"}` }, mark.label);
   }
   series.forEach(([name, s], k) => {
     const color = COLORS[k % COLORS.length];
