@@ -2,13 +2,14 @@
 // (POST /api/runs/NAME/trace): the map of the whole model, every step with its equation, shape and
 // values on labelled maps with legends, a walk from the token ids to the probabilities one step at a
 // time (a sentence per step, its box lit on the map, the rows it combined), heads switched off through
-// the same forward, and the heads ranked by what switching each off costs (POST .../sweep). In the walk a
-// question comes before each step's map (questions.js) and a step's exercise under it (practice.js).
+// the same forward (their ranking: readouts.js). In the walk a question comes before each step's map
+// (questions.js), a step's exercise under it (practice.js), and the same step of a second forward beside
+// it (beside.js: another run, or a head off).
 import { drawDiagram, mapNote, visibleOutline } from "./diagram.js";
 import { askedCells, asking, questionOf, quiz, renderQuestion, scoreText, setQuizOn, startQuiz } from "./questions.js";
 import { offerExercise, resetPractice, walkLit } from "./practice.js";
 import { beside, besideChoices, refreshBeside, renderBeside } from "./beside.js";
-import { renderDistance, renderLens, renderOutput } from "./readouts.js";
+import { renderDistance, renderLens, renderOutput, renderStrips, sweep } from "./readouts.js";
 import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
 import { absMax, heatmap, legend, maskScale, number, probabilityScale, signedScale, strip, turnedRows } from "./scales.js";
 
@@ -130,7 +131,7 @@ export function renderTrace() {
   $("model-map-note").textContent = mapNote(data.outline, member());
   renderStep(step);
   renderGuide(step);
-  renderStrips(data);
+  renderStrips(data, source, followed, shortName);
   renderOutput(data, trace.pos);
   renderLens(data);
   renderDistance(data);
@@ -396,37 +397,9 @@ function rowsCombined(step) {
   return strips;
 }
 
-function renderStrips(data) {
-  const source = onSourceBlock();  // a translator's encoder: its source tokens
-  const rows = source ? data.source_tokens : data.tokens;
-  const pos = Math.min(source ? trace.src : trace.pos, rows.length - 1);
-  $("trace-pos").textContent = `${source ? "(of the source) " : ""}${pos} (${visible(rows[pos] ?? "")})`;
-  const chosen = data.steps.filter((step) => step.values && step.shape.length === 2 && step.axes === "(T, C)" && step.shape[0] === rows.length &&
-    onSource(step) === source);
-  const s = signedScale(absMax(chosen.map((step) => step.values[pos])), "value (every strip on one scale)");
-  const strips = chosen.flatMap((step) => [el("span", {}, shortName(step.name)), strip(step.values[pos], s)]);
-  if (strips.length) strips.push(el("span"), legend(s));
-  $("trace-strips").replaceChildren(...strips);
-}
-
-async function sweep() {
-  const body = traceBody();
-  setStatus("switching each head off in turn\u2026");
-  const windows = can("generate") ? Number($("sweep-windows").value || 0) : 0;
-  const data = await api(runPath(state.run, "/sweep"), { text: body.text, target: body.target, windows });
-  setStatus("");
-  // the words follow what was ranked: this input, or windows of the validation text
-  const where = data.windows ? `averaged over ${data.windows} windows of the validation text` : "on this input";
-  $("sweep-title").textContent = `Heads ranked by how much the loss ${where} rises without them`;
-  $("sweep-loss").textContent = `(loss with every head: ${data.loss.toFixed(4)})`;
-  const head = el("tr", {}, el("th", {}, "head switched off"), el("th", {}, "loss"), el("th", {}, "rise"));
-  $("sweep-table").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.heads.map((h) =>
-    el("tr", {}, el("td", {}, h.head), el("td", { className: "num" }, h.loss.toFixed(4)), el("td", { className: "num" }, h.rise.toFixed(4))))));
-  $("sweep-result").hidden = false;
-}
 
 $("trace").addEventListener("click", guard(() => runTrace(true)));
-$("sweep").addEventListener("click", guard(sweep));
+$("sweep").addEventListener("click", guard(() => sweep(traceBody(), can("generate") ? Number($("sweep-windows").value || 0) : 0)));
 $("trace-block").addEventListener("change", guard(async () => { trace.block = $("trace-block").value; trace.step = 0; await runTrace(false); }));
 $("trace-head").addEventListener("change", () => renderTrace());
 $("trace-prev").addEventListener("click", guard(() => move(-1)));
