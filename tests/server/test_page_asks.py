@@ -38,6 +38,11 @@ def _overflow(driver):
     return driver.execute_script("return document.documentElement.scrollWidth - document.documentElement.clientWidth")
 
 
+def _said(driver, css):
+    """The text of the first element ``css`` finds, read at once (the page may redraw it meanwhile)."""
+    return driver.execute_script("const e = document.querySelector(arguments[0]); return e ? e.textContent : ''", css)
+
+
 def _current(driver):
     return driver.find_element(_by().ID, "trace-step-name").text.split(": ", 1)[1]
 
@@ -298,12 +303,12 @@ def test_the_walk_beside_another_run_and_with_a_head_off_shows_their_difference(
 
     # a copy of the run: the same step on the same input is the same
     picker.select_by_value("run:more/gpt")
-    wait(browser, lambda d: "the run more/gpt" in d.find_element(By.CSS_SELECTOR, "#walk-beside h3").text)
+    wait(browser, lambda d: "the run more/gpt" in _said(d, "#walk-beside h3"))
     _go(browser, "attention.weights")
     assert difference() == 0
     # head 1 off: the steps before the switch do not move, those after do, down to the next-token bars
     picker.select_by_value("off:blocks.0.attention.head.1")
-    wait(browser, lambda d: "head 1 switched off" in d.find_element(By.CSS_SELECTOR, "#walk-beside h3").text)
+    wait(browser, lambda d: "head 1 switched off" in _said(d, "#walk-beside h3"))
     assert difference() == 0  # the weights come before the heads' sum that is switched off
     _go(browser, "attention.out")
     moved = float((plain["blocks.0.attention.out"] - off["blocks.0.attention.out"]).abs().max())

@@ -16,7 +16,8 @@ export function besideChoices(select, scopes, heads, runs) {
     for (let h = 0; h < heads; h++) options.push(el("option", { value: `off:${scope}.head.${h}` }, `this run, ${scope} head ${h} off`));
   }
   for (const run of runs) options.push(el("option", { value: `run:${run}` }, `the run ${run}`));
-  select.replaceChildren(...options);
+  const same = options.length === select.options.length && options.every((o, i) => o.value === select.options[i].value);
+  if (!same) select.replaceChildren(...options);  // left as it is while the same: an open list stays open
   select.value = [...select.options].some((o) => o.value === keep) ? keep : "";
   beside.choice = select.value;
 }
