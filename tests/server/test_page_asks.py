@@ -320,3 +320,42 @@ def test_the_walk_beside_another_run_and_with_a_head_off_shows_their_difference(
         == "beside (blocks.0.attention head 1 switched off)"
     )
     assert _overflow(browser) <= 0 and not console_errors(browser)
+
+
+@pytest.mark.parametrize("run", ["classifier", "seq2seq"])
+def test_every_familys_walk_asks_and_its_replay_draws_without_an_error_or_sideways_scroll(base_url, browser, run):  # noqa: F811
+    """A classifier's and a translator's walk: a question at every step (answered by skipping), each revealed
+    with the run's answer; the replay says why a classifier has none and plays a translator's reference."""
+    By = _by()
+    _open(browser, base_url, run)
+    browser.find_element(By.ID, "guide-start").click()
+    wait(browser, lambda d: d.find_element(By.ID, "walk-question").get_attribute("data-state") == "asking")
+    kinds, steps = set(), 0
+    while True:
+        kinds.add(browser.find_element(By.ID, "walk-question").get_attribute("data-kind"))
+        browser.find_element(By.ID, "question-skip").click()
+        assert browser.find_element(By.ID, "question-verdict").text.startswith("skipped: the run's answer is")
+        assert not browser.find_element(By.ID, "errors").is_displayed()
+        steps += 1
+        before = _current(browser)
+        browser.find_element(By.ID, "trace-next").click()
+        try:
+            wait(browser, lambda d, b=before: _current(d) != b, 3)
+        except Exception:  # noqa: BLE001 - the walk's last step: next stays
+            break
+    assert steps > 15 and {"shape", "choice"} <= kinds, kinds
+    assert browser.find_element(By.ID, "quiz-score").text == f"score: 0 of 0 right, {steps} skipped"
+    assert _overflow(browser) <= 0
+    data = httpx.get(f"{base_url}/api/runs/{run}/timeline", timeout=60).json()
+    if run == "classifier":
+        wait(browser, lambda d: "nothing to replay" in d.find_element(By.ID, "replay-notices").text)
+        assert not browser.find_element(By.ID, "replay-body").is_displayed()
+    else:  # the reference's tokens, each coloured by its loss at the last snapshot
+        wait(browser, lambda d: d.find_element(By.ID, "replay-body").is_displayed())
+        last = data["snapshots"][-1]
+        chips = browser.find_elements(By.CSS_SELECTOR, "#replay-frames .replay-tokens .chip")
+        assert [float(c.get_attribute("data-loss")) for c in chips] == pytest.approx(last["token_losses"])
+        shown = [c.text for c in chips]
+        assert shown[-1] == "<eos>" and len(shown) == len(last["target_tokens"])
+        assert not browser.find_elements(By.CSS_SELECTOR, "#replay-patterns tbody tr")  # cross-attention: no patterns
+    assert _overflow(browser) <= 0 and not console_errors(browser)

@@ -102,7 +102,10 @@ function renderFrame() {
 // one run's frame: its losses (every snapshot a row, this one outlined), the tokens learned by then, its heads
 function runFrame(name, data, i, own) {
   const frames = framesOf(data), snap = frames[i], tokens = data.replay.tokens;
-  const next = tokens.slice(1);  // position t's loss is that of token t + 1
+  // what each loss predicts: a generator's next token (position t's loss is token t + 1's), a translator's
+  // next reference token (its snapshots' losses are the reference's, teacher-forced, then the end)
+  const last = frames.at(-1);
+  const next = last.target_tokens ? [...last.target_tokens.slice(1), "<eos>"] : tokens.slice(1);
   const s = replay.losses;
   const rows = frames.map((f) => f.token_losses);
   const same = JSON.stringify(tokens) === JSON.stringify(replay.data.replay.tokens);
@@ -119,7 +122,9 @@ function runFrame(name, data, i, own) {
     return chip;
   });
   const out = [map, el("p", { className: "tokens replay-tokens" }, ...chips), learnedLine(next, learned, snap.step)];
-  out.push(el("h4", {}, `Each head's attention at step ${snap.step} `, el("span", { className: "muted" }, "(\u2713, outlined green: a previous-token head by then)")),
+  const what = last.target_tokens ? "cross-attention (the reference's tokens reading the source)" : "attention";
+  const formed = (data.replay.heads || []).length ? "(\u2713, outlined green: a previous-token head by then)" : "";
+  out.push(el("h4", {}, `Each head's ${what} at step ${snap.step} `, el("span", { className: "muted" }, formed)),
     headMaps(snap, data.replay.heads || [], own));
   return out;
 }
