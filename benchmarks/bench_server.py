@@ -23,7 +23,11 @@ the app on a free local port, then measures:
 - the page on a long input: in Chromium, a baby-gpt run with context 256 traced over 256 characters
   from the button to the drawn step, then every step of the first block drawn in turn (the slowest
   one), the longest task that held the page's main thread (a ``longtask`` observer), and any error the
-  page showed.
+  page showed;
+- learning by thinking, in Chromium on the same run and input: a question drawn in place of each step's
+  map (the slowest step), a replay frame drawn as its slider moves (the slowest frame), and a step of the
+  walk drawn beside the same step with a head switched off, and beside another run (the slowest step of
+  each; target 200 ms each).
 One JSON line per measurement, with the machine.
 """
 
@@ -153,6 +157,80 @@ def page_trace(base: str, run: str, text: str) -> dict:
         driver.quit()
 
 
+THINKING_SCRIPT = """
+const time = (draw) => { const t = performance.now(); draw(); return performance.now() - t; };
+const slowest = (times) => Math.max(0, ...times);
+const draw = (i) => () => { tlite.trace.step = i; tlite.renderTrace(); };
+const each = (n) => slowest(Array.from({length: n}, (_, i) => time(draw(i))));
+"""
+CHIPS = "return document.querySelectorAll('#trace-tokens .chip').length"
+HEADING = (
+    "const h = document.querySelector('#walk-beside h3'); return h !== null && h.textContent.includes(arguments[0])"
+)
+
+
+def page_thinking(base: str, run: str, text: str, other: str) -> dict:
+    """In Chromium on ``run`` and ``text``: the slowest question drawn in the walk (each step with its
+    question waiting), the slowest replay frame, the slowest step drawn beside the same step with head 0
+    of the first block off, and beside the run ``other`` (each step's whole draw, in milliseconds)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver = chromium("--window-size=1280,720")
+    wait = WebDriverWait(driver, 300, poll_frequency=0.01)
+    idle = lambda d: not d.find_element("id", "status").text  # noqa: E731
+    try:
+        driver.get(base + "/")
+        wait.until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+        driver.execute_script(
+            "localStorage.removeItem('tlite.questions'); const p = document.getElementById('run-picker');"
+            "p.value = arguments[0]; p.dispatchEvent(new Event('change'));",
+            run,
+        )
+        wait.until(lambda d: d.execute_script("return tlite.state.run") == run and idle(d))
+        driver.execute_script("document.getElementById('trace-text').value = arguments[0]", text)
+        driver.execute_script("document.getElementById('trace-tokens').replaceChildren()")
+        driver.find_element("id", "trace").click()
+        wait.until(lambda d: d.execute_script(CHIPS) and idle(d))
+        steps = driver.execute_script("return tlite.trace.data.steps.length")
+        each = "return each(arguments[0])"
+        driver.execute_script("document.getElementById('guide-start').click()")
+        wait.until(lambda d: d.find_element("id", "walk-question").is_displayed())
+        question = driver.execute_script(THINKING_SCRIPT + each, steps)
+        wait.until(lambda d: d.find_element("id", "replay-body").is_displayed())
+        frame = driver.execute_script(
+            THINKING_SCRIPT + "const s = document.getElementById('replay-slider');"
+            "return slowest(Array.from({length: Number(s.max) + 1}, (_, k) => time(() => {"
+            "s.value = k; s.dispatchEvent(new Event('input')); })))"
+        )
+        driver.execute_script("document.getElementById('quiz-on').click()")  # the maps shown, for the rest
+        beside: dict[str, float | None] = {}
+        for what, choice, said in (
+            ("a head off", "off:blocks.0.attention.head.0", "head 0 switched off"),
+            ("another run", f"run:{other}", f"the run {other}"),
+        ):
+            offered = driver.execute_script(
+                "const p = document.getElementById('beside-pick'); p.value = arguments[0];"
+                "p.dispatchEvent(new Event('change')); return p.value === arguments[0]",
+                choice,
+            )
+            if not offered:  # not a run of the same tokenizer
+                beside[what] = None
+                continue
+            wait.until(lambda d, said=said: d.execute_script(HEADING, said) and idle(d))
+            beside[what] = round(driver.execute_script(THINKING_SCRIPT + each, steps), 1)
+        return {
+            "tokens": driver.execute_script("return tlite.trace.data.tokens.length"),
+            "steps": steps,
+            "question_ms": round(question, 1),
+            "replay_frame_ms": round(frame, 1),
+            "beside_head_off_ms": beside["a head off"],
+            "beside_run_ms": beside["another run"],
+            "page_error": driver.find_element("id", "errors").text,
+        }
+    finally:
+        driver.quit()
+
+
 TRACE_TEXT = "ROMEO:\nBut soft, what light through yonder window breaks? It is the east"[:64]
 
 
@@ -221,6 +299,12 @@ def main() -> None:
                 benchmark="server-page-trace",
                 model="baby-gpt, context 256",
                 **page_trace(base, "baby-gpt-256", long_text),
+            )
+            emit(
+                benchmark="server-page-thinking",
+                model="baby-gpt, context 256",
+                target_ms=200,
+                **page_thinking(base, "baby-gpt-256", long_text, "baby-gpt"),
             )
         for preset in ("post-gpt", "baby-gpt"):
             for what, body in (

@@ -4,9 +4,11 @@
     python examples/screenshots.py RUN [RUN ...]      # or shows runs you already have (one per family)
 
 Without runs it trains, into outputs/screenshot_runs/ (kept for the next time): the baby-gpt recipe on
-tiny Shakespeare (2 min), the classifier recipe on MARC (about 6 min) and the translator's
-`seq2seq-budget` recipe with AdamW on Multi30k for 12 minutes. The server and a headless Chromium (Debian's chromium +
-chromium-driver) then visit each view at 1280×720.
+tiny Shakespeare (2 min), the same with AdamW instead of Muon (2 min: the run the walk and the replay are
+shown beside), the classifier recipe on MARC (about 6 min) and the translator's `seq2seq-budget` recipe
+with AdamW on Multi30k for 12 minutes. The server and a headless Chromium (Debian's chromium +
+chromium-driver) then visit each view at 1280×720. Given runs, a second generator run is the one shown
+beside the first.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def train_runs() -> Path:
         os.environ["TLITE_DATA_DIR"] = str(shared)
     jobs = {
         "generator": lambda: tl.get_preset("baby-gpt"),
+        "generator-adamw": lambda: tl.get_preset("baby-gpt").override(optimizer="adamw"),
         "classifier": lambda: tl.get_preset("classifier").override(
             train=str(sources.resolve("amazon_reviews_multi_en", "train.jsonl")),
             val=str(sources.resolve("amazon_reviews_multi_en", "dev.jsonl")),
@@ -167,9 +170,72 @@ def main(argv: list[str]) -> None:
             )
             shot(first, "timeline-step")
 
+    def thinking(other: str | None) -> None:
+        """Learning by thinking on the generator: a question before a map and its answer revealed; a step's
+        exercise answered wrong, its cells lit on the step's map; the replay of how the run learned; the walk
+        beside the run with a head off, and beside ``other`` (a run of the same tokenizer)."""
+        js = driver.execute_script
+        js("localStorage.setItem('tlite.questions', 'on')")
+        js("const q = document.getElementById('quiz-on'); q.checked = true; q.dispatchEvent(new Event('change'))")
+        open_step("blocks.0.attention.scaled")  # a value: a score times 1/√D
+        shot("walk_question", "guide")
+        q = js("return tlite.trace.data.questions['blocks.0.attention.scaled']")
+        field = driver.find_element(By.ID, "question-value")
+        field.send_keys(f"{q['answer']:.3f}")  # right to the three decimals given
+        driver.find_element(By.ID, "question-answer").click()
+        shot("walk_question_revealed", "guide")
+        js("document.getElementById('quiz-on').click()")  # the questions off: the maps at once
+        js(
+            "[...document.querySelectorAll('#trace-steps .step')]"
+            ".find((c) => c.textContent === 'attention.weights').click()"
+        )
+        wait(lambda d: d.find_element(By.ID, "walk-exercise-open").text.endswith("Softmax, forward"))
+        driver.find_element(By.ID, "walk-exercise-open").click()
+        slip = "import torch\n\ndef softmax_forward(s):\n    p = torch.softmax(s, -1)\n"
+        slip += "    p[0, 30:40] = 0  # ten rows of head 0 left out\n    return p\n"
+        js("document.getElementById('walk-exercise-code').value = arguments[0]", slip)
+        driver.find_element(By.ID, "walk-exercise-check").click()
+        wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#trace-view figure.map[data-lit]"))
+        shot("walk_exercise_wrong", "guide")
+        shot("walk_exercise_verdict", "walk-exercise-check")
+        wait(lambda d: d.find_element(By.ID, "replay-body").is_displayed())
+        shot("replay", "replay")
+        slide = "const s = document.getElementById('replay-slider'); s.value = arguments[0] ?? s.max;"
+        js(slide + "s.dispatchEvent(new Event('input'))", 3)
+        shot("replay_early", "replay-frames")
+        js(slide + "s.dispatchEvent(new Event('input'))", None)
+        shot("replay_heads", "replay-patterns-box")
+        beside = Select(driver.find_element(By.ID, "beside-pick"))
+        beside.select_by_value("off:blocks.0.attention.head.0")
+        wait(lambda d: "switched off" in d.find_element(By.CSS_SELECTOR, "#walk-beside h3").text)
+        js(
+            "[...document.querySelectorAll('#trace-steps .step')]"
+            ".find((c) => c.textContent === 'attention_residual.sum').click()"
+        )
+        shot("walk_beside_head_off", "walk-beside")
+        if other:
+            beside.select_by_value(f"run:{other}")
+            wait(lambda d: other in d.find_element(By.CSS_SELECTOR, "#walk-beside h3").text)
+            js(
+                "[...document.querySelectorAll('#trace-steps .step')]"
+                ".find((c) => c.textContent === 'attention.weights').click()"
+            )
+            shot("walk_beside_run", "walk-beside")
+            Select(driver.find_element(By.ID, "replay-beside")).select_by_value(other)
+            wait(lambda d: d.find_elements(By.CSS_SELECTOR, ".replay-other figure"))
+            Select(driver.find_element(By.ID, "replay-axis")).select_by_value("fraction")
+            js(slide + "s.dispatchEvent(new Event('input'))", 4)
+            shot("replay_beside", "replay-frames")
+        beside.select_by_value("")
+
+    driver.get(f"http://127.0.0.1:{port}/")
+    driver.execute_script("localStorage.setItem('tlite.questions', 'off')")  # the maps at once, as before
     driver.get(f"http://127.0.0.1:{port}/")
     wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    generators = [e.name for e in registry.entries.values() if e.family == "generator"]
     for entry in registry.entries.values():
+        if entry.family == "generator" and entry.name != generators[0]:
+            continue  # a second generator: shown beside the first
         Select(driver.find_element(By.ID, "run-picker")).select_by_value(entry.name)
         wait(lambda d, f=entry.family: d.find_element(By.ID, f"view-{f}").is_displayed())
         wait(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
@@ -189,6 +255,7 @@ def main(argv: list[str]) -> None:
             backward("backward_generator", "20")
             shot("run", "run-panel")
             timeline("timeline_start", "timeline_trained")
+            thinking(generators[1] if len(generators) > 1 else None)
         elif entry.family == "classifier":
             forward("forward_classifier", "members.0.encoder.blocks.0.attention.weights")
             driver.find_element(By.ID, "classify").click()

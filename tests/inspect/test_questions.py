@@ -81,3 +81,11 @@ def test_a_seed_gives_the_same_questions_and_another_seed_others(runs, seed):  #
     assert first == again
     other = _report(runs, "generator", seed + 1)["questions"]
     assert any(first[n].get("index") != other[n].get("index") for n in first)
+
+
+def test_a_token_to_choose_is_named_by_its_text_as_the_bars_name_it(runs):  # noqa: F811
+    """The next-token question offers tokens as the learner reads them (the tokenizer's text), not their ids."""
+    run = tl.load(runs / "generator")
+    asked = trace_report(run, TEXTS["generator"], seed=0)[1]["questions"]["probabilities"]
+    assert asked["choices"] == [run.tokenizer.shown(i) for i in asked["choice_ids"]]
+    assert asked["choices"] != [str(i) for i in asked["choice_ids"]]

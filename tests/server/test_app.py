@@ -521,3 +521,22 @@ def test_a_request_without_a_body_names_the_body_and_the_fields_it_needs(client,
     assert answer.status_code == 422
     error = answer.json()["error"]
     assert error.startswith("body: the request has no JSON body") and "text" in error  # was ": Field required"
+
+
+def test_each_exercise_says_which_steps_of_the_run_it_takes_its_tensors_from(client, runs_folder):
+    """The page lights a wrong answer's cells on the map of the step the exercise checks: the answer names
+    that step (the first Dense with a bias, the first attention's scaled scores, ...) and the tokens traced."""
+    import transformers_lite as tl
+    from transformers_lite.inspect.examples import example_inputs
+
+    answer = client.get("/api/runs/generator/exercises").json()
+    steps = answer["steps"]
+    assert steps["dense-forward"] == ["blocks.0.attention.out"]
+    assert steps["softmax-forward"] == ["blocks.0.attention.scaled"]
+    assert steps["attention-forward"][:2] == ["blocks.0.attention.scores", "blocks.0.attention.heads"]
+    assert steps["layer-norm-forward"][0].startswith("blocks.0.") and "norm" in steps["layer-norm-forward"][0]
+    assert steps["block-forward"][0] == "blocks.0.attention.q"
+    assert steps["swiglu-backward"][0] == "blocks.0.feed_forward.hidden"  # no gate: the feed-forward's own
+    run = tl.load(runs_folder / "generator")
+    assert answer["tokens"] == run.trace(example_inputs(run)["text"][:256]).tokens
+    assert client.get("/api/runs/no-such/exercises").status_code == 404

@@ -360,7 +360,8 @@ def test_try_it_yourself_from_a_step_of_the_backward_view(base_url, browser, tmp
     browser.find_element(By.ID, "exercise-check").click()
     wait(browser, lambda d: d.find_element(By.ID, "exercise-verdict").text, 60)
     verdict = browser.find_element(By.ID, "exercise-verdict").text
-    assert verdict.startswith("✗ dz[0, ") and "a missing or extra 1/" in verdict and "ms of CPU)" in verdict
+    assert verdict.startswith("✗ dz[0, ") and "ms of CPU)" in verdict
+    assert "a missing or extra 1/" in browser.find_element(By.ID, "exercise-cause").text  # the cause on its own line
     statement = browser.find_element(By.ID, "exercise-statement").text
     assert "Asked: ∂z" in statement and "onehot" not in statement  # the formula waits for the last hint
     caption = browser.find_element(By.CSS_SELECTOR, "#exercise-cells figcaption").text

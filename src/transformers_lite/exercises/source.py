@@ -54,17 +54,20 @@ class Source:
         self.trace = Trace()
         if run is None:
             model, ids, self.tokens = _built_in()
+            self.source_tokens: list[str] = []
             with torch.no_grad():
                 model(ids, trace=self.trace)
             self.what = "the built-in model (2 blocks of 2 heads, 32 channels)"
         else:
             with torch.no_grad():
                 forward, _ = traced(run, _example(run), None, self.trace)
-            self.tokens = list(forward.tokens)
+            self.tokens, self.source_tokens = list(forward.tokens), list(forward.source_tokens)
             self.what = f"run {run.run_dir}"
         self.seed = seed
         self.generator = torch.Generator().manual_seed(seed)
         self._given: dict[str, tuple[dict[str, Any], tuple[Any, ...]]] = {}
+        self._steps: dict[str, list[str]] = {}
+        self._looked: list[str] | None = None  # while an exercise's inputs are taken: the steps looked up
         self._lock = threading.Lock()
 
     def given(self, exercise: Exercise) -> tuple[dict[str, Any], tuple[Any, ...]]:
@@ -78,6 +81,21 @@ class Source:
                 self._given[exercise.name] = (inputs, expected_of(exercise, inputs))
             return self._given[exercise.name]
 
+    def steps_of(self, exercise: Exercise) -> list[str]:
+        """The steps whose tensors ``exercise`` takes, in the order it looks them up (the first is the step
+        its result is laid out like, for most), so a page can say where an answer's wrong cells sit; empty
+        where this model computes none of the steps it needs."""
+        with self._lock:
+            if exercise.name not in self._steps:
+                self.generator.manual_seed(self.seed)
+                self._looked = []
+                try:
+                    exercise.inputs(self)
+                except LookupError:
+                    self._looked = []
+                self._steps[exercise.name], self._looked = list(dict.fromkeys(self._looked)), None
+            return self._steps[exercise.name]
+
     def records(self, kind: str | None = None, *, role: str | None = None) -> list[tuple[str, Recorded]]:
         """The steps of ``kind`` (``norm`` matches ``norm:layer`` and ``norm:rms``) playing ``role``
         (``layers.steps.ROLES``; each ``None``: any), in forward order."""
@@ -86,6 +104,8 @@ class Source:
     def first(self, kind: str | None = None, where: Any = None, *, role: str | None = None) -> tuple[str, Recorded]:  # noqa: ANN401 - a predicate
         for name, record in self.records(kind, role=role):
             if where is None or where(record):
+                if self._looked is not None:
+                    self._looked.append(name)
                 return name, record
         what = " and ".join(f"{k} {v!r}" for k, v in (("of kind", kind), ("playing the role", role)) if v)
         raise LookupError(f"{self.what} computes no step {what}; try it on another run")

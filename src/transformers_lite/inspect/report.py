@@ -43,6 +43,10 @@ def trace_report(
     }
     if seed is not None:
         out["questions"] = questions(traced, seed)
+        if not traced.classes:  # a token asked for is named by its text, as the page's bars name it
+            for asked in out["questions"].values():
+                if "choice_ids" in asked:
+                    asked["choices"] = [run.tokenizer.shown(i) for i in asked["choice_ids"]]
     vocabulary = traced["probabilities"].shape[-1]
     if not traced.classes and vocabulary <= SMALL_VOCABULARY:
         out["vocabulary"] = [run.tokenizer.shown(i) for i in range(vocabulary)]

@@ -52,6 +52,7 @@ RUN_ROUTES = (
     "backward",
     "step",
     "exercise",
+    "exercises",
 )
 
 Fingerprint = tuple[tuple[str, int, int, int], ...]

@@ -291,6 +291,18 @@ def exercise_check(request: Request, name: str, body: ExerciseRequest) -> dict[s
     return verdict.to_dict()
 
 
+@router.get("/runs/{name:path}/exercises")
+def exercise_steps(request: Request, name: str) -> dict[str, Any]:
+    """Where each exercise takes its tensors on this run: ``steps`` (per exercise, the steps it reads, in
+    the order it looks them up; empty where the model computes none of them) and ``tokens`` (and a
+    translator's ``source_tokens``), the input they were traced on (the run's example), so the page can
+    light a wrong answer's cells on the map of the step it checks, and say which step that is."""
+    run = _run(request, name)
+    source = source_of(run)
+    steps = {e.name: source.steps_of(e) for e in exercises.EXERCISES}
+    return {"tokens": source.tokens, "source_tokens": source.source_tokens, "steps": steps}
+
+
 @router.post("/runs/{name:path}/step")
 def step(request: Request, name: str, body: StepRequest) -> dict[str, Any]:
     """One optimizer step on this example, on a copy of the model: the loss before and after, the

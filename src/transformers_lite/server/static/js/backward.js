@@ -7,8 +7,9 @@ import { $, api, el, guard, notices, runPath, setStatus, showError, state, visib
 import { drawDiagram, visibleOutline } from "./diagram.js";
 import { absMax, bars, heatmap, legend, lineChart, number, signedScale } from "./scales.js";
 import { columnsOf, goTo, matrixOf, trace } from "./forward.js";
+import { exercisePanel } from "./exercise.js";
 
-const backward = { data: null, step: 0, body: null, exercises: null, open: null, chosen: false, readyFor: null };
+const backward = { data: null, step: 0, body: null };
 
 // the exercise that has a learner write the backward of a step of this kind (tlite exercise list)
 const EXERCISE_OF = {
@@ -119,74 +120,12 @@ function renderAttribution(data) {
   }), legend(s));
 }
 
-// "try it yourself": the exercise of this step's kind, a text area holding the function to write, and
-// a check on this run's tensors (POST .../exercise: the code runs confined, given only the step's tensors);
-// asking for the list with ?run= makes the checker ready for this run while the learner writes
+// "try it yourself": the exercise of this step's kind (exercise.js), on this run's tensors
+const panel = exercisePanel($("exercise"), "exercise");
+
 async function renderExercise(step) {
-  if (backward.readyFor !== state.run) {
-    backward.exercises = (await api(`/api/exercises?run=${encodeURIComponent(state.run)}`)).exercises;
-    backward.readyFor = state.run;
-  }
-  const pick = $("exercise-pick");
-  if (!pick.options.length) {  // every exercise can be chosen; the step's own is offered first
-    pick.replaceChildren(...backward.exercises.map((e, k) => el("option", { value: e.name }, `${k + 1}. ${e.title}`)));
-  }
   const own = step.name === "logits" ? "cross-entropy-backward" : EXERCISE_OF[step.kind];
-  if (own && !backward.chosen) pick.value = own;  // follow the step until the learner picks one
-  $("exercise").hidden = false;
-  showExercise(pick.value);
-}
-
-function showExercise(name) {
-  const e = backward.exercises.find((x) => x.name === name);
-  $("exercise-open").textContent = `Try it yourself: ${e.title}`;
-  if (backward.open !== name) {
-    backward.open = name;
-    $("exercise-code").value = e.stub;
-    $("exercise-verdict").textContent = "";
-    $("exercise-cells").replaceChildren();
-    $("exercise-hints").replaceChildren();
-  }
-  $("exercise-statement").replaceChildren(
-    el("p", {}, `${e.title} (${e.part}), the exercise ${e.name}:`),
-    el("pre", {}, `${e.statement}\n\nShapes:\n${e.shapes}`),
-  );
-}
-
-async function checkExercise() {
-  const name = backward.open;
-  setStatus("checking your function on this run's tensors\u2026");
-  const verdict = await api(runPath(state.run, "/exercise"), { name, code: $("exercise-code").value });
-  setStatus("");
-  const line = $("exercise-verdict");
-  // the process clock counts in ticks of a few milliseconds
-  const took = verdict.cpu_s === null ? "" : ` (your function took ${verdict.cpu_s < 0.005 ? "under 5 ms" : `${Math.round(1000 * verdict.cpu_s)} ms`} of CPU)`;
-  line.textContent = (verdict.passed ? "\u2713 " : "\u2717 ") + verdict.message + took;
-  line.className = verdict.passed ? "verdict passed" : "verdict failed";
-  renderCells(verdict.cells);
-  if (verdict.printed) $("exercise-cells").prepend(el("pre", { class: "printed" }, `your function printed:\n${verdict.printed}`));
-}
-
-// a wrong answer's map: the learner's value minus the expected one, the cells outside the tolerance outlined
-function renderCells(cells) {
-  if (!cells) { $("exercise-cells").replaceChildren(); return; }
-  const wrong = cells.wrong.reduce((n, row) => n + row.reduce((a, b) => a + b, 0), 0);
-  const total = cells.shape[0] * cells.shape[1];
-  const where = cells.slice.length ? `${cells.name}[${cells.slice.join(", ")}]` : cells.name;
-  const s = signedScale(absMax(cells.difference), "your value \u2212 the expected");
-  // a few wrong cells (an index slip) are outlined; when most are wrong (a factor, a sign) the colours show it
-  const sparse = wrong <= Math.max(50, total / 20);
-  const said = sparse ? `outlined: the ${wrong} of ${total} cells outside the tolerance`
-    : `${wrong} of ${total} cells are outside the tolerance (too many to outline: the colours show the pattern)`;
-  $("exercise-cells").replaceChildren(heatmap(cells.difference, {
-    s, outlined: sparse ? cells.wrong : null, title: `${where}: your result minus the expected; ${said}`,
-  }));
-}
-
-function nextHint() {
-  const e = backward.exercises.find((x) => x.name === backward.open);
-  const shown = $("exercise-hints").children.length;
-  if (shown < e.hints.length) $("exercise-hints").append(el("li", {}, e.hints[shown]));
+  await panel.show(own ? [own] : []);
 }
 
 async function takeStep() {
@@ -230,7 +169,4 @@ $("backward").addEventListener("click", guard(runBackward));
 $("take-step").addEventListener("click", guard(takeStep));
 $("backward-prev").addEventListener("click", () => { backward.step = Math.max(0, backward.step - 1); renderBackward(); });
 $("backward-next").addEventListener("click", () => { backward.step = Math.min(backward.data.steps.length - 1, backward.step + 1); renderBackward(); });
-$("exercise-open").addEventListener("click", () => { $("exercise-body").hidden = !$("exercise-body").hidden; });
-$("exercise-check").addEventListener("click", guard(checkExercise));
-$("exercise-hint").addEventListener("click", nextHint);
-$("exercise-pick").addEventListener("change", () => { backward.chosen = true; showExercise($("exercise-pick").value); });
+

@@ -2,9 +2,14 @@
 // (POST /api/runs/NAME/trace): the map of the whole model, every step with its equation, shape and
 // values on labelled maps with legends, a walk from the token ids to the probabilities one step at a
 // time (a sentence per step, its box lit on the map, the rows it combined), heads switched off through
-// the same forward, and the heads ranked by what switching each off costs (POST .../sweep).
+// the same forward (their ranking: readouts.js). In the walk a question comes before each step's map
+// (questions.js), a step's exercise under it (practice.js), and the same step of a second forward beside
+// it (beside.js: another run, or a head off).
 import { drawDiagram, mapNote, visibleOutline } from "./diagram.js";
-import { renderDistance, renderLens, renderOutput } from "./readouts.js";
+import { askedCells, asking, questionOf, quiz, renderQuestion, scoreText, setQuizOn, startQuiz } from "./questions.js";
+import { offerExercise, resetPractice, walkLit } from "./practice.js";
+import { beside, besideChoices, refreshBeside, renderBeside } from "./beside.js";
+import { renderDistance, renderLens, renderOutput, renderStrips, sweep } from "./readouts.js";
 import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
 import { absMax, heatmap, legend, maskScale, number, probabilityScale, signedScale, strip, turnedRows } from "./scales.js";
 
@@ -23,13 +28,15 @@ export async function setupTrace(info) {
   $("trace-result").hidden = $("sweep-result").hidden = true;
   $("guide-start").disabled = true;
   Object.assign(trace, { data: null, step: 0, pos: 0, src: 0, block: "", off: new Set() });
+  quiz.walking = false;
+  resetPractice();
   await runTrace(true).catch((e) => showError(e.message));  // the way in: this model's map, before anything is typed
 }
 
 // `typed`: the text and target read once per trace, so its two requests trace the same text even when the
 // box changes in between
 function traceBody(typed = { text: $("trace-text").value, target: $("trace-target").value }) {
-  const body = { text: typed.text, block: trace.block, switch_off: [...trace.off] };
+  const body = { text: typed.text, block: trace.block, switch_off: [...trace.off], seed: quiz.seed };
   if (can("translate") && typed.target.trim()) body.target = typed.target;
   if (!can("classify")) body.position = trace.pos;
   return body;
@@ -48,7 +55,11 @@ export async function runTrace(fresh) {
     data = await api(runPath(run, "/trace"), traceBody(typed));
   }
   if (state.run !== run) return;
+  trace.body = traceBody(typed);
+  await refreshBeside(trace.body);  // the walk beside another run, or with a head off: the same input
+  if (state.run !== run) return;
   trace.data = data;
+  startQuiz([run, typed.text, typed.target, quiz.seed, [...trace.off].sort()].join("\u0000"));  // another: a new score
   trace.step = Math.min(trace.step, data.steps.length - 1);
   setStatus("");
   notices("trace-notices", data.notices);
@@ -120,7 +131,7 @@ export function renderTrace() {
   $("model-map-note").textContent = mapNote(data.outline, member());
   renderStep(step);
   renderGuide(step);
-  renderStrips(data);
+  renderStrips(data, source, followed, shortName);
   renderOutput(data, trace.pos);
   renderLens(data);
   renderDistance(data);
@@ -143,6 +154,7 @@ function shortName(name) {  // a step (or a layer, by its scope) of the chosen b
 
 function renderSwitches(heads) {
   const scopes = [...new Set(trace.data.steps.filter((s) => s.role === "heads").map((s) => s.scope))];  // each attention layer
+  besideChoices($("beside-pick"), scopes, heads, state.info.comparable || []);
   const boxes = [];
   for (const scope of scopes) {
     for (let h = 0; h < heads; h++) {
@@ -218,6 +230,8 @@ export function columnsOf(step, data, names = trace.data || {}) {
 }
 
 function renderStep(step) {
+  const held = asking(step, trace.data);  // the map waits for the question's answer
+  for (const id of ["trace-view", "trace-row", "guide-rows"]) $(id).hidden = held;
   const head = Number($("trace-head").value || 0);
   const steps = walk();
   const at = steps.findIndex((s) => s.name === step.name);
@@ -233,12 +247,18 @@ function renderStep(step) {
   $("trace-step-info").replaceChildren(
     row("equation (here, row-major)", step.equation),
     row("the posts (column-major)", step.post_equation),
-    row("shape", `${step.axes} = (${step.shape.join(", ")})`),
-    row("the posts' shape", step.post_axes),
+    row("shape", held ? `${step.axes} (its sizes once you answer)` : `${step.axes} = (${step.shape.join(", ")})`),
+    row("the posts' shape", held ? "(once you answer)" : step.post_axes),
     row("what it is", `${step.meaning} (kind: ${step.kind})`),
     row("computed from", from.length || params ? el("span", {}, el("span", { className: "steps inline" }, ...from), params ? ` parameters: ${params}` : "") : "the input"),
   );
   const view = $("trace-view");
+  if (held) {  // nothing of the map is drawn before the answer
+    view.replaceChildren();
+    $("trace-row").replaceChildren();
+    showBeside(step, held);
+    return;
+  }
   const axes = axesOf(step);
   const perHead = step.values && step.shape.length === 3 && axes[0] === "H";
   const rows = tokensFor(axes[axes.length - 2], step) || tokensFor(axes[0], step) || trace.data.tokens;
@@ -248,12 +268,14 @@ function renderStep(step) {
     const best = step.top[Math.min(trace.pos, step.top.length - 1)];
     view.replaceChildren(el("p", {}, `the largest entries at position ${trace.pos}: ` + best.map((e) => `${visible(e.token ?? String(e.id))} ${e.value.toFixed(4)}`).join(", ")));
     $("trace-row").replaceChildren();
+    showBeside(step, held, head, {});
     return;
   }
   if (step.kind === "tokens") {  // ids are names, not magnitudes: written, not coloured
     view.replaceChildren(el("p", { className: "tokens" }, ...step.values.flat().map((id, i) =>
       el("span", { className: `chip${i === pos ? " selected" : ""}` }, `${visible(rows[i] ?? "")} = ${id}`))));
     $("trace-row").replaceChildren();
+    showBeside(step, held, head, {});
     return;
   }
   // grouped queries: a (G, T, D) step holds the key/value head the chosen query head reads, h // (H / G)
@@ -263,9 +285,13 @@ function renderStep(step) {
   const labelled = { rows: m.length === rows.length ? rows : null, cols, s, followed: m.length === rows.length ? pos : -1,
     rowTitle: m.length === rows.length ? "position" : "row", colTitle,
     onHover: (i, j) => lightTokens(i, cols === rows ? j : -1) };  // a key lit among the chips when they are its tokens
+  const q = questionOf(step, trace.data), asked = quiz.answers.has(step.name) ? askedCells(q, step) : null;
+  const marked = asked && (asked.head === null || asked.head === (group >= 0 ? group : head)) ? asked.cells : null;
+  const lit = walkLit.step === step.name && (walkLit.head === null || walkLit.head === head) &&
+    walkLit.wrong.length === m.length && walkLit.wrong[0].length === m[0].length ? walkLit.wrong : null;
   const title = perHead ? `${shortName(step.name)}, head ${head}` :
     group >= 0 ? `${shortName(step.name)}, key/value head ${group} (read by head ${head})` : shortName(step.name);
-  const figures = [heatmap(m, { ...labelled, fit: mapFit(), title })];
+  const figures = [heatmap(m, { ...labelled, fit: mapFit(), title, marked, lit })];
   if (perHead) {  // every head at a glance, on the same scale; click one to choose it
     const others = el("div", { className: "grid thumbs" });
     step.values.forEach((hv, h) => {
@@ -277,10 +303,19 @@ function renderStep(step) {
     figures.push(el("div", {}, el("p", { className: "muted" }, "the other heads, on the same scale (click one)"), others));
   }
   view.replaceChildren(...figures);
+  showBeside(step, held, group >= 0 ? group : head, labelled);
   const r = m.length === rows.length ? m[pos] : m[0];
   $("trace-row").replaceChildren(el("span", { className: "muted" }, `row ${m.length === rows.length ? pos : 0}: `),
     ...r.slice(0, 64).map((x) => el("span", { className: "num" }, number(x))),
     r.length > 64 ? el("span", { className: "muted" }, `\u2026 (${r.length} values)`) : "");
+}
+
+// the walk beside another run or with a head off (beside.js), hidden while a question waits: its map would
+// tell the answer
+function showBeside(step, held, head, labels) {
+  if (held) { $("walk-beside").hidden = true; return; }
+  const values = step.kind === "tokens" ? { ...step, values: undefined } : step;  // ids: written, not compared
+  renderBeside($("walk-beside"), { data: trace.data, step: values, head, pos: trace.pos, labels, matrixOf, fit: Math.min(300, mapFit()) });
 }
 
 // the side of a step's map: small enough that the walk's panel (its words, equation, map and legend) fits the
@@ -308,6 +343,16 @@ function renderGuide(step) {
   $("guide-sentence").textContent = sentence;
   $("guide-where").textContent = `Following ${onSource(step) ? "source " : ""}position ${at0} (${visible(token ?? "")}); ${at + 1 < steps.length ? `next: ${shortName(steps[at + 1].name)}` : "this is the model's output"}.`;
   $("guide-rows").replaceChildren(...rowsCombined(step));
+  renderQuestion($("walk-question"), step, trace.data, state.info, (q) => {
+    const asked = askedCells(q, step);  // the map opens on the head asked about
+    if (asked && asked.head !== null && step.shape.length === 3 && step.axes[1] === "H") $("trace-head").value = asked.head;
+    renderTrace();
+  });
+  $("quiz-score").textContent = quiz.on ? `score: ${scoreText()}` : "";
+  $("quiz-new").title = `question set ${quiz.seed}: the same run, input and set always ask the same; click for set ${quiz.seed + 1}`;
+  $("quiz-on").checked = quiz.on;
+  $("quiz-new").hidden = !quiz.on;
+  offerExercise(step, trace.data, guard(goTo), renderTrace, asking(step, trace.data)).catch((e) => showError(e.message));
 }
 
 // The read a step combines whole, by its kind (its index in the step's reads): a row of scores is q·k_j for
@@ -352,39 +397,18 @@ function rowsCombined(step) {
   return strips;
 }
 
-function renderStrips(data) {
-  const source = onSourceBlock();  // a translator's encoder: its source tokens
-  const rows = source ? data.source_tokens : data.tokens;
-  const pos = Math.min(source ? trace.src : trace.pos, rows.length - 1);
-  $("trace-pos").textContent = `${source ? "(of the source) " : ""}${pos} (${visible(rows[pos] ?? "")})`;
-  const chosen = data.steps.filter((step) => step.values && step.shape.length === 2 && step.axes === "(T, C)" && step.shape[0] === rows.length &&
-    onSource(step) === source);
-  const s = signedScale(absMax(chosen.map((step) => step.values[pos])), "value (every strip on one scale)");
-  const strips = chosen.flatMap((step) => [el("span", {}, shortName(step.name)), strip(step.values[pos], s)]);
-  if (strips.length) strips.push(el("span"), legend(s));
-  $("trace-strips").replaceChildren(...strips);
-}
-
-async function sweep() {
-  const body = traceBody();
-  setStatus("switching each head off in turn\u2026");
-  const windows = can("generate") ? Number($("sweep-windows").value || 0) : 0;
-  const data = await api(runPath(state.run, "/sweep"), { text: body.text, target: body.target, windows });
-  setStatus("");
-  // the words follow what was ranked: this input, or windows of the validation text
-  const where = data.windows ? `averaged over ${data.windows} windows of the validation text` : "on this input";
-  $("sweep-title").textContent = `Heads ranked by how much the loss ${where} rises without them`;
-  $("sweep-loss").textContent = `(loss with every head: ${data.loss.toFixed(4)})`;
-  const head = el("tr", {}, el("th", {}, "head switched off"), el("th", {}, "loss"), el("th", {}, "rise"));
-  $("sweep-table").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.heads.map((h) =>
-    el("tr", {}, el("td", {}, h.head), el("td", { className: "num" }, h.loss.toFixed(4)), el("td", { className: "num" }, h.rise.toFixed(4))))));
-  $("sweep-result").hidden = false;
-}
 
 $("trace").addEventListener("click", guard(() => runTrace(true)));
-$("sweep").addEventListener("click", guard(sweep));
+$("sweep").addEventListener("click", guard(() => sweep(traceBody(), can("generate") ? Number($("sweep-windows").value || 0) : 0)));
 $("trace-block").addEventListener("change", guard(async () => { trace.block = $("trace-block").value; trace.step = 0; await runTrace(false); }));
 $("trace-head").addEventListener("change", () => renderTrace());
 $("trace-prev").addEventListener("click", guard(() => move(-1)));
 $("trace-next").addEventListener("click", guard(() => move(1)));
-$("guide-start").addEventListener("click", guard(() => goTo(walk()[0].name)));
+$("guide-start").addEventListener("click", guard(() => { quiz.walking = true; return goTo(walk()[0].name); }));
+$("quiz-on").addEventListener("change", () => { setQuizOn($("quiz-on").checked); renderTrace(); });
+$("beside-pick").addEventListener("change", guard(async () => {
+  beside.choice = $("beside-pick").value;
+  await refreshBeside(trace.body);
+  renderTrace();
+}));
+$("quiz-new").addEventListener("click", guard(async () => { quiz.seed += 1; await runTrace(false); }));

@@ -8,6 +8,7 @@ import { setupTranslator } from "./translate.js";
 import { renderTrace, setupTrace, trace } from "./forward.js";
 import { resetBackward } from "./backward.js";
 import { loadTimeline, resetTimeline } from "./timeline.js";
+import { resetReplay, showReplay } from "./replay.js";
 import { nameSignedColours } from "./scales.js";
 
 const SETUP = { generate: setupGenerator, classify: setupClassifier, translate: setupTranslator };
@@ -19,8 +20,9 @@ onRun(
     await setupTrace(info);
   },
   async (picked) => {  // the timeline, from its start for a run just picked; a run still training: its new snapshots
-    if (picked) resetTimeline();
-    if (state.info) await loadTimeline();
+    if (picked) { resetTimeline(); resetReplay(); }
+    const data = state.info ? await loadTimeline() : null;
+    if (data) showReplay(data);  // the same snapshots, replayed position by position and head by head
   },
 );
 nameSignedColours();  // the headings' colour names, from the one definition of the signed scale

@@ -1,8 +1,9 @@
 // What is read out of one forward trace, under the walk: the output (next-token bars or class
 // probabilities) at the followed position `pos` and how far switching steps off moved it, the prediction
-// read out at each block boundary (the logit lens), and each head's mean attention distance.
-import { $, el, visible } from "./dom.js";
-import { bars } from "./scales.js";
+// read out at each block boundary (the logit lens), each head's mean attention distance, and the heads
+// ranked by what switching each off costs (POST .../sweep).
+import { $, api, el, runPath, setStatus, state, visible } from "./dom.js";
+import { absMax, bars, legend, signedScale, strip } from "./scales.js";
 
 function outputEntries(data, pos) {
   const probs = data.steps.find((s) => s.name === "probabilities");
@@ -40,4 +41,34 @@ export function renderDistance(data) {  // each head's distance beside what even
   $("trace-distance").replaceChildren(head, ...Object.entries(data.attention_distance).map(([name, values]) =>
     el("tr", {}, el("th", {}, name), ...values.map((d) => el("td", { className: "num" }, d.toFixed(2))),
       el("td", { className: "num muted" }, name in even ? even[name][0].toFixed(2) : ""))));
+}
+
+// the heads ranked on the walk's input (`body`: the trace's), or over `windows` windows of a generator's
+// validation text
+export async function sweep(body, windows) {
+  setStatus("switching each head off in turn\u2026");
+  const data = await api(runPath(state.run, "/sweep"), { text: body.text, target: body.target, windows });
+  setStatus("");
+  // the words follow what was ranked: this input, or windows of the validation text
+  const where = data.windows ? `averaged over ${data.windows} windows of the validation text` : "on this input";
+  $("sweep-title").textContent = `Heads ranked by how much the loss ${where} rises without them`;
+  $("sweep-loss").textContent = `(loss with every head: ${data.loss.toFixed(4)})`;
+  const head = el("tr", {}, el("th", {}, "head switched off"), el("th", {}, "loss"), el("th", {}, "rise"));
+  $("sweep-table").replaceChildren(el("thead", {}, head), el("tbody", {}, ...data.heads.map((h) =>
+    el("tr", {}, el("td", {}, h.head), el("td", { className: "num" }, h.loss.toFixed(4)), el("td", { className: "num" }, h.rise.toFixed(4))))));
+  $("sweep-result").hidden = false;
+}
+
+// the followed position's vector at each (T, C) step of the block on view (a translator's encoder: of the
+// source, `source`), every strip on one scale; `shortName` names a step within its block
+export function renderStrips(data, source, followed, shortName) {
+  const rows = source ? data.source_tokens : data.tokens;
+  const pos = Math.min(followed, rows.length - 1);
+  $("trace-pos").textContent = `${source ? "(of the source) " : ""}${pos} (${visible(rows[pos] ?? "")})`;
+  const chosen = data.steps.filter((step) => step.values && step.shape.length === 2 && step.axes === "(T, C)" && step.shape[0] === rows.length &&
+    (step.side === "source") === source);
+  const s = signedScale(absMax(chosen.map((step) => step.values[pos])), "value (every strip on one scale)");
+  const strips = chosen.flatMap((step) => [el("span", {}, shortName(step.name)), strip(step.values[pos], s)]);
+  if (strips.length) strips.push(el("span"), legend(s));
+  $("trace-strips").replaceChildren(...strips);
 }

@@ -147,9 +147,10 @@ function labelsOf(names, count, cell, vertical) {
 // A matrix as a labelled map: rows and columns named (tokens, or numbered channels), its colour from
 // scale `s`, the exact value of the cell under the pointer written under the map, its row and column
 // lit (onHover(i, j) tells the view, to light what they stand for elsewhere); `followed` outlines a row,
-// `outlined` (rows of 0/1, the matrix's shape) the cells it marks.
+// `outlined` (rows of 0/1, the matrix's shape) the cells it marks, `marked` ([[row, column]]) cells drawn
+// thick (what a question asked about), `lit` (rows of 0/1) cells filled yellow (where an answer is wrong).
 export function heatmap(matrix, { rows = null, cols = null, s, title, small = false, followed = -1, onHover = null,
-  rowTitle = "row", colTitle = "column", fit = 480, outlined = null }) {
+  rowTitle = "row", colTitle = "column", fit = 480, outlined = null, marked = null, lit = null }) {
   const n = matrix.length, m = n ? matrix[0].length : 0;
   const cell = small ? Math.max(2, Math.min(6, Math.floor(120 / Math.max(n, m, 1))))
     : Math.max(2, Math.min(18, Math.floor(fit / Math.max(n, m, 1))));
@@ -175,12 +176,33 @@ export function heatmap(matrix, { rows = null, cols = null, s, title, small = fa
       o.strokeStyle = "#111"; o.lineWidth = 1;
       outlined.forEach((row, a) => row.forEach((on, b) => { if (on) o.strokeRect(b * cell + 0.5, a * cell + 0.5, cell - 1, cell - 1); }));
     }
+    if (lit) {  // filled half yellow, the value's colour still seen through; a few outlined too
+      const few = lit.reduce((k, row) => k + row.reduce((x, y) => x + y, 0), 0) <= Math.max(50, (n * m) / 20);
+      o.fillStyle = "rgba(255, 200, 0, 0.5)";
+      o.strokeStyle = "#111"; o.lineWidth = 1;
+      lit.forEach((row, a) => row.forEach((on, b) => {
+        if (!on) return;
+        o.fillRect(b * cell, a * cell, cell, cell);
+        if (few) o.strokeRect(b * cell + 0.5, a * cell + 0.5, cell - 1, cell - 1);
+      }));
+    }
+    for (const [a, b] of marked || []) {  // a ring around the cell, seen on a map of small cells too
+      const ring = Math.max(0, Math.min(3, 8 - cell));
+      o.lineWidth = 2; o.strokeStyle = "#111"; o.strokeRect(b * cell + 1 - ring, a * cell + 1 - ring, cell - 2 + 2 * ring, cell - 2 + 2 * ring);
+      o.lineWidth = 1; o.strokeStyle = "#fff"; o.strokeRect(b * cell - ring - 0.5, a * cell - ring - 0.5, cell + 1 + 2 * ring, cell + 1 + 2 * ring);
+    }
     if (i) { o.strokeStyle = "#111"; o.lineWidth = 1; o.strokeRect(0.5, i[0] * cell + 0.5, m * cell - 1, cell - 1); o.strokeRect(i[1] * cell + 0.5, 0.5, cell - 1, n * cell - 1); }
   };
   mark(null);
   const figure = el("figure", { className: small ? "map small" : "map" });
   figure.dataset.rows = n;
   figure.dataset.cols = m;
+  if (marked && marked.length) figure.dataset.marked = JSON.stringify(marked);
+  if (lit) {  // how many cells are lit, and which (up to 512 of them), for whoever checks the map
+    const cells = lit.flatMap((row, a) => row.flatMap((on, b) => (on ? [[a, b]] : [])));
+    figure.dataset.lit = cells.length;
+    if (cells.length <= 512) figure.dataset.litCells = JSON.stringify(cells);
+  }
   const stack = el("div", { className: "stack" }, canvas, overlay);
   if (small) {
     figure.append(stack, el("figcaption", {}, title));
@@ -284,14 +306,16 @@ export function matrixTable(table, matrix, rowLabels, colLabels, s = probability
   else table.after(key);
 }
 
-const COLORS = ["#2f6fb3", "#d95f02", "#1b9e77", "#7570b3", "#6b7785"];
+const COLORS = ["#2f6fb3", "#d95f02", "#1b9e77", "#7570b3", "#6b7785", "#e7298a", "#66a61e"];
 
-// series [[name, {step, value}]] as lines over the optimizer step, with ticked axes and a named legend
-export function lineChart(series, xTitle = "optimizer step") {
+// series [[name, {step, value, dashed}]] as lines over the optimizer step, with ticked axes and a named
+// legend; `y`: a fixed [lo, hi] for the value axis (else the values' extent); `marks`: [{x, label}] drawn
+// as dashed vertical lines (a moment: "formed", "now")
+export function lineChart(series, xTitle = "optimizer step", { y = null, marks = [] } = {}) {
   const w = 440, h = 240, left = 50, bottom = 36, top = 10, right = 12;
   const svg = svgEl("svg", { width: w, height: h, class: "chart" });
   const xs = series.flatMap(([, s]) => s.step), ys = series.flatMap(([, s]) => s.value);
-  const [x0, x1] = d3.extent(xs), [y0, y1] = d3.extent(ys);
+  const [x0, x1] = d3.extent(xs), [y0, y1] = y || d3.extent(ys);
   const sx = d3.scaleLinear(x1 > x0 ? [x0, x1] : [x0 - 1, x0 + 1], [left, w - right]);  // one point: in the middle
   const sy = d3.scaleLinear([y0, y1 > y0 ? y1 : y0 + 1], [h - bottom, top]);
   svg.append(svgEl("line", { x1: left, y1: h - bottom, x2: w - right, y2: h - bottom, class: "axis" }));
@@ -308,10 +332,17 @@ export function lineChart(series, xTitle = "optimizer step") {
     text({ x: sx(v), y: h - bottom + 16, "text-anchor": "middle" }, whole ? String(v) : sx.tickFormat(5)(v));
   }
   text({ x: (left + w - right) / 2, y: h - 4, "text-anchor": "middle" }, xTitle);
+  for (const mark of marks) {
+    const x = sx(mark.x);
+    svg.append(svgEl("line", { x1: x, y1: top, x2: x, y2: h - bottom, class: "mark", "stroke-dasharray": "3 3", stroke: mark.color || "#111" }));
+    const leftward = x > w - right - 90;  // near the right end: the label left of its line
+    text({ x: leftward ? x - 3 : x + 3, y: h - bottom - 4 - 12 * (mark.row || 0), "text-anchor": leftward ? "end" : "start",
+      class: "mark-label", style: `fill: ${mark.color || "#111"}` }, mark.label);
+  }
   series.forEach(([name, s], k) => {
     const color = COLORS[k % COLORS.length];
     const points = s.step.map((x, i) => `${sx(x).toFixed(1)},${sy(s.value[i]).toFixed(1)}`).join(" ");
-    svg.append(svgEl("polyline", { points, fill: "none", stroke: color, "stroke-width": 1.5 }));
+    svg.append(svgEl("polyline", { points, fill: "none", stroke: color, "stroke-width": 1.5, ...(s.dashed ? { "stroke-dasharray": "5 3" } : {}) }));
     if (s.step.length === 1) svg.append(svgEl("circle", { cx: sx(s.step[0]), cy: sy(s.value[0]), r: 3, fill: color }));
     // the legend: a swatch and the name in the series' colour (inline, so the page's text colour cannot override it)
     const y = top + 10 + 15 * k;

@@ -9,17 +9,18 @@ import { bars, heatmap, legend, lineChart, lossScale, probabilityScale } from ".
 
 const timeline = { data: null, other: null, losses: null };
 
+// the timeline's answer, for the replay to read too (null: another run was picked meanwhile)
 export async function loadTimeline() {
   const name = state.run;
   const data = await api(runPath(name, "/timeline"));
-  if (state.run !== name) return;
+  if (state.run !== name) return null;
   const slider = $("timeline-slider");
   const atEnd = !timeline.data || Number(slider.value) === Number(slider.max);  // a live run: follow the newest
   timeline.data = data;
   const snaps = data.snapshots;
   notices("timeline-notices", data.notices);
   $("timeline-body").hidden = !snaps.length;
-  if (!snaps.length) return;
+  if (!snaps.length) return data;
   slider.max = snaps.length - 1;
   slider.value = atEnd ? snaps.length - 1 : Math.min(Number(slider.value), snaps.length - 1);
   const heads = snaps[0].attention && snaps[0].attention[0] ? snaps[0].attention[0].length : 0;
@@ -38,6 +39,7 @@ export async function loadTimeline() {
   compare.value = others.includes(chosen) ? chosen : "";
   if (!compare.value) timeline.other = null;
   renderSnapshot();
+  return data;
 }
 
 export function resetTimeline() {
