@@ -3,10 +3,10 @@
 // values on labelled maps with legends, a walk from the token ids to the probabilities one step at a
 // time (a sentence per step, its box lit on the map, the rows it combined), heads switched off through
 // the same forward (their ranking: readouts.js). In the walk a question comes before each step's map
-// (questions.js), a step's exercise under it (practice.js), and the same step of a second forward beside
+// (quiz.js), a step's exercise under it (practice.js), and the same step of a second forward beside
 // it (beside.js: another run, or a head off).
 import { drawDiagram, mapNote, visibleOutline } from "./diagram.js";
-import { askedCells, asking, questionOf, quiz, renderQuestion, scoreText, setQuizOn, startQuiz } from "./questions.js";
+import { askedCells, asking, questionOf, quiz, renderQuestion, scoreText, setQuizOn, startQuiz } from "./quiz.js";
 import { offerExercise, resetPractice, walkLit } from "./practice.js";
 import { beside, besideChoices, refreshBeside, renderBeside } from "./beside.js";
 import { renderDistance, renderLens, renderOutput, renderStrips, sweep } from "./readouts.js";

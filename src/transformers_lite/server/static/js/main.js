@@ -8,7 +8,7 @@ import { setupTranslator } from "./translate.js";
 import { renderTrace, setupTrace, trace } from "./forward.js";
 import { resetBackward } from "./backward.js";
 import { loadTimeline, resetTimeline } from "./timeline.js";
-import { resetReplay, showReplay } from "./replay.js";
+import { resetReplay, showReplay } from "./replay_view.js";
 import { nameSignedColours } from "./scales.js";
 
 const SETUP = { generate: setupGenerator, classify: setupClassifier, translate: setupTranslator };
