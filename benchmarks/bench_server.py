@@ -105,6 +105,21 @@ new PerformanceObserver((list) => {
 """
 
 
+def open_run(driver, wait, base: str, run: str, text: str, script: str = "") -> None:  # noqa: ANN001 - selenium
+    """The page loaded with ``run`` picked (questions on, as a first visit has them) and ``text`` in the trace
+    box, the example's trace cleared; ``script`` runs with it (an observer to install before tracing)."""
+    driver.get(base + "/")
+    wait.until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
+    driver.execute_script(
+        "localStorage.removeItem('tlite.questions'); const p = document.getElementById('run-picker');"
+        "p.value = arguments[0]; p.dispatchEvent(new Event('change'));",
+        run,
+    )
+    wait.until(lambda d: d.execute_script("return tlite.state.run") == run and not d.find_element("id", "status").text)
+    driver.execute_script("document.getElementById('trace-text').value = arguments[0];" + script, text)
+    driver.execute_script("document.getElementById('trace-tokens').replaceChildren()")  # the example's trace
+
+
 def page_trace(base: str, run: str, text: str) -> dict:
     """The page tracing ``text`` with ``run``: time to the drawn first step, the slowest step to draw,
     the longest main-thread task, and the page's error line (empty when none)."""
@@ -113,18 +128,7 @@ def page_trace(base: str, run: str, text: str) -> dict:
     driver = chromium("--window-size=1400,1000")
     wait = WebDriverWait(driver, 300, poll_frequency=0.01)
     try:
-        driver.get(base + "/")
-        wait.until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
-        driver.execute_script(
-            "const p = document.getElementById('run-picker'); p.value = arguments[0];"
-            "p.dispatchEvent(new Event('change'));",
-            run,
-        )
-        wait.until(
-            lambda d: d.execute_script("return tlite.state.run") == run and not d.find_element("id", "status").text
-        )
-        driver.execute_script("document.getElementById('trace-text').value = arguments[0];" + PAGE_SCRIPT, text)
-        driver.execute_script("document.getElementById('trace-tokens').replaceChildren()")  # the example's trace
+        open_run(driver, wait, base, run, text, PAGE_SCRIPT)
         start = time.perf_counter()
         driver.find_element("id", "trace").click()
         wait.until(
@@ -179,16 +183,7 @@ def page_thinking(base: str, run: str, text: str, other: str) -> dict:
     wait = WebDriverWait(driver, 300, poll_frequency=0.01)
     idle = lambda d: not d.find_element("id", "status").text  # noqa: E731
     try:
-        driver.get(base + "/")
-        wait.until(lambda d: d.execute_script("return document.body.dataset.ready") == "1")
-        driver.execute_script(
-            "localStorage.removeItem('tlite.questions'); const p = document.getElementById('run-picker');"
-            "p.value = arguments[0]; p.dispatchEvent(new Event('change'));",
-            run,
-        )
-        wait.until(lambda d: d.execute_script("return tlite.state.run") == run and idle(d))
-        driver.execute_script("document.getElementById('trace-text').value = arguments[0]", text)
-        driver.execute_script("document.getElementById('trace-tokens').replaceChildren()")
+        open_run(driver, wait, base, run, text)
         driver.find_element("id", "trace").click()
         wait.until(lambda d: d.execute_script(CHIPS) and idle(d))
         steps = driver.execute_script("return tlite.trace.data.steps.length")
