@@ -5,7 +5,7 @@ TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup browser test test-floor lint docs demo bench bench-speed screenshots clean
+.PHONY: setup browser test test-slow test-floor lint docs demo bench bench-speed screenshots clean
 
 setup: $(STAMP)
 
@@ -26,8 +26,13 @@ browser:
 	  else echo "note: chromium + chromium-driver are not installed (root + apt-get needed); the browser tests will be skipped"; fi; \
 	fi
 
+# the default run leaves out the tests marked slow (the example notebooks, a budget run, two shell round trips): `make test-slow`
+# runs them, and CI runs both
 test: lint browser
-	$(BIN)/python -m pytest -n 2 --durations=15
+	$(BIN)/python -m pytest -n 2 --durations=15 -m "not slow"
+
+test-slow: setup browser
+	$(BIN)/python -m pytest -n 2 --durations=15 -m slow
 
 lint: setup
 	$(BIN)/ruff check src tests benchmarks experiments examples

@@ -1,7 +1,7 @@
 """The example notebooks run top to bottom (with TLITE_NOTEBOOK_QUICK=1: a few training steps each).
 
 Each executes in a fresh Jupyter kernel in a temporary folder, with the real corpora from the shared data
-folder; a notebook whose corpus is absent is skipped.
+folder; a notebook whose corpus is absent is skipped. Marked slow (about 40 s each): `make test-slow` runs them.
 """
 
 import os
@@ -28,6 +28,7 @@ def test_every_notebook_is_listed():
     assert {p.name for p in EXAMPLES.glob("*.ipynb")} == set(NEEDS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(NEEDS))
 def test_notebook_runs_top_to_bottom(name, tmp_path, monkeypatch):
     needed = NEEDS[name]

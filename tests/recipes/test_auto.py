@@ -207,7 +207,7 @@ def wall_time(*args):
     return done, time.perf_counter() - began
 
 
-@pytest.mark.slow  # about 20 s: a real race and run inside a 15-second budget
+# about 20 s: a real race and run inside a 15-second budget (kept in the default run: it is the budget's promise)
 def test_a_budget_is_the_wall_time_of_everything_and_the_winner_goes_on(tmp_path):
     text = tmp_path / "t.txt"
     text.write_text("To be, or not to be, that is the question.\nWhether tis nobler in the mind to suffer.\n" * 300)
