@@ -6,7 +6,8 @@
 import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
 import { drawDiagram, visibleOutline } from "./diagram.js";
 import { absMax, bars, heatmap, legend, lineChart, number, signedScale } from "./scales.js";
-import { columnsOf, goTo, matrixOf, trace } from "./forward.js";
+import { goTo, trace } from "./forward.js";
+import { columnsOf, matrixOf } from "./matrices.js";
 import { exercisePanel } from "./exercise.js";
 
 const backward = { data: null, step: 0, body: null };
@@ -102,7 +103,7 @@ function renderGradient(step, data) {
   const auto = matrixOf(step, head);
   const hand = step.hand_values ? matrixOf({ values: step.hand_values }, head) : null;
   const s = signedScale(absMax([auto, hand || []]), "\u2202L/\u2202x (autograd and the hand rule on one scale)");
-  const { cols, colTitle } = columnsOf(step, data);  // keys, source tokens, the vocabulary's tokens, classes
+  const { cols, colTitle } = columnsOf(step, data, trace.data || {});  // keys, source tokens, the vocabulary's tokens, classes
   const options = { rows: auto.length === rows.length ? rows : null, cols, s, rowTitle: auto.length === rows.length ? "position" : "row", colTitle };
   const maps = [heatmap(auto, { ...options, title: `autograd: ${what}` })];
   if (hand) maps.push(heatmap(hand, { ...options, title: `hand-derived (${step.kinds.join(" + ")}): ${what}` }));

@@ -5,6 +5,7 @@
 // the next-token bars, the cause and its effect through the residual stream.
 import { api, el, runPath, state, visible } from "./dom.js";
 import { absMax, bars, heatmap, number, probabilityScale, signedScale } from "./scales.js";
+import { matrixOf } from "./matrices.js";
 
 export const beside = { choice: "", data: null, error: "" };
 
@@ -57,7 +58,7 @@ function nextTokens(data, pos, k = 5) {
 function minus(a, b) { return a.map((row, i) => row.map((v, j) => (v === null || b[i][j] === null ? null : v - b[i][j]))); }
 
 // The step on view beside its twin: `ctx` holds the walk's answer (`data`), the step, the head, the followed
-// position, the map's labels and its scale, and `matrixOf(step, head)`.
+// position, the map's labels and its scale, and the side its maps fit in (`fit`).
 export function renderBeside(box, ctx) {
   box.hidden = !beside.choice;
   if (box.hidden) { box.replaceChildren(); return; }
@@ -66,7 +67,7 @@ export function renderBeside(box, ctx) {
     box.replaceChildren(el("p", { className: "muted" }, beside.error || `tracing beside: ${what}\u2026`));
     return;
   }
-  const { data, step, head, pos, labels, matrixOf, fit } = ctx;
+  const { data, step, head, pos, labels, fit } = ctx;
   const twin = beside.data.steps.find((s) => s.name === step.name);
   const head3 = el("h3", {}, `Beside: ${what} `, el("span", { className: "muted" }, "(the same step on the same input; its difference: this walk's minus beside's)"));
   const out = [head3];

@@ -1,5 +1,6 @@
 // What every view shares: the page's state, building elements, calling the API, showing errors and
-// notices. No view imports another view; they all import this module and scales.js.
+// notices. Every view imports this module (and scales.js, matrices.js for drawing); the backward walk also
+// goes to the forward walk's steps.
 
 export const $ = (id) => document.getElementById(id);
 

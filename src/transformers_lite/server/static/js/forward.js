@@ -12,6 +12,7 @@ import { beside, besideChoices, refreshBeside, renderBeside } from "./beside.js"
 import { renderDistance, renderLens, renderOutput, renderStrips, sweep } from "./readouts.js";
 import { $, api, el, guard, notices, runPath, setStatus, showError, state, visible } from "./dom.js";
 import { absMax, heatmap, legend, maskScale, number, probabilityScale, signedScale, strip, turnedRows } from "./scales.js";
+import { axesOf, columnsOf, headsOf, matrixOf, scaleOf } from "./matrices.js";
 
 export const trace = { data: null, step: 0, pos: 0, src: 0, block: "", off: new Set() };  // pos: a target position, src: a source one
 const can = (action) => state.info.actions.includes(action);  // what the family's runs do (families.py)
@@ -142,11 +143,6 @@ function onSourceBlock() { return trace.data.outline.some((s) => s.block === tra
 
 function onSource(step) { return step.side === "source"; }
 
-function headsOf(data) {  // the head axis of the queries' projection (its step plays the role "query")
-  const q = data.steps.find((s) => s.role === "query");
-  return q ? q.shape[0] : 1;
-}
-
 function shortName(name) {  // a step (or a layer, by its scope) of the chosen block by its name within the block
   const entry = trace.data.outline.find((s) => s.name === name || s.scope === name);
   return entry && entry.block && entry.block === trace.block ? name.slice(entry.block.length + 1) : name;
@@ -170,63 +166,10 @@ function renderSwitches(heads) {
   $("trace-switches").replaceChildren(el("span", { className: "muted" }, `switch off in ${trace.block || "the model"}: `), ...boxes);
 }
 
-// a step's values as a 2-D matrix for the chosen head: (H, T, X) -> (T, X); (T,) -> one row
-export function matrixOf(step, head) {
-  let v = step.values;
-  if (v === undefined) return null;
-  if (!Array.isArray(v)) return [[v]];
-  if (!Array.isArray(v[0])) return [v];
-  while (Array.isArray(v[0][0])) v = v[Math.min(head, v.length - 1)];
-  return v;
-}
-
-// the scale a step is drawn on, shared by the steps a learner compares: probabilities on 0-1; the scores,
-// scaled and masked scores of one attention layer on one; the residual stream's (T, C) steps of one block
-// (or of the steps outside blocks) on one
-export function scaleOf(step, steps) {
-  // an ensemble's mixture is logits (the log of the members' mean probability, at most 0): signed, not 0-1
-  if (step.kind === "softmax") return probabilityScale("probability (fixed 0\u20131)");
-  const scoreKinds = ["scores", "scale", "masked"];
-  let group = [step], what = "this step";
-  if (scoreKinds.includes(step.kind)) {
-    group = steps.filter((s) => s.scope === step.scope && scoreKinds.includes(s.kind));
-    what = `the scores, scaled and masked scores of ${step.scope}`;
-  } else if (step.axes === "(T, C)") {
-    group = steps.filter((s) => s.axes === "(T, C)" && s.block === step.block && s.values);
-    what = step.block ? `the (T, C) steps of ${step.block}` : "the (T, C) steps outside the blocks";
-  } else if (step.kind === "mask") {
-    return maskScale();
-  }
-  const key = `${what}\u0000${group.length}`;  // the group's largest value, once per trace answer
-  const known = SCALES.get(steps) || new Map();
-  SCALES.set(steps, known);
-  if (!known.has(key)) known.set(key, absMax(group.map((s) => s.values || [])));
-  return signedScale(known.get(key), `value (one scale for ${what})`);
-}
-const SCALES = new WeakMap();  // trace answer's steps -> the largest |value| of each group drawn on one scale
-
-function axesOf(step) { return step.axes.slice(1, -1).split(", "); }  // one letter per axis: T tokens, S the source's
-
 function tokensFor(letter, step) {
   const data = trace.data;
   if (letter === "S" || (letter === "T" && onSource(step))) return data.source_tokens;  // a translator's encoder
   return letter === "T" ? data.tokens : null;
-}
-
-// What a step's last axis is named by, for the columns of its map: a key's or source token's token, the
-// vocabulary's tokens (V), the classes (K); channels are numbered. `data` is an answer of the run that
-// holds tokens and source_tokens (the backward's too), `names` the run's vocabulary and classes.
-const COLUMNS = { T: "key", S: "source token", V: "token", K: "class" };
-export function columnsOf(step, data, names = trace.data || {}) {
-  const axes = axesOf(step);
-  const last = axes[axes.length - 1];
-  const source = data.source_tokens.length && step.name.startsWith("encoder.");  // a translator's encoder
-  let cols = null;
-  if (last === "V") cols = names.vocabulary || null;
-  else if (last === "K") cols = names.classes && names.classes.length ? names.classes : null;
-  else if (axes.length > 1 && (last === "S" || last === "T")) cols = last === "S" || source ? data.source_tokens : data.tokens;
-  const colTitle = cols ? (last === "T" && source ? COLUMNS.S : COLUMNS[last]) : last === "V" ? "token id" : "channel";
-  return { cols, colTitle };
 }
 
 function renderStep(step) {
@@ -315,7 +258,7 @@ function renderStep(step) {
 function showBeside(step, held, head, labels) {
   if (held) { $("walk-beside").hidden = true; return; }
   const values = step.kind === "tokens" ? { ...step, values: undefined } : step;  // ids: written, not compared
-  renderBeside($("walk-beside"), { data: trace.data, step: values, head, pos: trace.pos, labels, matrixOf, fit: Math.min(300, mapFit()) });
+  renderBeside($("walk-beside"), { data: trace.data, step: values, head, pos: trace.pos, labels, fit: Math.min(300, mapFit()) });
 }
 
 // the side of a step's map: small enough that the walk's panel (its words, equation, map and legend) fits the
