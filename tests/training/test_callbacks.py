@@ -103,6 +103,20 @@ def test_the_model_in_memory_is_the_best_and_the_user_is_told(tmp_path, text_fil
     assert same(weights_copy(trainer.model), state.best_weights)
     [told] = [line for line in lines if line.startswith("kept the weights of step 4: val_closeness 0.0000; ")]
     assert "the last step's (12) was -" in told
+    hint = lines[lines.index(told) + 1]
+    assert "no evaluation of the last 8 steps (67% of the run) beat it" in hint and "--patience N ends" in hint
+
+
+def test_a_run_stopped_by_patience_is_not_told_to_use_patience(text_file, middle_best):  # noqa: F811
+    task = make_task(text_file, 3, middle_best)
+    torch.manual_seed(3)
+    lines = []
+    config = TrainConfig(
+        max_steps=16, eval_every=4, warmup_steps=2, seed=3, lr=3e-3, best_metric="val_closeness", patience=2
+    )
+    Trainer(build_model(task.model_config(TINY)), task, config, log=lines.append).fit()
+    [hint] = [line for line in lines if line.startswith("no evaluation of the last 8 steps")]
+    assert "--patience" not in hint
 
 
 def test_no_keep_best_keeps_the_last_weights(tmp_path, text_file, middle_best):  # noqa: F811

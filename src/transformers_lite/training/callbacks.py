@@ -280,6 +280,8 @@ class KeepBest(Callback):
     first step rather than at the first evaluation); what "better" means is ``better``'s. An evaluation
     made only because this session stops (``only_this_session_ends``) competes with none."""
 
+    PATIENCE = ": --patience N ends a run after N evaluations without a better one"
+
     def __init__(
         self, metric: str, patience: int | None = None, known: tuple[str, ...] = (), eval_train: bool = False
     ) -> None:
@@ -346,3 +348,9 @@ class KeepBest(Callback):
             load_model_tensors(trainer.model, kept)  # copied onto the model's device
             was = "" if last is None else f"; the last step's ({state.step}) was {last:.4f}"
             trainer.log(f"kept the weights of step {state.best_step}: {best}{was}")
+            if 2 * state.best_step < state.step:  # most of the run did not help: say so, and what to do
+                late, hint = state.step - state.best_step, "" if self.patience else self.PATIENCE
+                trainer.log(
+                    f"no evaluation of the last {late:,} steps ({late / state.step:.0%} of the run) beat it,"
+                    f" often a sign of a model learning its training data by heart{hint}"
+                )
