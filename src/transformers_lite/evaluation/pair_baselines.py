@@ -27,18 +27,26 @@ def copy_source(train: tuple[list[str], list[str]], sources: list[str]) -> list[
     return list(sources)
 
 
-def translation_memory(train: tuple[list[str], list[str]], sources: list[str]) -> list[str]:
-    """For each of ``sources``, the target of the training pair whose source is nearest by character n-gram
-    TF-IDF cosine (the first such pair on a tie; an exact match is the nearest)."""
+def nearest_sources(train_sources: list[str], sources: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """For each of ``sources``, the index of the nearest of ``train_sources`` by the cosine of their TF-IDF
+    vectors of character 2-4-grams (within words, sublinear), and that cosine: ``(M,)`` indices (the first
+    on a tie, so an earlier source with the same vector wins over an exact match) and ``(M,)`` cosines (0 to 1,
+    up to rounding)."""
     text = need("sklearn.feature_extraction.text", "baseline", "the translation memory")
     vectorizer = text.TfidfVectorizer(analyzer="char_wb", ngram_range=(2, 4), sublinear_tf=True)
-    memory = vectorizer.fit_transform(train[0])  # (N, F), rows of unit length
+    memory = vectorizer.fit_transform(train_sources)  # (N, F), rows of unit length
     queries = vectorizer.transform(sources)  # (M, F)
-    nearest = np.concatenate(
-        [np.asarray((queries[i : i + CHUNK] @ memory.T).argmax(axis=1)).ravel() for i in range(0, len(sources), CHUNK)]
-        or [np.zeros(0, dtype=np.int64)]
-    )
-    return [train[1][j] for j in nearest]
+    index, cosine = [np.zeros(0, dtype=np.int64)], [np.zeros(0)]
+    for i in range(0, len(sources), CHUNK):
+        scores = (queries[i : i + CHUNK] @ memory.T).toarray()  # (chunk, N)
+        index.append(scores.argmax(axis=1))
+        cosine.append(scores.max(axis=1))
+    return np.concatenate(index), np.concatenate(cosine)
+
+
+def translation_memory(train: tuple[list[str], list[str]], sources: list[str]) -> list[str]:
+    """For each of ``sources``, the target of the training pair whose source is nearest (``nearest_sources``)."""
+    return [train[1][j] for j in nearest_sources(train[0], sources)[0]]
 
 
 # name -> (what it is, in one line; sources -> translations, given the training pairs)
