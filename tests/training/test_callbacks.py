@@ -104,7 +104,7 @@ def test_the_model_in_memory_is_the_best_and_the_user_is_told(tmp_path, text_fil
     [told] = [line for line in lines if line.startswith("kept the weights of step 4: val_closeness 0.0000; ")]
     assert "the last step's (12) was -" in told
     hint = lines[lines.index(told) + 1]
-    assert "no evaluation of the last 8 steps (67% of the run) beat it" in hint and "--patience N ends" in hint
+    assert "no evaluation of the last 8 steps (67% of the run) beat step 4's," in hint and "--patience N ends" in hint
 
 
 def test_a_run_stopped_by_patience_is_not_told_to_use_patience(text_file, middle_best):  # noqa: F811

@@ -351,6 +351,6 @@ class KeepBest(Callback):
             if 2 * state.best_step < state.step:  # most of the run did not help: say so, and what to do
                 late, hint = state.step - state.best_step, "" if self.patience else self.PATIENCE
                 trainer.log(
-                    f"no evaluation of the last {late:,} steps ({late / state.step:.0%} of the run) beat it,"
-                    f" often a sign of a model learning its training data by heart{hint}"
+                    f"no evaluation of the last {late:,} steps ({late / state.step:.0%} of the run) beat"
+                    f" step {state.best_step}'s, often a sign of a model learning its training data by heart{hint}"
                 )
